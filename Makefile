@@ -1,0 +1,90 @@
+# Volley's build entry points. Every target works on a fresh Debian machine
+# with Go: `make test` installs redis-server when it is missing (and apt-get
+# can), and every test starts and stops its own servers on 127.0.0.1
+# ephemeral ports.
+
+GO             ?= go
+FUZZTIME       ?= 60s
+SMOKE_FUZZTIME ?= 3s
+TORTURE_TIME   ?= 10m
+REDIS_PORTS    ?= 7001 7002 7003 7004 7005
+REDIS_DIR      ?= .redis
+
+.PHONY: all test deps vet fmt-check unit fuzz-smoke bench bench-go fuzz cover lint redis-up redis-down
+
+all: test
+
+## deps: install redis-server when it is missing and apt-get is available.
+deps:
+	@if command -v redis-server >/dev/null 2>&1; then \
+		echo "deps: $$(redis-server --version | cut -d' ' -f1-3)"; \
+	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+		echo "deps: installing redis-server with apt-get"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; \
+	else \
+		echo "deps: redis-server is missing; install it (Debian/Ubuntu: apt-get install -y redis-server)" >&2; exit 1; \
+	fi
+
+## test: vet, format check, all tests with the race detector, fuzz smoke.
+test: deps vet fmt-check unit fuzz-smoke
+
+vet:
+	$(GO) vet ./...
+	cd bench && $(GO) vet ./...
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt: not formatted:" $$out >&2; exit 1; fi
+
+unit:
+	$(GO) test -race -shuffle=on -count=1 -timeout 8m ./...
+	cd bench && $(GO) test -count=1 -timeout 5m ./...
+
+## fuzz-smoke: every fuzz target for SMOKE_FUZZTIME (a few seconds each).
+fuzz-smoke:
+	@for t in $$($(GO) test -list '^Fuzz' ./fuzz | grep '^Fuzz'); do \
+		echo "fuzz-smoke: $$t ($(SMOKE_FUZZTIME))"; \
+		$(GO) test ./fuzz -run='^$$' -fuzz="^$$t\$$" -fuzztime=$(SMOKE_FUZZTIME) || exit 1; \
+	done
+
+## fuzz: every fuzz target for FUZZTIME each (default 60s).
+fuzz:
+	@for t in $$($(GO) test -list '^Fuzz' ./fuzz | grep '^Fuzz'); do \
+		echo "fuzz: $$t ($(FUZZTIME))"; \
+		$(GO) test ./fuzz -run='^$$' -fuzz="^$$t\$$" -fuzztime=$(FUZZTIME) || exit 1; \
+	done
+
+## bench: the main job, a quick benchmark pass on five local masters.
+bench: deps bench-go
+
+## bench-go: the Go benchmarks of the library packages.
+bench-go:
+	$(GO) test -run='^$$' -bench=. -benchmem -count=1 ./resp/ ./conn/ ./redlock/
+
+## cover: tests with a coverage profile and a per-function summary.
+cover: deps
+	$(GO) test -count=1 -coverprofile=cover.out ./...
+	$(GO) tool cover -func=cover.out | tail -n 1
+
+## lint: vet plus formatting; staticcheck when installed.
+lint: vet fmt-check
+	@if command -v staticcheck >/dev/null 2>&1; then staticcheck ./...; else echo "lint: staticcheck not installed, skipped"; fi
+
+## redis-up: five local masters for manual use, on REDIS_PORTS.
+redis-up: deps
+	@mkdir -p $(REDIS_DIR)
+	@for p in $(REDIS_PORTS); do \
+		redis-server --port $$p --bind 127.0.0.1 --save '' --appendonly no \
+			--daemonize yes --dir "$(CURDIR)/$(REDIS_DIR)" \
+			--pidfile "$(CURDIR)/$(REDIS_DIR)/$$p.pid" --logfile "$(CURDIR)/$(REDIS_DIR)/$$p.log" \
+			|| exit 1; \
+		echo "redis-up: master on 127.0.0.1:$$p"; \
+	done
+
+## redis-down: stop exactly the masters redis-up started.
+redis-down:
+	@for f in $(REDIS_DIR)/*.pid; do \
+		[ -f "$$f" ] || continue; \
+		kill "$$(cat $$f)" 2>/dev/null && echo "redis-down: stopped pid $$(cat $$f)"; \
+		rm -f "$$f"; \
+	done
