@@ -1,0 +1,121 @@
+//go:build !race
+
+package resp
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// loopReader returns data over and over, so a Reader reading from it reaches
+// a steady state.
+type loopReader struct {
+	data []byte
+	off  int
+}
+
+func (l *loopReader) Read(p []byte) (int, error) {
+	n := copy(p, l.data[l.off:])
+	l.off = (l.off + n) % len(l.data)
+	return n, nil
+}
+
+func TestAllocsEncoders(t *testing.T) {
+	dst := make([]byte, 0, 1024)
+	bulk := []byte("some value")
+	cases := map[string]func(){
+		"AppendArrayHeader":     func() { dst = AppendArrayHeader(dst[:0], 3) },
+		"AppendNullArray":       func() { dst = AppendNullArray(dst[:0]) },
+		"AppendMapHeader":       func() { dst = AppendMapHeader(dst[:0], 3) },
+		"AppendSetHeader":       func() { dst = AppendSetHeader(dst[:0], 3) },
+		"AppendPushHeader":      func() { dst = AppendPushHeader(dst[:0], 3) },
+		"AppendAttributeHeader": func() { dst = AppendAttributeHeader(dst[:0], 3) },
+		"AppendBulk":            func() { dst = AppendBulk(dst[:0], bulk) },
+		"AppendBulkString":      func() { dst = AppendBulkString(dst[:0], "value") },
+		"AppendBulkInt":         func() { dst = AppendBulkInt(dst[:0], -1234567890) },
+		"AppendCommand":         func() { dst = AppendCommand(dst[:0], "SET", "lock", "token", "NX", "PX", "30000") },
+		"AppendSimpleString":    func() { dst = AppendSimpleString(dst[:0], "OK") },
+		"AppendError":           func() { dst = AppendError(dst[:0], "ERR x") },
+		"AppendBulkError":       func() { dst = AppendBulkError(dst[:0], "ERR x") },
+		"AppendInteger":         func() { dst = AppendInteger(dst[:0], math.MinInt64) },
+		"AppendNullBulk":        func() { dst = AppendNullBulk(dst[:0]) },
+		"AppendNull":            func() { dst = AppendNull(dst[:0]) },
+		"AppendBoolean":         func() { dst = AppendBoolean(dst[:0], true) },
+		"AppendDouble":          func() { dst = AppendDouble(dst[:0], 3.141592653589793) },
+		"AppendDouble inf":      func() { dst = AppendDouble(dst[:0], math.Inf(-1)) },
+		"AppendBigNumber":       func() { dst = AppendBigNumber(dst[:0], "12345678901234567890") },
+		"AppendVerbatim":        func() { dst = AppendVerbatim(dst[:0], "txt", "hello") },
+		"AppendValues": func() {
+			dst = AppendValues(dst[:0], []Value{{Type: TypeArray, Int: 1, Size: 1}, {Type: TypeBulk, Bytes: bulk}})
+		},
+	}
+	for name, f := range cases {
+		assert.Equal(t, 0.0, testing.AllocsPerRun(100, f), name)
+	}
+}
+
+// allocReplies covers every type.
+var allocReplies = map[string]string{
+	"simple":      "+OK\r\n",
+	"error":       "-NOSCRIPT No matching script. Please use EVAL.\r\n",
+	"integer":     ":-1234567890\r\n",
+	"bulk":        "$5\r\nhello\r\n",
+	"null bulk":   "$-1\r\n",
+	"array":       "*2\r\n$3\r\nGET\r\n*1\r\n:1\r\n",
+	"null array":  "*-1\r\n",
+	"null":        "_\r\n",
+	"boolean":     "#t\r\n",
+	"double":      ",3.141592653589793\r\n",
+	"double inf":  ",-inf\r\n",
+	"big number":  "(3492890328409238509324850943850943825024385\r\n",
+	"bulk error":  "!9\r\nERR oops!\r\n",
+	"verbatim":    "=15\r\ntxt:Some string\r\n",
+	"map":         "%2\r\n+a\r\n:1\r\n+b\r\n,2.5\r\n",
+	"set":         "~2\r\n+a\r\n+b\r\n",
+	"push":        ">3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$1\r\nx\r\n",
+	"attribute":   "|1\r\n+ttl\r\n:3\r\n$1\r\nv\r\n",
+	"deep nested": "*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n:1\r\n",
+}
+
+func TestAllocsParse(t *testing.T) {
+	dst := make([]Value, 0, 64)
+	for name, in := range allocReplies {
+		b := []byte(in)
+		var err error
+		allocs := testing.AllocsPerRun(100, func() {
+			dst, _, err = Parse(dst[:0], b, Limits{})
+		})
+		require.NoError(t, err, name)
+		assert.Equal(t, 0.0, allocs, name)
+	}
+}
+
+func TestAllocsReader(t *testing.T) {
+	for name, in := range allocReplies {
+		// A few replies per Read, and replies that straddle reads.
+		r := NewReader(&loopReader{data: []byte(in + in + in)}, 64, Limits{})
+		for range 100 {
+			_, err := r.ReadReply()
+			require.NoError(t, err, name)
+		}
+		var err error
+		allocs := testing.AllocsPerRun(200, func() {
+			_, err = r.ReadReply()
+		})
+		require.NoError(t, err, name)
+		assert.Equal(t, 0.0, allocs, name)
+	}
+}
+
+func TestAllocsValueMethods(t *testing.T) {
+	v := Value{Type: TypeError, Bytes: []byte("WRONGTYPE Operation against a key")}
+	vb := Value{Type: TypeVerbatim, Bytes: []byte("txt:hello")}
+	assert.Equal(t, 0.0, testing.AllocsPerRun(100, func() {
+		_ = v.IsError()
+		_ = v.ErrorPrefix()
+		_, _ = vb.Verbatim()
+	}))
+}

@@ -1,0 +1,484 @@
+package resp
+
+import (
+	"bytes"
+	"math"
+	"strconv"
+)
+
+var (
+	posInf = math.Inf(1)
+	negInf = math.Inf(-1)
+	nan    = math.NaN()
+)
+
+// Limits bound what a decoder accepts, so that a hostile or broken peer
+// cannot make it reserve unbounded memory. A zero (or negative) field means
+// its default. A reply that exceeds a limit is a [*ProtocolError].
+//
+// Memory is never reserved from a length read off the wire: the decoder
+// grows only as bytes arrive, so a header such as "$536870912\r\n" followed
+// by nothing costs nothing beyond the bytes received.
+type Limits struct {
+	// MaxBulk is the largest payload of a bulk string, bulk error or
+	// verbatim string. Default 512 MiB, Redis's proto-max-bulk-len.
+	MaxBulk int
+	// MaxElems is the largest count in an aggregate header, as written on
+	// the wire (pairs for maps and attributes). Default 1<<20.
+	MaxElems int
+	// MaxDepth is the deepest nesting of aggregates: 1 allows a flat array
+	// but no array inside it. Default 32.
+	MaxDepth int
+	// MaxLine is the longest simple string, simple error, double or big
+	// number, CRLF excluded. Default 64 KiB.
+	MaxLine int
+	// MaxValues is the largest number of Values (nodes) in one reply.
+	// Default 1<<21 (a Value is 56 bytes on 64-bit platforms).
+	MaxValues int
+	// MaxReply is the largest encoded size of one reply, in bytes.
+	// Default 1 GiB.
+	MaxReply int
+}
+
+// The defaults of [Limits].
+const (
+	DefaultMaxBulk   = 512 << 20
+	DefaultMaxElems  = 1 << 20
+	DefaultMaxDepth  = 32
+	DefaultMaxLine   = 64 << 10
+	DefaultMaxValues = 1 << 21
+	DefaultMaxReply  = 1 << 30
+)
+
+func orDefault(v, d int) int {
+	if v <= 0 {
+		return d
+	}
+	return v
+}
+
+// withDefaults returns l with its zero fields set to their defaults.
+func (l Limits) withDefaults() Limits {
+	return Limits{
+		MaxBulk:   orDefault(l.MaxBulk, DefaultMaxBulk),
+		MaxElems:  orDefault(l.MaxElems, DefaultMaxElems),
+		MaxDepth:  orDefault(l.MaxDepth, DefaultMaxDepth),
+		MaxLine:   orDefault(l.MaxLine, DefaultMaxLine),
+		MaxValues: orDefault(l.MaxValues, DefaultMaxValues),
+		MaxReply:  orDefault(l.MaxReply, DefaultMaxReply),
+	}
+}
+
+// Parse decodes exactly one reply from the start of b. It appends the
+// reply's Values, a flat pre-order tree (see [Value]), to dst and returns
+// the extended slice and the number of bytes of b the reply took; pass
+// dst[:0] to reuse a slice. The Bytes of the returned Values alias b
+// (zero-copy): they are valid as long as b is, and change if b does.
+//
+// If b is a valid strict prefix of a reply, Parse returns dst, 0 and
+// [ErrIncomplete]. If b cannot start a valid reply, or the reply exceeds
+// lim, it returns dst, 0 and a [*ProtocolError] whose Offset indexes b. On
+// error the elements of dst beyond len(dst) may have been overwritten.
+//
+// An attribute ('|') is returned together with the value it annotates, as
+// one reply: the attribute's subtree first, then the value. This is the
+// only case where a reply holds more than one top-level Value.
+//
+// Parse accepts only the canonical form of integers and lengths: no '+'
+// sign, no leading zero, no "-0"; -1 is the only negative length, and only
+// for bulk strings and arrays (the RESP2 nulls). Lines must end in "\r\n"
+// and must not contain a lone '\r' or '\n'. So for any reply Parse accepts,
+// [AppendValues] reproduces the consumed bytes exactly.
+//
+// Parse does not allocate beyond growing dst, except for a double longer
+// than 32 bytes (one temporary string) and for nesting deeper than
+// [DefaultMaxDepth] when lim allows it (a stack of open aggregates). It
+// is safe for concurrent use.
+func Parse(dst []Value, b []byte, lim Limits) (vals []Value, n int, err error) {
+	l := lim.withDefaults()
+	var stk [DefaultMaxDepth + 1]frame // no allocation up to the default depth
+	p := parser{vals: dst, base: len(dst)}
+	_, _, err = p.run(b, &l, p.start(stk[:0]))
+	if err != nil {
+		return dst, 0, err
+	}
+	return p.vals, p.pos, nil
+}
+
+// frame is an aggregate still waiting for children.
+type frame struct {
+	idx  int // index in vals of the aggregate; -1 for the top level
+	left int // number of children not yet started
+}
+
+// parser is the resumable state of the decoding of one reply: run may stop
+// with ErrIncomplete and be called again, with the same stack and a longer
+// b holding the same bytes first, to go on where it stopped.
+type parser struct {
+	vals []Value
+	base int // len(vals) at the start of the reply
+	pos  int // offset in b of the next value to decode
+
+	// lineAt and lineScan remember that b[lineAt:lineScan] holds no '\n',
+	// so that a long line arriving in pieces is scanned once.
+	lineAt, lineScan int
+}
+
+// start resets p for a new reply and returns the initial stack built on stk.
+func (p *parser) start(stk []frame) []frame {
+	p.pos = 0
+	p.lineAt, p.lineScan = -1, 0
+	return append(stk[:0], frame{idx: -1, left: 1})
+}
+
+// run decodes values from b[p.pos:] until the reply is complete (nil error),
+// more bytes are needed (ErrIncomplete, and need is the smallest len(b) that
+// can make progress), or the input is invalid.
+func (p *parser) run(b []byte, lim *Limits, stack []frame) (_ []frame, need int, err error) {
+	for {
+		// Close the aggregates whose children are all decoded.
+		for {
+			f := &stack[len(stack)-1]
+			if f.left > 0 {
+				break
+			}
+			if f.idx < 0 {
+				return stack, 0, nil
+			}
+			p.vals[f.idx].Size = len(p.vals) - f.idx - 1
+			stack = stack[:len(stack)-1]
+		}
+		if len(p.vals)-p.base >= lim.MaxValues {
+			return stack, 0, protoErr(p.pos, "too many values in reply")
+		}
+		v, next, kids, need, err := p.one(b, lim)
+		if err != nil {
+			return stack, need, err
+		}
+		if next > lim.MaxReply {
+			return stack, 0, protoErr(p.pos, "reply exceeds MaxReply")
+		}
+		if kids >= 0 && len(stack) > lim.MaxDepth {
+			return stack, 0, protoErr(p.pos, "aggregates nested deeper than MaxDepth")
+		}
+		if v.Type != TypeAttribute {
+			// An attribute annotates the value after it and does not count
+			// as an element of its parent.
+			stack[len(stack)-1].left--
+		}
+		p.vals = append(p.vals, v)
+		p.pos = next
+		if kids > 0 {
+			stack = append(stack, frame{idx: len(p.vals) - 1, left: kids})
+		}
+	}
+}
+
+// one decodes the value starting at b[p.pos]: a whole scalar, or the header
+// of an aggregate, whose kids children (-1 for a scalar) follow. next is the
+// offset after it.
+func (p *parser) one(b []byte, lim *Limits) (v Value, next, kids, need int, err error) {
+	i := p.pos
+	if i >= len(b) {
+		return v, 0, 0, i + 1, ErrIncomplete
+	}
+	t := Type(b[i])
+	v.Type = t
+	kids = -1
+	switch t {
+	case TypeSimpleString, TypeError:
+		end, need, err := p.line(b, i+1, lim)
+		if err != nil {
+			return v, 0, 0, need, err
+		}
+		v.Bytes = b[i+1 : end : end]
+		return v, end + 2, kids, 0, nil
+
+	case TypeInteger:
+		n, end, need, err := parseInt(b, i+1)
+		if err != nil {
+			return v, 0, 0, need, err
+		}
+		v.Int = n
+		return v, end, kids, 0, nil
+
+	case TypeBulk, TypeBulkError, TypeVerbatim:
+		n, end, need, err := parseInt(b, i+1)
+		if err != nil {
+			return v, 0, 0, need, err
+		}
+		if n < 0 {
+			if n == -1 && t == TypeBulk {
+				v.Null = true
+				return v, end, kids, 0, nil
+			}
+			return v, 0, 0, 0, protoErr(i+1, "invalid negative length")
+		}
+		if n > int64(lim.MaxBulk) {
+			return v, 0, 0, 0, protoErr(i+1, "bulk length exceeds MaxBulk")
+		}
+		if n > int64(lim.MaxReply-end-2) {
+			return v, 0, 0, 0, protoErr(i+1, "reply exceeds MaxReply")
+		}
+		stop := end + int(n)
+		if t == TypeVerbatim {
+			if n < 4 {
+				return v, 0, 0, 0, protoErr(i+1, "verbatim string shorter than its format")
+			}
+			if end+3 < len(b) && b[end+3] != ':' {
+				return v, 0, 0, 0, protoErr(end+3, "verbatim string without ':' after its format")
+			}
+		}
+		if stop+2 > len(b) {
+			// Check what has arrived of the terminator.
+			if stop < len(b) && b[stop] != '\r' {
+				return v, 0, 0, 0, protoErr(stop, "bulk payload not followed by CRLF")
+			}
+			return v, 0, 0, stop + 2, ErrIncomplete
+		}
+		if b[stop] != '\r' {
+			return v, 0, 0, 0, protoErr(stop, "bulk payload not followed by CRLF")
+		}
+		if b[stop+1] != '\n' {
+			return v, 0, 0, 0, protoErr(stop+1, "bulk payload not followed by CRLF")
+		}
+		v.Bytes = b[end:stop:stop]
+		return v, stop + 2, kids, 0, nil
+
+	case TypeArray, TypeMap, TypeSet, TypePush, TypeAttribute:
+		n, end, need, err := parseInt(b, i+1)
+		if err != nil {
+			return v, 0, 0, need, err
+		}
+		if n < 0 {
+			if n == -1 && t == TypeArray {
+				v.Null = true
+				return v, end, kids, 0, nil
+			}
+			return v, 0, 0, 0, protoErr(i+1, "invalid negative count")
+		}
+		if n > int64(lim.MaxElems) {
+			return v, 0, 0, 0, protoErr(i+1, "aggregate count exceeds MaxElems")
+		}
+		v.Int = n
+		kids = int(n)
+		if t == TypeMap || t == TypeAttribute {
+			kids *= 2
+		}
+		return v, end, kids, 0, nil
+
+	case TypeNull:
+		if err := expect(b, i+1, "\r\n"); err != nil {
+			return v, 0, 0, i + 3, err
+		}
+		v.Null = true
+		return v, i + 3, kids, 0, nil
+
+	case TypeBoolean:
+		if i+1 < len(b) {
+			switch b[i+1] {
+			case 't':
+				v.Int = 1
+			case 'f':
+			default:
+				return v, 0, 0, 0, protoErr(i+1, "boolean neither 't' nor 'f'")
+			}
+		}
+		if err := expect(b, i+2, "\r\n"); err != nil {
+			return v, 0, 0, i + 4, err
+		}
+		return v, i + 4, kids, 0, nil
+
+	case TypeDouble:
+		end, need, err := p.line(b, i+1, lim)
+		if err != nil {
+			return v, 0, 0, need, err
+		}
+		s := b[i+1 : end : end]
+		f, ok := parseDouble(s)
+		if !ok {
+			return v, 0, 0, 0, protoErr(i+1, "invalid double")
+		}
+		v.Bytes, v.Float = s, f
+		return v, end + 2, kids, 0, nil
+
+	case TypeBigNumber:
+		end, need, err := p.line(b, i+1, lim)
+		if err != nil {
+			return v, 0, 0, need, err
+		}
+		s := b[i+1 : end : end]
+		if !validBigNumber(s) {
+			return v, 0, 0, 0, protoErr(i+1, "invalid big number")
+		}
+		v.Bytes = s
+		return v, end + 2, kids, 0, nil
+	}
+	return v, 0, 0, 0, protoErr(i, "unknown type byte 0x"+strconv.FormatUint(uint64(t), 16))
+}
+
+// expect checks that b[i:] starts with want, or is a prefix of it
+// (ErrIncomplete).
+func expect(b []byte, i int, want string) error {
+	for k := 0; k < len(want); k++ {
+		if i+k >= len(b) {
+			return ErrIncomplete
+		}
+		if b[i+k] != want[k] {
+			return protoErr(i+k, "expected CRLF")
+		}
+	}
+	return nil
+}
+
+// line finds the CRLF that ends the line starting at b[start] and returns
+// the index of its '\r'. The line must be at most lim.MaxLine bytes and hold
+// no other '\r' or '\n'.
+func (p *parser) line(b []byte, start int, lim *Limits) (end, need int, err error) {
+	from := start
+	if p.lineAt == start && p.lineScan > from {
+		from = p.lineScan
+	}
+	limit := start + lim.MaxLine + 2 // the '\n' must be before this index
+	hi := min(len(b), limit)
+	if from > hi {
+		from = hi
+	}
+	k := bytes.IndexByte(b[from:hi], '\n')
+	if k < 0 {
+		if len(b) >= limit {
+			return 0, 0, protoErr(start, "line exceeds MaxLine")
+		}
+		p.lineAt, p.lineScan = start, len(b)
+		return 0, len(b) + 1, ErrIncomplete
+	}
+	nl := from + k
+	if nl == start || b[nl-1] != '\r' {
+		return 0, 0, protoErr(nl, "line feed without carriage return")
+	}
+	if j := bytes.IndexByte(b[start:nl-1], '\r'); j >= 0 {
+		return 0, 0, protoErr(start+j, "carriage return inside line")
+	}
+	return nl - 1, 0, nil
+}
+
+// parseInt parses the canonical decimal int64 at b[i:] and its CRLF, and
+// returns it with the offset after the CRLF. It checks for overflow and
+// rejects an empty number, a '+' sign, leading zeros and "-0".
+func parseInt(b []byte, i int) (n int64, next, need int, err error) {
+	j := i
+	neg := false
+	if j < len(b) && b[j] == '-' {
+		neg = true
+		j++
+	}
+	digits := j
+	limit := uint64(1<<63 - 1)
+	if neg {
+		limit = 1 << 63
+	}
+	var u uint64
+	for ; j < len(b); j++ {
+		c := b[j]
+		if c == '\r' {
+			break
+		}
+		d := c - '0'
+		if d > 9 {
+			return 0, 0, 0, protoErr(j, "invalid digit")
+		}
+		if j > digits && b[digits] == '0' {
+			return 0, 0, 0, protoErr(digits, "leading zero")
+		}
+		if u > (limit-uint64(d))/10 {
+			return 0, 0, 0, protoErr(i, "integer overflows int64")
+		}
+		u = u*10 + uint64(d)
+	}
+	if j >= len(b) {
+		return 0, 0, len(b) + 1, ErrIncomplete
+	}
+	if j == digits {
+		return 0, 0, 0, protoErr(j, "empty number")
+	}
+	if neg && u == 0 {
+		return 0, 0, 0, protoErr(i, "negative zero")
+	}
+	if j+1 >= len(b) {
+		return 0, 0, j + 2, ErrIncomplete
+	}
+	if b[j+1] != '\n' {
+		return 0, 0, 0, protoErr(j+1, "expected CRLF")
+	}
+	if neg {
+		return -int64(u), j + 2, 0, nil // -(1<<63) wraps to itself: correct
+	}
+	return int64(u), j + 2, 0, nil
+}
+
+// digitsEnd returns the index of the first non-digit of b at or after i.
+func digitsEnd(b []byte, i int) int {
+	for i < len(b) && b[i]-'0' <= 9 {
+		i++
+	}
+	return i
+}
+
+// validBigNumber reports whether s is an optional sign and one or more
+// decimal digits.
+func validBigNumber(s []byte) bool {
+	i := 0
+	if len(s) > 0 && (s[0] == '-' || s[0] == '+') {
+		i++
+	}
+	return i < len(s) && digitsEnd(s, i) == len(s)
+}
+
+// parseDouble parses a RESP3 double: "inf", "-inf", "nan" (also "+inf" and
+// "-nan", which older servers print), or
+// [sign] digits [ "." digits ] [ ("e"|"E") [sign] digits ].
+// strconv.ParseFloat alone would also accept hex floats, "Infinity" and
+// underscores, so the grammar is checked first.
+func parseDouble(s []byte) (float64, bool) {
+	switch string(s) {
+	case "inf", "+inf":
+		return posInf, true
+	case "-inf":
+		return negInf, true
+	case "nan", "-nan":
+		return nan, true
+	}
+	i := 0
+	if len(s) > 0 && (s[0] == '-' || s[0] == '+') {
+		i++
+	}
+	j := digitsEnd(s, i)
+	if j == i {
+		return 0, false
+	}
+	if j < len(s) && s[j] == '.' {
+		k := digitsEnd(s, j+1)
+		if k == j+1 {
+			return 0, false
+		}
+		j = k
+	}
+	if j < len(s) && (s[j] == 'e' || s[j] == 'E') {
+		j++
+		if j < len(s) && (s[j] == '-' || s[j] == '+') {
+			j++
+		}
+		k := digitsEnd(s, j)
+		if k == j {
+			return 0, false
+		}
+		j = k
+	}
+	if j != len(s) {
+		return 0, false
+	}
+	// The conversion does not allocate for inputs up to 32 bytes: the
+	// compiler places the temporary string on the stack.
+	f, err := strconv.ParseFloat(string(s), 64)
+	return f, err == nil
+}
