@@ -1,0 +1,249 @@
+package conn
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Conn is a pipelined, multiplexed connection to one master: one socket
+// carries the commands of every goroutine that uses it. See the package
+// documentation for its life cycle and concurrency.
+type Conn struct {
+	opts Options
+
+	mu       sync.Mutex
+	up       bool       // a socket is connected and handshaken
+	closed   bool       // Close was called
+	err      error      // why not up (sticky until the next successful connect)
+	sock     *socket    // the current socket when up
+	queue    []*Request // accepted, waiting for the writer
+	inflight fifo       // written, waiting for replies, in order
+
+	ctx    context.Context // cancelled by Close: ends a dial or handshake under way
+	cancel context.CancelFunc
+
+	info     atomic.Pointer[ServerInfo]
+	replies  atomic.Uint64 // replies read so far: the liveness check's progress counter
+	connects atomic.Uint64 // successful connects so far
+
+	ready     chan struct{} // closed when the first connect attempt has ended
+	closing   chan struct{} // closed by Close
+	closeOnce sync.Once
+	done      sync.WaitGroup // the manager goroutine and the socket goroutines
+}
+
+// ServerInfo is what the Conn learned about the master at its latest
+// connect, from INFO server.
+type ServerInfo struct {
+	RunID       string        // changes when the master process restarts
+	Uptime      time.Duration // the master's uptime when the Conn connected
+	ConnectedAt time.Time     // when the Conn connected (monotonic clock reading)
+	Generation  uint64        // 1 for the first successful connect, then +1 each reconnect
+}
+
+// StartedAt estimates when the master process started: ConnectedAt - Uptime.
+func (i *ServerInfo) StartedAt() time.Time { return i.ConnectedAt.Add(-i.Uptime) }
+
+// New validates opts and returns a Conn that connects in the background: it
+// returns at once, and requests fail fast until the first connect succeeds.
+// Use WaitReady or Dial to wait for it. The caller owns the Conn and must
+// Close it.
+func New(opts Options) (*Conn, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	c := &Conn{
+		opts:    opts,
+		err:     &Error{Addr: opts.Addr, Op: "dial", Err: errConnecting},
+		ready:   make(chan struct{}),
+		closing: make(chan struct{}),
+	}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.done.Add(1)
+	go c.manage()
+	return c, nil
+}
+
+// Dial is New followed by WaitReady: it returns a connected Conn, or the
+// error of the first connect attempt (and closes the Conn).
+func Dial(ctx context.Context, opts Options) (*Conn, error) {
+	c, err := New(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.WaitReady(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// WaitReady waits until the first connect attempt has ended and returns its
+// error (nil when connected), or ctx's error.
+func (c *Conn) WaitReady(ctx context.Context) error {
+	select {
+	case <-c.ready:
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.up {
+		return nil
+	}
+	return c.err
+}
+
+// Addr returns the master's address as configured.
+func (c *Conn) Addr() string { return c.opts.Addr }
+
+// Info returns what the Conn learned at its latest connect, or nil before
+// the first one.
+func (c *Conn) Info() *ServerInfo { return c.info.Load() }
+
+// Err returns nil while connected, else why not.
+func (c *Conn) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.up {
+		return nil
+	}
+	return c.err
+}
+
+// Close closes the socket, fails every pending request with ErrClosed, and
+// stops every goroutine the Conn started before it returns. It is safe to
+// call more than once and concurrently with requests.
+func (c *Conn) Close() error {
+	c.closeOnce.Do(func() {
+		closedErr := &Error{Addr: c.opts.Addr, Op: "closed", Err: ErrClosed}
+		c.mu.Lock()
+		c.closed = true
+		if !c.up {
+			c.err = closedErr
+		}
+		c.mu.Unlock()
+		close(c.closing)
+		c.cancel()
+		c.fail(nil, closedErr)
+		c.done.Wait()
+	})
+	return nil
+}
+
+// Send queues r for the master and returns without waiting for the reply.
+// Exactly one completion follows each Send: r arrives on notify (or, when
+// notify is nil, on r's own channel, see Wait) once its reply or its failure
+// is in; unless the caller abandons r first. A Conn that is down fails r at
+// once with the sticky connection error; it never queues behind an outage.
+//
+// notify must have room for every request sent with it and not yet received:
+// the Conn never blocks on it. The Conn reads r.Cmd until r completes; the
+// caller must not touch r until then.
+//
+// When the socket is idle the calling goroutine writes r itself (no hand-off
+// to the writer goroutine); otherwise r joins the batch of the next write.
+func (c *Conn) Send(r *Request, notify chan *Request) {
+	if notify == nil {
+		notify = r.own
+	}
+	r.notify = notify
+	r.err = nil
+	r.state.Store(statePending)
+
+	c.mu.Lock()
+	if !c.up {
+		err := c.err
+		c.mu.Unlock()
+		r.complete(nil, err)
+		return
+	}
+	if c.inflight.len()+len(c.queue) >= c.opts.MaxPending {
+		c.mu.Unlock()
+		r.complete(nil, &Error{Addr: c.opts.Addr, Op: "write", Err: ErrTooManyPending})
+		return
+	}
+	s := c.sock
+	if s.writing || len(c.queue) > 0 {
+		// Someone is writing: join the next batch.
+		c.queue = append(c.queue, r)
+		c.mu.Unlock()
+		s.wakeWriter()
+		return
+	}
+	// Idle socket: write it ourselves, sparing a hand-off to the writer.
+	s.writing = true
+	c.inflight.push(r)
+	c.mu.Unlock()
+
+	_, err := s.nc.Write(r.Cmd)
+	if err != nil {
+		c.fail(s, &Error{Addr: c.opts.Addr, Op: "write", Err: err})
+	}
+	c.mu.Lock()
+	s.writing = false
+	more := c.sock == s && len(c.queue) > 0
+	c.mu.Unlock()
+	if more {
+		s.wakeWriter()
+	}
+}
+
+// Wait waits for a Request sent with a nil notify channel. On ctx's end it
+// abandons r and returns ctx's error wrapped with the master's address; r
+// then belongs to the Conn and must not be used again. Otherwise it returns
+// r.Err() and the caller owns r again.
+func (c *Conn) Wait(ctx context.Context, r *Request) error {
+	select {
+	case <-r.own:
+		return r.err
+	case <-ctx.Done():
+		if r.Abandon() {
+			return &Error{Addr: c.opts.Addr, Op: "wait", Err: context.Cause(ctx)}
+		}
+		<-r.own
+		return r.err
+	}
+}
+
+// fail ends socket s (the current one, if s is nil) with err: closes it and
+// fails every queued and pending request. A failure of a socket that is no
+// longer current is ignored: the first error wins.
+func (c *Conn) fail(s *socket, err error) {
+	c.mu.Lock()
+	if c.sock == nil || (s != nil && c.sock != s) {
+		c.mu.Unlock()
+		return
+	}
+	s = c.sock
+	c.up, c.sock, c.err = false, nil, err
+	queue := c.queue
+	c.queue = nil
+	var pending []*Request
+	for r := c.inflight.pop(); r != nil; r = c.inflight.pop() {
+		pending = append(pending, r)
+	}
+	c.mu.Unlock()
+
+	s.close()
+	for _, r := range pending {
+		r.complete(nil, err)
+	}
+	for _, r := range queue {
+		r.complete(nil, err)
+	}
+}
+
+// SendForget sends r and gives it up at once: the Conn recycles r when its
+// reply (or failure) comes. For commands whose reply does not matter, such as
+// the release after a failed lock attempt. The caller must not use r again.
+func (c *Conn) SendForget(r *Request) {
+	c.Send(r, nil)
+	if !r.Abandon() {
+		<-r.own // failed fast: it is ours again
+		r.Release()
+	}
+}

@@ -1,0 +1,39 @@
+// Package conn is a pipelined, multiplexed connection to one Redis master:
+// one socket carries the commands of every goroutine that uses it, the
+// commands pending at the same moment leave in one write, and replies are
+// matched to requests in FIFO order.
+//
+// # Two APIs
+//
+// Do is the convenient one: Do(ctx, "SET", "k", "v") returns the reply as
+// values the caller owns. It allocates.
+//
+// Send with a pooled Request is the zero-allocation one, for hot paths such
+// as the lock layer: the caller encodes the command into Request.Cmd (with
+// the resp package's Append functions), Sends it, waits for the Request on a
+// channel of its choosing, reads Request.Reply, and reuses the Request.
+// A caller that stops waiting (its context ended) calls Request.Abandon: the
+// reply is still read when it comes, so the order of replies holds, and the
+// Request is recycled by the Conn.
+//
+// # Failure
+//
+// The first I/O or protocol error is sticky: the socket is closed, every
+// pending request fails with an *Error that names the master, and new
+// requests fail at once with that error until a background reconnect (with
+// jittered exponential backoff) succeeds. A lock never queues behind a dead
+// master. A master that leaves requests unanswered for Options.ReadTimeout
+// is declared dead the same way. A server error reply (-ERR, -NOSCRIPT) is an
+// ordinary reply, not a failure.
+//
+// On every connect the Conn runs the handshake (HELLO or AUTH, CLIENT
+// SETNAME, SELECT, as configured) and reads INFO server; Info returns the
+// master's run_id and uptime, which the lock layer uses to notice restarts.
+//
+// # Concurrency
+//
+// A Conn is safe for concurrent use by any number of goroutines. It owns one
+// goroutine for its whole life (connect, liveness check, reconnect) and two
+// per socket (reader, writer); Close stops all of them before it returns.
+// A Request is owned by one goroutine at a time, as its documentation says.
+package conn

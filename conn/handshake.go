@@ -1,0 +1,109 @@
+package conn
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/volleylock/volley/resp"
+)
+
+// handshake prepares a fresh socket: HELLO 3 (with AUTH and SETNAME) or AUTH
+// and CLIENT SETNAME, then SELECT, then INFO server, all in one write. It
+// returns what INFO said. Errors name the command, never its arguments.
+func (s *socket) handshake() (*ServerInfo, error) {
+	o := &s.c.opts
+	var names []string
+	cmd := s.wbuf[:0]
+	if o.Protocol == 3 {
+		args := []string{"HELLO", "3"}
+		if o.Password != "" {
+			user := o.Username
+			if user == "" {
+				user = "default"
+			}
+			args = append(args, "AUTH", user, o.Password)
+		}
+		if o.ClientName != "" {
+			args = append(args, "SETNAME", o.ClientName)
+		}
+		cmd = resp.AppendCommand(cmd, args...)
+		names = append(names, "HELLO")
+	} else {
+		if o.Password != "" {
+			if o.Username != "" {
+				cmd = resp.AppendCommand(cmd, "AUTH", o.Username, o.Password)
+			} else {
+				cmd = resp.AppendCommand(cmd, "AUTH", o.Password)
+			}
+			names = append(names, "AUTH")
+		}
+		if o.ClientName != "" {
+			cmd = resp.AppendCommand(cmd, "CLIENT", "SETNAME", o.ClientName)
+			names = append(names, "CLIENT SETNAME")
+		}
+	}
+	if o.DB != 0 {
+		cmd = resp.AppendCommand(cmd, "SELECT", strconv.Itoa(o.DB))
+		names = append(names, "SELECT")
+	}
+	cmd = resp.AppendCommand(cmd, "INFO", "server")
+	names = append(names, "INFO")
+	if _, err := s.nc.Write(cmd); err != nil {
+		return nil, err
+	}
+	s.wbuf = cmd[:0]
+
+	info := &ServerInfo{ConnectedAt: time.Now()}
+	for _, name := range names {
+		vals, err := s.rd.ReadReply()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if err := vals[0].Err(); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if name == "INFO" {
+			if err := parseInfo(vals[0], info); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return info, nil
+}
+
+// parseInfo reads run_id and uptime_in_seconds from an INFO server reply
+// (a bulk string in RESP2, a verbatim string in RESP3).
+func parseInfo(v resp.Value, info *ServerInfo) error {
+	text := v.Bytes
+	if v.Type == resp.TypeVerbatim {
+		_, text = v.Verbatim()
+	}
+	if v.Type != resp.TypeBulk && v.Type != resp.TypeVerbatim || v.Null {
+		return errors.New("INFO: reply is not a string")
+	}
+	found := 0
+	for line := range bytes.Lines(text) {
+		line = bytes.TrimRight(line, "\r\n")
+		if k, val, ok := bytes.Cut(line, []byte{':'}); ok {
+			switch string(k) {
+			case "run_id":
+				info.RunID = string(val)
+				found++
+			case "uptime_in_seconds":
+				secs, err := strconv.ParseInt(string(val), 10, 64)
+				if err != nil || secs < 0 {
+					return fmt.Errorf("INFO: bad uptime_in_seconds %q", val)
+				}
+				info.Uptime = time.Duration(secs) * time.Second
+				found++
+			}
+		}
+	}
+	if found < 2 {
+		return errors.New("INFO: no run_id or uptime_in_seconds")
+	}
+	return nil
+}

@@ -1,0 +1,169 @@
+package conn
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"io"
+	"math/big"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/volleylock/volley/internal/redistest"
+)
+
+// These tests run against a real redis-server; they fail (never skip) when
+// it is missing.
+
+func dialT(t *testing.T, opts Options) *Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := Dial(ctx, opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func doT(t *testing.T, c *Conn, args ...any) string {
+	t.Helper()
+	vals, err := c.Do(context.Background(), args...)
+	require.NoError(t, err)
+	v := vals[0]
+	if v.Type == ':' {
+		return string(rune('0' + v.Int))
+	}
+	if v.Null {
+		return "<nil>"
+	}
+	return string(v.Bytes)
+}
+
+func TestRealRedisBasics(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{})
+	for _, proto := range []int{2, 3} {
+		c := dialT(t, Options{Addr: srv.Addr(), Protocol: proto})
+		require.Len(t, c.Info().RunID, 40)
+		assert.Equal(t, "OK", doT(t, c, "SET", "k", "v"))
+		assert.Equal(t, "v", doT(t, c, "GET", "k"))
+		assert.Equal(t, "1", doT(t, c, "DEL", "k"))
+		assert.Equal(t, "<nil>", doT(t, c, "GET", "k"))
+		_, err := c.Do(context.Background(), "NOSUCHCOMMAND")
+		require.ErrorContains(t, err, "unknown command")
+		assert.Equal(t, "PONG", doT(t, c, "PING"), "an error reply broke the connection")
+	}
+}
+
+func TestRealRedisACLUserAndDB(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{})
+	require.NoError(t, srv.Command("ACL", "SETUSER", "alice", "on", ">wonderland", "~*", "+@all"))
+	c := dialT(t, Options{Addr: srv.Addr(), Username: "alice", Password: "wonderland", DB: 5, ClientName: "volley-test"})
+	assert.Equal(t, "OK", doT(t, c, "SET", "k", "in5"))
+	assert.Equal(t, "volley-test", doT(t, c, "CLIENT", "GETNAME"))
+	c0 := dialT(t, Options{Addr: srv.Addr(), Username: "alice", Password: "wonderland", Protocol: 3})
+	assert.Equal(t, "<nil>", doT(t, c0, "GET", "k"), "SELECT 5 was not applied")
+
+	_, err := Dial(context.Background(), Options{Addr: srv.Addr(), Username: "alice", Password: "wrong"})
+	require.ErrorContains(t, err, "WRONGPASS")
+	assert.NotContains(t, err.Error(), "wrong\"")
+}
+
+func TestRealRedisRestartReconnects(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{})
+	c := dialT(t, Options{Addr: srv.Addr(), ReconnectMin: time.Millisecond, ReconnectMax: 20 * time.Millisecond})
+	before := c.Info().RunID
+	srv.Kill()
+	_, err := c.Do(context.Background(), "PING")
+	var ce *Error
+	require.ErrorAs(t, err, &ce, "a request to a dead master must fail")
+	require.NoError(t, srv.Restart(false))
+	require.Eventually(t, func() bool { return c.Err() == nil }, 10*time.Second, 5*time.Millisecond)
+	assert.Equal(t, "PONG", doT(t, c, "PING"))
+	assert.NotEqual(t, before, c.Info().RunID, "a restart was not noticed")
+	assert.Less(t, c.Info().Uptime, 5*time.Second)
+}
+
+func TestRealRedisPausedMasterTimesOut(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{})
+	c := dialT(t, Options{Addr: srv.Addr(), ReadTimeout: 100 * time.Millisecond, ReconnectMin: time.Millisecond, ReconnectMax: 10 * time.Millisecond})
+	require.NoError(t, srv.Pause())
+	_, err := c.Do(context.Background(), "PING")
+	require.ErrorIs(t, err, ErrReadTimeout)
+	require.NoError(t, srv.Resume())
+	require.Eventually(t, func() bool {
+		_, err := c.Do(context.Background(), "PING")
+		return err == nil
+	}, 10*time.Second, 10*time.Millisecond)
+}
+
+// TestRealRedisOverTLS puts a Go TLS-terminating proxy in front of
+// redis-server, so TLS is tested whether or not redis was built with it.
+func TestRealRedisOverTLS(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{})
+	cert, pool := selfSigned(t)
+	l, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}})
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	t.Cleanup(func() { l.Close(); wg.Wait() })
+	wg.Add(1)
+	go func() { // the proxy: owned by the test, ends when l closes
+		defer wg.Done()
+		for {
+			front, err := l.Accept()
+			if err != nil {
+				return
+			}
+			back, err := net.Dial("tcp", srv.Addr())
+			if err != nil {
+				front.Close()
+				continue
+			}
+			wg.Add(2)
+			go func() { defer wg.Done(); io.Copy(back, front); back.Close() }()
+			go func() { defer wg.Done(); io.Copy(front, back); front.Close() }()
+		}
+	}()
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	c := dialT(t, Options{Addr: "localhost:" + port, TLS: &tls.Config{RootCAs: pool}})
+	assert.Equal(t, "PONG", doT(t, c, "PING"))
+	c.Close()
+
+	// An untrusted certificate is a clear dial error.
+	_, err = Dial(context.Background(), Options{Addr: "localhost:" + port, TLS: &tls.Config{}})
+	var ce *Error
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "tls", ce.Op)
+}
+
+func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "localhost"},
+		DNSNames:              []string{"localhost"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(time.Hour),
+		IsCA:                  true,
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	leaf, err := x509.ParseCertificate(der)
+	require.NoError(t, err)
+	pool := x509.NewCertPool()
+	pool.AddCert(leaf)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pool
+}

@@ -1,0 +1,134 @@
+package conn
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/volleylock/volley/resp"
+)
+
+// Request states. A Request moves idle -> pending (Send) -> done (reply or
+// failure delivered) -> pending (Send again) ..., or pending -> abandoned
+// (the caller gave up) -> recycled by whoever completes it.
+const (
+	stateIdle int32 = iota
+	statePending
+	stateDone
+	stateAbandoned
+)
+
+// maxKeptBuffer is the largest buffer a recycled Request keeps; bigger ones
+// are dropped so that one huge reply does not pin memory in the pool.
+const maxKeptBuffer = 64 << 10
+
+var requestPool = sync.Pool{New: func() any {
+	return &Request{own: make(chan *Request, 1)}
+}}
+
+// Request is one command and, once completed, its reply. Requests are
+// reusable and pooled: get one with NewRequest, fill Cmd, Send it, wait for
+// it, read the reply, then Send it again or Release it.
+//
+// Ownership: between Send and its completion the Conn owns the Request; the
+// caller must not touch it. After completion (the Request arrived on the
+// notify channel) the caller owns it again. A caller that stops waiting calls
+// Abandon: from then on the Request belongs to the Conn, which recycles it
+// when its reply arrives, and the caller must never use it again.
+type Request struct {
+	// Cmd is the encoded command, e.g. resp.AppendCommand(r.Cmd[:0], "GET", "k").
+	// It is the caller's to fill while it owns the Request.
+	Cmd []byte
+	// Tag is free for the caller (e.g. the index of the master it went to).
+	Tag int
+
+	state  atomic.Int32
+	notify chan *Request // where completion is announced
+	own    chan *Request // the Request's own notify channel, capacity 1
+
+	err  error        // connection error, nil when a reply arrived
+	vals []resp.Value // the reply, flattened; Bytes point into buf
+	buf  []byte
+}
+
+// NewRequest returns an idle Request from the pool. It allocates only when
+// the pool is empty.
+func NewRequest() *Request { return requestPool.Get().(*Request) }
+
+// Release returns a completed or never-sent Request to the pool. The caller
+// must not use r afterwards. Releasing a pending Request panics: that is a
+// bug in the caller (use Abandon).
+func (r *Request) Release() {
+	if s := r.state.Load(); s == statePending || s == stateAbandoned {
+		panic("conn: Release of a Request still owned by a Conn")
+	}
+	r.recycle()
+}
+
+func (r *Request) recycle() {
+	if cap(r.Cmd) > maxKeptBuffer {
+		r.Cmd = nil
+	}
+	if cap(r.buf) > maxKeptBuffer {
+		r.buf = nil
+	}
+	r.Cmd, r.buf, r.vals = r.Cmd[:0], r.buf[:0], r.vals[:0]
+	r.Tag, r.err, r.notify = 0, nil, nil
+	r.state.Store(stateIdle)
+	requestPool.Put(r)
+}
+
+// Abandon gives up on a pending Request. It reports true if the Conn now owns
+// r (and will recycle it); false if r had already completed, in which case r
+// is, or is about to be, on its notify channel and the caller still owns it.
+func (r *Request) Abandon() bool {
+	return r.state.CompareAndSwap(statePending, stateAbandoned)
+}
+
+// Err returns the connection error the Request failed with, or nil if a reply
+// arrived (which may itself be a server error: see Reply).
+func (r *Request) Err() error { return r.err }
+
+// Reply returns the reply, flattened in pre-order (see resp.Value). The slice
+// and its bytes belong to r: valid until r is sent again or released.
+func (r *Request) Reply() []resp.Value { return r.vals }
+
+// complete stores a reply (vals, copied) or a failure (err) and announces it.
+// It is called by the Conn only, once per Send.
+func (r *Request) complete(vals []resp.Value, err error) {
+	if r.state.Load() == stateAbandoned {
+		r.recycle()
+		return
+	}
+	r.err = err
+	r.vals = r.vals[:0]
+	if err == nil {
+		r.copyReply(vals)
+	}
+	if !r.state.CompareAndSwap(statePending, stateDone) {
+		// Abandoned while we stored the reply.
+		r.recycle()
+		return
+	}
+	r.notify <- r // never blocks: see Send
+}
+
+// copyReply copies vals into r's own storage with one buffer for all bytes.
+func (r *Request) copyReply(vals []resp.Value) {
+	total := 0
+	for i := range vals {
+		total += len(vals[i].Bytes)
+	}
+	if cap(r.buf) < total {
+		r.buf = make([]byte, 0, total)
+	}
+	buf := r.buf[:0]
+	r.vals = append(r.vals[:0], vals...)
+	for i := range r.vals {
+		if b := r.vals[i].Bytes; b != nil {
+			off := len(buf)
+			buf = append(buf, b...)
+			r.vals[i].Bytes = buf[off:len(buf):len(buf)]
+		}
+	}
+	r.buf = buf
+}
