@@ -1,0 +1,259 @@
+package redlock
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/resp"
+)
+
+// opKind is what a burst asks of every master.
+type opKind uint8
+
+const (
+	kindAcquire opKind = iota // SET key token NX PX ttl
+	kindExtend                // EVALSHA extend 1 key token ttl
+	kindRelease               // EVALSHA release 1 key token
+)
+
+var opNames = [...]string{"lock", "extend", "unlock"}
+
+// op is the reusable state of one operation on all masters: the requests,
+// the channel their completions arrive on, the timer, and each master's
+// result. A Client pools ops so that steady-state operations allocate
+// nothing. An op is used by one goroutine at a time.
+type op struct {
+	c      *Client
+	reqs   []*conn.Request // per master; nil after a request was abandoned
+	notify chan *conn.Request
+	timer  *time.Timer
+	res    []NodeResult
+	sent   []time.Time // when each master's request left (for latency)
+	evaled []bool      // a NOSCRIPT was answered with EVAL for this master
+
+	cmd []byte // the encoded command of the burst
+	alt []byte // the EVAL form of a script command, for NOSCRIPT
+	num []byte // scratch for formatting the TTL
+}
+
+func (c *Client) newOp() *op {
+	n := len(c.masters)
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return &op{
+		c:      c,
+		reqs:   make([]*conn.Request, n),
+		notify: make(chan *conn.Request, n),
+		timer:  t,
+		res:    make([]NodeResult, n),
+		sent:   make([]time.Time, n),
+		evaled: make([]bool, n),
+	}
+}
+
+func (c *Client) getOp() *op  { return c.ops.Get().(*op) }
+func (c *Client) putOp(o *op) { c.ops.Put(o) }
+
+// encode writes the burst's command (and the EVAL fallback for scripts).
+func (o *op) encode(kind opKind, key string, tok *token, ttl time.Duration) {
+	o.num = strconv.AppendInt(o.num[:0], ttl.Milliseconds(), 10)
+	switch kind {
+	case kindAcquire:
+		o.cmd = resp.AppendArrayHeader(o.cmd[:0], 6)
+		o.cmd = resp.AppendBulkString(o.cmd, "SET")
+		o.cmd = resp.AppendBulkString(o.cmd, key)
+		o.cmd = resp.AppendBulk(o.cmd, tok[:])
+		o.cmd = resp.AppendBulkString(o.cmd, "NX")
+		o.cmd = resp.AppendBulkString(o.cmd, "PX")
+		o.cmd = resp.AppendBulk(o.cmd, o.num)
+	case kindExtend:
+		o.cmd = appendScript(o.cmd[:0], "EVALSHA", extendSHA, key, tok, o.num)
+		o.alt = appendScript(o.alt[:0], "EVAL", extendScript, key, tok, o.num)
+	case kindRelease:
+		o.cmd = appendScript(o.cmd[:0], "EVALSHA", releaseSHA, key, tok, nil)
+		o.alt = appendScript(o.alt[:0], "EVAL", releaseScript, key, tok, nil)
+	}
+}
+
+// appendScript encodes "EVAL[SHA] script 1 key token [ttl]".
+func appendScript(dst []byte, verb, script, key string, tok *token, ttl []byte) []byte {
+	n := 5
+	if ttl != nil {
+		n = 6
+	}
+	dst = resp.AppendArrayHeader(dst, n)
+	dst = resp.AppendBulkString(dst, verb)
+	dst = resp.AppendBulkString(dst, script)
+	dst = resp.AppendBulkString(dst, "1")
+	dst = resp.AppendBulkString(dst, key)
+	dst = resp.AppendBulk(dst, tok[:])
+	if ttl != nil {
+		dst = resp.AppendBulk(dst, ttl)
+	}
+	return dst
+}
+
+// burstResult sums up a burst.
+type burstResult struct {
+	start     time.Time // when the first command left: validity counts from here
+	ok        int       // masters that said yes and count toward the quorum
+	taken     int       // masters that said no (held by another / not ours)
+	failed    int       // timeouts, connection and server errors, guarded
+	cancelled bool      // done closed before the decision
+}
+
+// run sends o.cmd to every master in one burst, then collects answers until
+// the outcome is decided: a quorum said yes, or so many said no or failed
+// that a quorum is out of reach, or NodeTimeout passed, or done closed.
+// Masters still pending then are abandoned (their replies are consumed and
+// recycled by their Conn). It fills o.res.
+func (o *op) run(kind opKind, done <-chan struct{}) burstResult {
+	c := o.c
+	n, q := len(c.masters), c.quorum
+	var br burstResult
+	br.start = time.Now()
+	for i, m := range c.masters {
+		r := o.reqs[i]
+		if r == nil {
+			r = conn.NewRequest()
+			o.reqs[i] = r
+		}
+		r.Cmd = append(r.Cmd[:0], o.cmd...)
+		r.Tag = i
+		o.res[i] = NodeResult{Addr: m.addr}
+		o.evaled[i] = false
+		o.sent[i] = br.start
+		m.conn.Send(r, o.notify)
+	}
+	o.timer.Reset(c.cfg.NodeTimeout)
+	pending := n
+	timedOut := false
+	for pending > 0 && br.ok < q && br.taken+br.failed <= n-q {
+		select {
+		case r := <-o.notify:
+			i := r.Tag
+			out, err := classify(kind, r)
+			if out == outcomeNoScript && !o.evaled[i] {
+				// The master lost its script cache (a restart): load and
+				// run the script in one EVAL, within the same deadline.
+				o.evaled[i] = true
+				r.Cmd = append(r.Cmd[:0], o.alt...)
+				c.masters[i].conn.Send(r, o.notify)
+				continue
+			}
+			if out == outcomeNoScript {
+				out = OutcomeServerError
+			}
+			pending--
+			now := time.Now()
+			o.res[i].Latency = now.Sub(o.sent[i])
+			o.res[i].Err = err
+			if out == OutcomeOK && kind != kindRelease {
+				if since, until, g := c.guarded(c.masters[i], now); g {
+					out = OutcomeGuarded
+					o.res[i].GuardedSince, o.res[i].GuardedUntil = since, until
+				}
+			}
+			o.res[i].Outcome = out
+			switch out {
+			case OutcomeOK:
+				br.ok++
+			case OutcomeTaken:
+				br.taken++
+			default:
+				br.failed++
+			}
+		case <-o.timer.C:
+			timedOut = true
+			pending = 0 // the rest are settled below
+		case <-done:
+			br.cancelled = true
+			pending = 0
+		}
+	}
+	o.timer.Stop()
+	o.settle(kind, timedOut, &br)
+	return br
+}
+
+// settle deals with the masters that had not answered at the decision:
+// each is abandoned, or, if its answer raced in, received and recorded.
+func (o *op) settle(kind opKind, timedOut bool, br *burstResult) {
+	late := 0
+	for i, r := range o.reqs {
+		if o.res[i].Outcome != OutcomeNone {
+			continue
+		}
+		if r.Abandon() {
+			o.reqs[i] = nil // its Conn owns it now
+			switch {
+			case timedOut:
+				o.res[i].Outcome = OutcomeTimeout
+				br.failed++
+			case br.cancelled:
+				o.res[i].Outcome = OutcomeCancelled
+			}
+			continue
+		}
+		late++ // completed while we decided: it is on its way to notify
+	}
+	for ; late > 0; late-- {
+		r := <-o.notify
+		i := r.Tag
+		out, err := classify(kind, r)
+		if out == outcomeNoScript {
+			out = OutcomeServerError
+		}
+		if out == OutcomeOK && kind != kindRelease {
+			if since, until, g := o.c.guarded(o.c.masters[i], time.Now()); g {
+				out = OutcomeGuarded
+				o.res[i].GuardedSince, o.res[i].GuardedUntil = since, until
+			}
+		}
+		// Recorded for the caller's picture (and release decisions) but not
+		// counted: the outcome was decided without it.
+		o.res[i].Outcome, o.res[i].Err = out, err
+		o.res[i].Latency = time.Since(o.sent[i])
+	}
+}
+
+// outcomeNoScript is classify's internal answer for -NOSCRIPT.
+const outcomeNoScript Outcome = 255
+
+// classify reads a completed request's answer.
+func classify(kind opKind, r *conn.Request) (Outcome, error) {
+	if err := r.Err(); err != nil {
+		return OutcomeConnError, err
+	}
+	vals := r.Reply()
+	if len(vals) == 0 {
+		return OutcomeServerError, errEmptyReply
+	}
+	v := &vals[0]
+	if v.IsError() {
+		if string(v.ErrorPrefix()) == "NOSCRIPT" {
+			return outcomeNoScript, nil
+		}
+		return OutcomeServerError, v.Err()
+	}
+	switch kind {
+	case kindAcquire:
+		if v.Null {
+			return OutcomeTaken, nil
+		}
+		if v.Type == resp.TypeSimpleString && string(v.Bytes) == "OK" {
+			return OutcomeOK, nil
+		}
+	default:
+		if v.Type == resp.TypeInteger {
+			if v.Int == 1 {
+				return OutcomeOK, nil
+			}
+			if v.Int == 0 {
+				return OutcomeTaken, nil
+			}
+		}
+	}
+	return OutcomeServerError, errUnexpectedReply
+}

@@ -1,0 +1,127 @@
+package redlock
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/volleylock/volley/conn"
+)
+
+// Client locks keys across the masters of its Config. It is safe for
+// concurrent use; create one per set of masters and share it.
+type Client struct {
+	cfg     Config
+	masters []*master
+	quorum  int
+
+	ops    sync.Pool // *op: per-operation state, reused
+	closed atomic.Bool
+}
+
+// master is one Redis master and the connection to it.
+type master struct {
+	addr string
+	conn *conn.Conn
+}
+
+// New connects to every master in cfg and returns a Client. It waits for
+// each master's first connect attempt (at most the dial timeout) but does
+// not fail when some are down: they reconnect in the background, and locks
+// need only a quorum. It fails on a bad Config. The caller must Close it.
+func New(cfg Config) (*Client, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{cfg: cfg, quorum: len(cfg.Addrs)/2 + 1}
+	seen := make(map[string]bool, len(cfg.Addrs))
+	for _, addr := range cfg.Addrs {
+		opts, err := conn.ParseAddr(addr, cfg.Conn)
+		if err != nil {
+			c.closeMasters()
+			return nil, fmt.Errorf("redlock: Config.Addrs: %w", err)
+		}
+		// The same master twice would vote twice: a broken quorum.
+		id := opts.Network + " " + opts.Addr + " " + fmt.Sprint(opts.DB)
+		if seen[id] {
+			c.closeMasters()
+			return nil, fmt.Errorf("redlock: Config.Addrs: %s (db %d) is listed twice", opts.Addr, opts.DB)
+		}
+		seen[id] = true
+		cn, err := conn.New(opts)
+		if err != nil {
+			c.closeMasters()
+			return nil, fmt.Errorf("redlock: Config.Addrs: %w", err)
+		}
+		c.masters = append(c.masters, &master{addr: opts.Addr, conn: cn})
+	}
+	ctx := context.Background()
+	for _, m := range c.masters {
+		m.conn.WaitReady(ctx) // bounded by the dial timeout; errors stay in the Conn
+	}
+	c.ops.New = func() any { return c.newOp() }
+	return c, nil
+}
+
+func (c *Client) closeMasters() {
+	for _, m := range c.masters {
+		m.conn.Close()
+	}
+}
+
+// Close closes every connection and stops every goroutine the Client
+// started. Locks still held expire with their TTL. Operations under way fail
+// with connection errors; later ones with ErrClosed.
+func (c *Client) Close() error {
+	if c.closed.Swap(true) {
+		return nil
+	}
+	c.closeMasters()
+	return nil
+}
+
+// Quorum returns the number of masters that must agree: len(Addrs)/2 + 1.
+func (c *Client) Quorum() int { return c.quorum }
+
+// MasterStatus is a master's health as the Client sees it.
+type MasterStatus struct {
+	Addr  string
+	Err   error            // nil while connected
+	Info  *conn.ServerInfo // from the latest connect; nil before the first
+	Guard time.Time        // when the restart guard lets its votes count again; zero if it does now
+}
+
+// Masters reports each master's connection state, in Config.Addrs order.
+func (c *Client) Masters() []MasterStatus {
+	out := make([]MasterStatus, len(c.masters))
+	now := time.Now()
+	for i, m := range c.masters {
+		out[i] = MasterStatus{Addr: m.addr, Err: m.conn.Err(), Info: m.conn.Info()}
+		if _, until, guarded := c.guarded(m, now); guarded {
+			out[i].Guard = until
+		}
+	}
+	return out
+}
+
+// guarded reports whether the restart guard keeps m's votes out of the
+// quorum at now: its process started less than MaxTTL ago, so it may have
+// forgotten locks that other clients still hold. A master restarts with a
+// new run_id and a reset uptime, which the Conn reads on every (re)connect.
+func (c *Client) guarded(m *master, now time.Time) (since, until time.Time, guarded bool) {
+	if c.cfg.DisableRestartGuard {
+		return
+	}
+	info := m.conn.Info()
+	if info == nil {
+		return
+	}
+	// Redis computes uptime_in_seconds from whole unix seconds, so it may
+	// over-report by up to a second: keep the master out one second longer.
+	since = info.StartedAt()
+	until = since.Add(c.cfg.MaxTTL + time.Second)
+	return since, until, now.Before(until)
+}

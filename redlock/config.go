@@ -1,0 +1,147 @@
+package redlock
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/volleylock/volley/conn"
+)
+
+// Config configures a Client. Zero values are the safe, documented defaults.
+type Config struct {
+	// Addrs are the independent masters, at least one: "host:port",
+	// "redis://...", "rediss://..." or "unix:/path" (see conn.ParseAddr).
+	// Use an odd number: 5 is the canonical set, 3 the smallest that
+	// tolerates a failure.
+	Addrs []string
+	// Conn holds the settings shared by every master (timeouts, auth, TLS,
+	// DB, protocol); an address's own URL fields override them.
+	Conn conn.Options
+
+	// Tries is how many acquire attempts Lock makes before it gives up.
+	// Default 32. TryLock always makes exactly one.
+	Tries int
+	// RetryDelay is the upper bound of the random pause between attempts,
+	// drawn uniformly from [RetryDelay/2, RetryDelay] so that contenders
+	// fall out of step. Default 200ms.
+	RetryDelay time.Duration
+	// RetryDelayFunc, when set, replaces that draw: it gets the number of
+	// the attempt that just failed (1, 2, ...) and returns the pause.
+	RetryDelayFunc func(attempt int) time.Duration
+
+	// DriftFactor is the share of the TTL allowed for clock drift between
+	// client and masters; the validity is ttl - elapsed - (ttl*DriftFactor
+	// + 2ms). Default 0.01.
+	DriftFactor float64
+	// NodeTimeout bounds every operation on a master (acquire, extend,
+	// release): a master that has not answered by then counts as failed.
+	// Keep it small next to the TTL. Default 50ms.
+	NodeTimeout time.Duration
+
+	// MaxTTL is the largest TTL the Client accepts, and the restart guard's
+	// window. Default 30s.
+	MaxTTL time.Duration
+	// DisableRestartGuard turns the restart guard off. The guard keeps a
+	// master that (re)started less than MaxTTL ago out of the quorum: it
+	// may have forgotten locks that are still valid elsewhere (Redlock's
+	// crash-recovery hazard). Turn it off only for masters that persist
+	// every write (appendfsync always), or in tests.
+	DisableRestartGuard bool
+
+	// ExtendFraction: Do extends the lock every ttl*ExtendFraction. Default
+	// 1/3, which leaves two more chances before the validity runs out.
+	ExtendFraction float64
+	// MaxExtensions bounds how often Do extends one lock, so a stuck fn
+	// cannot hold it forever. Default 1000; -1 means no bound.
+	MaxExtensions int
+
+	// Hooks observe operations and lock events. Unset hooks cost nothing.
+	Hooks Hooks
+}
+
+// Hooks receive metrics. They run synchronously on the goroutine that
+// performs the operation: keep them fast and never block.
+type Hooks struct {
+	// Node is called once per master per operation with its outcome and
+	// latency. op is "lock", "extend" or "unlock".
+	Node func(op string, addr string, outcome Outcome, latency time.Duration)
+	// Event is called for each lock event.
+	Event func(ev Event, key string)
+}
+
+// Event is a change in a lock's life.
+type Event uint8
+
+const (
+	EventAcquired Event = iota + 1 // Lock or TryLock succeeded
+	EventFailed                    // an acquire attempt failed
+	EventExtended                  // Extend succeeded
+	EventLost                      // Extend found the lock gone, or Do's validity ran out
+	EventReleased                  // Unlock succeeded
+)
+
+var eventNames = [...]string{"", "acquired", "failed", "extended", "lost", "released"}
+
+func (e Event) String() string {
+	if int(e) < len(eventNames) && e > 0 {
+		return eventNames[e]
+	}
+	return "event(?)"
+}
+
+// withDefaults fills the defaults and validates; the error names the field.
+func (c Config) withDefaults() (Config, error) {
+	if len(c.Addrs) == 0 {
+		return c, errors.New("redlock: Config.Addrs is empty")
+	}
+	if c.Tries == 0 {
+		c.Tries = 32
+	}
+	if c.RetryDelay == 0 {
+		c.RetryDelay = 200 * time.Millisecond
+	}
+	if c.DriftFactor == 0 {
+		c.DriftFactor = 0.01
+	}
+	if c.NodeTimeout == 0 {
+		c.NodeTimeout = 50 * time.Millisecond
+	}
+	if c.MaxTTL == 0 {
+		c.MaxTTL = 30 * time.Second
+	}
+	if c.ExtendFraction == 0 {
+		c.ExtendFraction = 1.0 / 3
+	}
+	if c.MaxExtensions == 0 {
+		c.MaxExtensions = 1000
+	}
+	switch {
+	case c.Tries < 0:
+		return c, fmt.Errorf("redlock: Config.Tries %d is negative", c.Tries)
+	case c.RetryDelay < 0:
+		return c, fmt.Errorf("redlock: Config.RetryDelay %v is negative", c.RetryDelay)
+	case c.DriftFactor < 0 || c.DriftFactor >= 0.5:
+		return c, fmt.Errorf("redlock: Config.DriftFactor %v: want [0, 0.5)", c.DriftFactor)
+	case c.NodeTimeout < 0:
+		return c, fmt.Errorf("redlock: Config.NodeTimeout %v is negative", c.NodeTimeout)
+	case c.MaxTTL < time.Millisecond:
+		return c, fmt.Errorf("redlock: Config.MaxTTL %v: want at least 1ms", c.MaxTTL)
+	case c.ExtendFraction < 0 || c.ExtendFraction >= 1:
+		return c, fmt.Errorf("redlock: Config.ExtendFraction %v: want (0, 1)", c.ExtendFraction)
+	case c.MaxExtensions < -1:
+		return c, fmt.Errorf("redlock: Config.MaxExtensions %d: want -1 (no bound) or more", c.MaxExtensions)
+	}
+	return c, nil
+}
+
+// checkTTL validates a TTL given to Lock, TryLock, Extend or Do.
+func (c *Client) checkTTL(ttl time.Duration) error {
+	if ttl < time.Millisecond {
+		return fmt.Errorf("redlock: TTL %v: want at least 1ms", ttl)
+	}
+	if ttl > c.cfg.MaxTTL {
+		return fmt.Errorf("redlock: TTL %v exceeds Config.MaxTTL %v (the restart guard's window; raise MaxTTL to allow it)", ttl, c.cfg.MaxTTL)
+	}
+	return nil
+}

@@ -1,0 +1,92 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Do acquires key (as Lock does), runs fn while keeping the lock extended,
+// and releases it when fn returns.
+//
+// fn's context is cancelled with cause ErrNotHeld (see context.Cause) the
+// moment the lock is lost: an extension found it gone, or its validity ran
+// out before an extension succeeded, or Config.MaxExtensions was reached.
+// fn should stop its critical work then. The lock is extended every
+// ttl*Config.ExtendFraction.
+//
+// Do returns fn's error; if the lock was lost while fn ran, the error also
+// matches ErrNotHeld (errors.Is), even when fn returned nil, because the
+// work may then have run without exclusion. It returns Lock's error when the
+// lock could not be taken, without calling fn.
+func (c *Client) Do(ctx context.Context, key string, ttl time.Duration, fn func(ctx context.Context) error) error {
+	l, err := c.Lock(ctx, key, ttl)
+	if err != nil {
+		return err
+	}
+	workCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := make(chan struct{})
+	lost := make(chan error, 1)
+	go func() { // owned by Do: ends when stop closes, before Do returns
+		lost <- c.keepExtended(workCtx, &l, ttl, stop, cancel)
+	}()
+
+	fnErr := fn(workCtx)
+	close(stop)
+	lostErr := <-lost
+	// The extender is done with l: release it, even if ctx has ended.
+	unlockErr := l.Unlock(context.WithoutCancel(ctx))
+	switch {
+	case lostErr != nil:
+		return errors.Join(fnErr, lostErr)
+	case fnErr != nil:
+		return fnErr
+	case unlockErr != nil && errors.Is(unlockErr, ErrNotHeld):
+		// Released nothing: the lock was gone by the time fn returned.
+		return unlockErr
+	}
+	return nil
+}
+
+// keepExtended extends l every ttl*ExtendFraction until stop closes. When
+// the lock is lost it cancels the work with ErrNotHeld and returns the
+// reason; it returns nil if stop closed while the lock was held.
+func (c *Client) keepExtended(ctx context.Context, l *Lock, ttl time.Duration, stop <-chan struct{}, cancel context.CancelCauseFunc) error {
+	every := time.Duration(float64(ttl) * c.cfg.ExtendFraction)
+	retry := max(c.cfg.NodeTimeout, every/8)
+	lose := func(reason error) error {
+		c.event(EventLost, l.key)
+		cancel(ErrNotHeld)
+		return reason
+	}
+	next := every
+	t := time.NewTimer(min(next, l.Validity()))
+	defer t.Stop()
+	for extensions := 0; ; {
+		select {
+		case <-stop:
+			return nil
+		case <-t.C:
+		}
+		if l.Validity() <= 0 {
+			return lose(&Error{Op: "extend", Key: l.key, Err: ErrNotHeld, Attempts: extensions})
+		}
+		if c.cfg.MaxExtensions >= 0 && extensions >= c.cfg.MaxExtensions {
+			// No more extensions: hold until the validity ends, then stop.
+			t.Reset(l.Validity())
+			continue
+		}
+		err := l.Extend(context.WithoutCancel(ctx), ttl)
+		switch {
+		case err == nil:
+			extensions++
+			next = every
+		case errors.Is(err, ErrNotHeld):
+			return lose(err)
+		default:
+			next = retry // transient: try again soon, within the validity
+		}
+		t.Reset(max(0, min(next, l.Validity())))
+	}
+}

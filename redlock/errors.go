@@ -1,0 +1,121 @@
+package redlock
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+)
+
+var (
+	// ErrNotAcquired: the lock is held by someone else. Lock and TryLock
+	// return it as is (no allocation) when every master answered and the
+	// vote was lost to contention alone; when a master failed (timeout,
+	// connection, server error, restart guard) they return an *Error that
+	// wraps it and says what each master did.
+	ErrNotAcquired = errors.New("redlock: lock not acquired")
+	// ErrNotHeld: the lock is no longer ours: its validity ran out, it was
+	// released, or another client took it over. Unlock and Extend return it
+	// (possibly inside an *Error), and Do cancels fn's context with it as
+	// the cause.
+	ErrNotHeld = errors.New("redlock: lock not held")
+	// ErrExtendFailed: Extend could not reach a quorum of masters in time,
+	// yet no quorum said the lock was lost. The lock keeps its previous
+	// validity (see Lock.Validity); trying again may succeed.
+	ErrExtendFailed = errors.New("redlock: extend failed")
+	// ErrClosed: the Client was closed.
+	ErrClosed = errors.New("redlock: client closed")
+)
+
+// Outcome is what one master did in one operation.
+type Outcome uint8
+
+const (
+	OutcomeNone        Outcome = iota // not asked, or the call was decided before it answered
+	OutcomeOK                         // acquired, extended or released
+	OutcomeTaken                      // held by someone else (or, for extend/unlock, not ours any more)
+	OutcomeTimeout                    // no answer within Config.NodeTimeout
+	OutcomeConnError                  // the connection to the master failed or is down
+	OutcomeServerError                // the master answered with an error
+	OutcomeGuarded                    // answered OK, but the restart guard kept it out of the quorum
+	OutcomeCancelled                  // the caller's context ended first
+)
+
+var outcomeNames = [...]string{"undecided", "ok", "taken", "timeout", "connection error", "server error", "restart guard", "cancelled"}
+
+func (o Outcome) String() string {
+	if int(o) < len(outcomeNames) {
+		return outcomeNames[o]
+	}
+	return "outcome(" + strconv.Itoa(int(o)) + ")"
+}
+
+// NodeResult is one master's part in an operation.
+type NodeResult struct {
+	Addr    string
+	Outcome Outcome
+	Latency time.Duration // from the burst to this master's answer; 0 without one
+	Err     error         // the connection or server error, if any
+	// GuardedSince and GuardedUntil are set when Outcome is OutcomeGuarded:
+	// when the master (re)started and when its vote will count again.
+	GuardedSince, GuardedUntil time.Time
+}
+
+// Error is a failed lock, extend or unlock with each master's outcome.
+// errors.Is(err, ErrNotAcquired), ErrNotHeld, ErrExtendFailed,
+// context.Canceled or context.DeadlineExceeded tells the kind. It never
+// contains the lock's token.
+type Error struct {
+	Op       string // "lock", "extend" or "unlock"
+	Key      string
+	Err      error // the kind, see above
+	Attempts int   // attempts made (Lock retries)
+	Nodes    []NodeResult
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString("redlock: ")
+	b.WriteString(e.Op)
+	b.WriteString(" ")
+	b.WriteString(strconv.Quote(e.Key))
+	b.WriteString(": ")
+	b.WriteString(strings.TrimPrefix(e.Err.Error(), "redlock: "))
+	if e.Attempts > 1 {
+		b.WriteString(" after ")
+		b.WriteString(strconv.Itoa(e.Attempts))
+		b.WriteString(" attempts")
+	}
+	if len(e.Nodes) > 0 {
+		b.WriteString(" (")
+		for i, n := range e.Nodes {
+			if i > 0 {
+				b.WriteString("; ")
+			}
+			b.WriteString(n.Addr)
+			b.WriteString(": ")
+			b.WriteString(n.Outcome.String())
+			switch {
+			case n.Outcome == OutcomeGuarded:
+				b.WriteString(" (restarted ")
+				b.WriteString(n.GuardedSince.Format(time.RFC3339))
+				b.WriteString(", counts again from ")
+				b.WriteString(n.GuardedUntil.Format(time.RFC3339))
+				b.WriteString(")")
+			case n.Err != nil:
+				b.WriteString(": ")
+				b.WriteString(n.Err.Error())
+			}
+		}
+		b.WriteString(")")
+	}
+	return b.String()
+}
+
+// Unwrap returns the kind of failure.
+func (e *Error) Unwrap() error { return e.Err }
+
+var (
+	errEmptyReply      = errors.New("empty reply")
+	errUnexpectedReply = errors.New("unexpected reply")
+)

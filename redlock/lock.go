@@ -1,0 +1,248 @@
+package redlock
+
+import (
+	"context"
+	"github.com/volleylock/volley/conn"
+	"math/rand/v2"
+	"time"
+)
+
+// Lock is a held lock: a small value, returned without allocation. Copy it
+// freely, but Extend and Unlock one copy only: Extend updates the copy it is
+// called on. The zero Lock holds nothing.
+type Lock struct {
+	c     *Client
+	key   string
+	tok   token
+	ttl   time.Duration
+	until time.Time // end of validity, on the monotonic clock
+}
+
+// Key returns the locked key.
+func (l *Lock) Key() string { return l.key }
+
+// Until returns when the lock's validity ends (holding a monotonic clock
+// reading: compare it with time.Now, not with wall-clock times from
+// elsewhere).
+func (l *Lock) Until() time.Time { return l.until }
+
+// Validity returns how long the lock is still valid: the time the holder
+// may safely work. Zero or negative means the lock must be taken as lost.
+func (l *Lock) Validity() time.Duration {
+	if l.c == nil {
+		return 0
+	}
+	return time.Until(l.until)
+}
+
+// TTL returns the TTL the lock was acquired or last extended with.
+func (l *Lock) TTL() time.Duration { return l.ttl }
+
+// TryLock makes exactly one attempt to acquire key for ttl on a quorum of
+// masters. It returns ErrNotAcquired (as is, without allocating) when the
+// lock is held by others, an *Error wrapping ErrNotAcquired when masters
+// failed, or an *Error wrapping ctx's error when ctx ended first.
+func (c *Client) TryLock(ctx context.Context, key string, ttl time.Duration) (Lock, error) {
+	if err := c.checkTTL(ttl); err != nil {
+		return Lock{}, err
+	}
+	return c.acquire(ctx, key, ttl, 1)
+}
+
+// Lock acquires key for ttl, retrying after a random delay (see
+// Config.RetryDelay) until it succeeds, Config.Tries attempts have failed,
+// or ctx ends. Errors are those of TryLock.
+func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration) (Lock, error) {
+	if err := c.checkTTL(ttl); err != nil {
+		return Lock{}, err
+	}
+	return c.acquire(ctx, key, ttl, c.cfg.Tries)
+}
+
+func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, tries int) (Lock, error) {
+	if c.closed.Load() {
+		return Lock{}, ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return Lock{}, &Error{Op: "lock", Key: key, Err: context.Cause(ctx)}
+	}
+	o := c.getOp()
+	defer c.putOp(o)
+	done := ctx.Done()
+	for attempt := 1; ; attempt++ {
+		tok := newToken()
+		o.encode(kindAcquire, key, &tok, ttl)
+		br := o.run(kindAcquire, done)
+		o.report(kindAcquire)
+		drift := time.Duration(float64(ttl)*c.cfg.DriftFactor) + 2*time.Millisecond
+		until := br.start.Add(ttl - drift)
+		if !br.cancelled && br.ok >= c.quorum && time.Now().Before(until) {
+			c.event(EventAcquired, key)
+			return Lock{c: c, key: key, tok: tok, ttl: ttl, until: until}, nil
+		}
+		// Failed: release wherever our SET may have landed.
+		o.releaseAfterFailure(key, &tok)
+		c.event(EventFailed, key)
+
+		var err error
+		switch {
+		case br.cancelled:
+			return Lock{}, o.error("lock", key, context.Cause(ctx), attempt)
+		case br.failed == 0 && br.ok < c.quorum:
+			err = ErrNotAcquired // contention alone: no allocation
+		default:
+			// Faults, or a quorum whose validity ran out.
+			err = o.error("lock", key, ErrNotAcquired, attempt)
+		}
+		if attempt >= tries {
+			return Lock{}, err
+		}
+		if !o.pause(c.retryDelay(attempt), done) {
+			return Lock{}, o.error("lock", key, context.Cause(ctx), attempt)
+		}
+	}
+}
+
+// retryDelay is the pause after failed attempt number attempt.
+func (c *Client) retryDelay(attempt int) time.Duration {
+	if c.cfg.RetryDelayFunc != nil {
+		return c.cfg.RetryDelayFunc(attempt)
+	}
+	d := c.cfg.RetryDelay
+	return d/2 + rand.N(d/2+1)
+}
+
+// pause waits d on the op's timer; false if done closed first.
+func (o *op) pause(d time.Duration, done <-chan struct{}) bool {
+	if d <= 0 {
+		return true
+	}
+	o.timer.Reset(d)
+	select {
+	case <-o.timer.C:
+		return true
+	case <-done:
+		o.timer.Stop()
+		return false
+	}
+}
+
+// releaseAfterFailure sends the release script to every master that said
+// yes or did not answer for certain (a reply may be lost after the SET ran),
+// without waiting: each Conn keeps commands in order, so the release runs
+// after our SET on that master. A master that answered "taken" holds
+// nothing of ours and is skipped.
+func (o *op) releaseAfterFailure(key string, tok *token) {
+	o.encode(kindRelease, key, tok, 0)
+	for i, m := range o.c.masters {
+		if o.res[i].Outcome == OutcomeTaken {
+			continue
+		}
+		// EVAL, not EVALSHA: no one will read a NOSCRIPT answer.
+		r := conn.NewRequest()
+		r.Cmd = append(r.Cmd[:0], o.alt...)
+		m.conn.SendForget(r)
+	}
+}
+
+// Extend resets the lock's TTL to ttl on every master that still holds it,
+// and succeeds if a quorum did within the validity, which it then renews
+// (counted from the moment Extend sent its commands). It never re-creates a
+// key that expired. It returns ErrNotHeld (possibly inside an *Error) when
+// the lock is lost, ErrExtendFailed when a quorum could not be reached but
+// the lock is not known lost (its previous validity stands), or ctx's error.
+func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
+	c := l.c
+	if c == nil || l.Validity() <= 0 {
+		return ErrNotHeld
+	}
+	if err := c.checkTTL(ttl); err != nil {
+		return err
+	}
+	if c.closed.Load() {
+		return ErrClosed
+	}
+	o := c.getOp()
+	defer c.putOp(o)
+	o.encode(kindExtend, l.key, &l.tok, ttl)
+	br := o.run(kindExtend, ctx.Done())
+	o.report(kindExtend)
+	drift := time.Duration(float64(ttl)*c.cfg.DriftFactor) + 2*time.Millisecond
+	until := br.start.Add(ttl - drift)
+	switch {
+	case br.cancelled:
+		return o.error("extend", l.key, context.Cause(ctx), 1)
+	case br.ok >= c.quorum && time.Now().Before(until) && time.Now().Before(l.until):
+		l.until, l.ttl = until, ttl
+		c.event(EventExtended, l.key)
+		return nil
+	case br.taken > len(c.masters)-c.quorum || time.Now().After(l.until):
+		// A quorum no longer holds our token, or our validity ran out
+		// while we asked.
+		c.event(EventLost, l.key)
+		if br.failed == 0 {
+			return ErrNotHeld
+		}
+		return o.error("extend", l.key, ErrNotHeld, 1)
+	default:
+		return o.error("extend", l.key, ErrExtendFailed, 1)
+	}
+}
+
+// Unlock releases the lock on every master. It returns nil if a quorum
+// released it, ErrNotHeld (possibly inside an *Error) if it was no longer
+// ours (expired, or taken over). It is meant for defer: it sends the
+// release even when ctx has already ended, and waits at most
+// Config.NodeTimeout for the answers (less if a live ctx ends sooner).
+func (l *Lock) Unlock(ctx context.Context) error {
+	c := l.c
+	if c == nil {
+		return ErrNotHeld
+	}
+	if c.closed.Load() {
+		return ErrClosed
+	}
+	done := ctx.Done()
+	if ctx.Err() != nil {
+		done = nil // already ended: wait our own timeout instead
+	}
+	o := c.getOp()
+	defer c.putOp(o)
+	o.encode(kindRelease, l.key, &l.tok, 0)
+	br := o.run(kindRelease, done)
+	o.report(kindRelease)
+	l.until = time.Time{}
+	switch {
+	case br.ok >= c.quorum:
+		c.event(EventReleased, l.key)
+		return nil
+	case br.cancelled:
+		return o.error("unlock", l.key, context.Cause(ctx), 1)
+	case br.failed == 0:
+		return ErrNotHeld
+	default:
+		return o.error("unlock", l.key, ErrNotHeld, 1)
+	}
+}
+
+// error builds an *Error from the op's results (allocating: error path).
+func (o *op) error(opName, key string, kind error, attempts int) error {
+	return &Error{Op: opName, Key: key, Err: kind, Attempts: attempts, Nodes: append([]NodeResult(nil), o.res...)}
+}
+
+// report calls the Node hook for each master's outcome.
+func (o *op) report(kind opKind) {
+	h := o.c.cfg.Hooks.Node
+	if h == nil {
+		return
+	}
+	for i := range o.res {
+		h(opNames[kind], o.res[i].Addr, o.res[i].Outcome, o.res[i].Latency)
+	}
+}
+
+func (c *Client) event(ev Event, key string) {
+	if h := c.cfg.Hooks.Event; h != nil {
+		h(ev, key)
+	}
+}

@@ -1,0 +1,383 @@
+package redlock
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/internal/redistest"
+)
+
+func TestScriptSHAs(t *testing.T) {
+	for script, sha := range map[string]string{releaseScript: releaseSHA, extendScript: extendSHA} {
+		sum := sha1.Sum([]byte(script))
+		assert.Equal(t, sha, hex.EncodeToString(sum[:]))
+	}
+}
+
+func TestTokensAreUniqueHex(t *testing.T) {
+	seen := make(map[token]bool)
+	for i := 0; i < 10000; i++ {
+		tok := newToken()
+		require.False(t, seen[tok], "token repeated after %d", i)
+		seen[tok] = true
+		_, err := hex.DecodeString(string(tok[:]))
+		require.NoError(t, err)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	for name, cfg := range map[string]Config{
+		"no addrs":    {},
+		"bad addr":    {Addrs: []string{"nohostport"}},
+		"duplicate":   {Addrs: []string{"127.0.0.1:1", "127.0.0.1:1"}},
+		"tries":       {Addrs: []string{"127.0.0.1:1"}, Tries: -1},
+		"drift":       {Addrs: []string{"127.0.0.1:1"}, DriftFactor: 0.7},
+		"fraction":    {Addrs: []string{"127.0.0.1:1"}, ExtendFraction: 1.5},
+		"conn option": {Addrs: []string{"127.0.0.1:1"}, Conn: conn.Options{Protocol: 9}},
+	} {
+		_, err := New(cfg)
+		assert.Error(t, err, name)
+	}
+}
+
+func TestTTLChecked(t *testing.T) {
+	c := client(t, masters(t, 1), Config{MaxTTL: time.Second})
+	_, err := c.TryLock(bg, "k", 2*time.Second)
+	require.ErrorContains(t, err, "exceeds Config.MaxTTL")
+	_, err = c.TryLock(bg, "k", 0)
+	require.Error(t, err)
+}
+
+func TestLockUnlock(t *testing.T) {
+	for _, n := range []int{1, 3, 5} {
+		t.Run(fmt.Sprint("N=", n), func(t *testing.T) {
+			servers := masters(t, n)
+			a := client(t, servers, Config{})
+			b := client(t, servers, Config{})
+			require.Equal(t, n/2+1, a.Quorum())
+
+			l, err := a.TryLock(bg, "res", 10*time.Second)
+			require.NoError(t, err)
+			assert.Equal(t, "res", l.Key())
+			assert.Greater(t, l.Validity(), 9*time.Second)
+			assert.LessOrEqual(t, l.Validity(), 10*time.Second)
+
+			_, err = b.TryLock(bg, "res", 10*time.Second)
+			require.ErrorIs(t, err, ErrNotAcquired)
+			require.Same(t, ErrNotAcquired, err, "plain contention returns the sentinel itself")
+
+			require.NoError(t, l.Unlock(bg))
+			l2, err := b.TryLock(bg, "res", 10*time.Second)
+			require.NoError(t, err, "released lock not free")
+			require.NoError(t, l2.Extend(bg, 5*time.Second))
+			assert.LessOrEqual(t, l2.Validity(), 5*time.Second)
+			require.NoError(t, l2.Unlock(bg))
+			require.ErrorIs(t, l2.Unlock(bg), ErrNotHeld, "a second unlock released something")
+		})
+	}
+}
+
+// TestMutualExclusion: several clients with many goroutines each contend for
+// one key; never two in the critical section while their validity lasts.
+func TestMutualExclusion(t *testing.T) {
+	servers := masters(t, 5)
+	var inside, entries, maxInside atomic.Int32
+	var wg sync.WaitGroup
+	deadline := time.Now().Add(2 * time.Second)
+	for range 3 {
+		c := client(t, servers, Config{RetryDelay: 2 * time.Millisecond, Tries: 1 << 20, NodeTimeout: 200 * time.Millisecond})
+		for range 6 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for time.Now().Before(deadline) {
+					ctx, cancel := context.WithDeadline(bg, deadline)
+					l, err := c.Lock(ctx, "contended", time.Second)
+					cancel()
+					if err != nil {
+						continue
+					}
+					n := inside.Add(1)
+					for m := maxInside.Load(); n > m && !maxInside.CompareAndSwap(m, n); m = maxInside.Load() {
+					}
+					entries.Add(1)
+					inside.Add(-1)
+					if err := l.Unlock(bg); err != nil {
+						t.Errorf("unlock: %v", err)
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	t.Logf("%d entries", entries.Load())
+	require.Greater(t, entries.Load(), int32(10), "too few entries to prove anything")
+	require.Equal(t, int32(1), maxInside.Load(), "two holders at once")
+}
+
+func TestMinorityDownStillLocks(t *testing.T) {
+	servers := masters(t, 5)
+	c := client(t, servers, Config{NodeTimeout: 2 * time.Second})
+	servers[0].Kill()
+	require.NoError(t, servers[1].Pause())
+	defer servers[1].Resume()
+
+	start := time.Now()
+	l, err := c.TryLock(bg, "k", 10*time.Second)
+	require.NoError(t, err)
+	assert.Less(t, time.Since(start), time.Second, "waited for a dead or paused master")
+	require.NoError(t, l.Unlock(bg))
+}
+
+func TestMajorityDownFailsFastWithOutcomes(t *testing.T) {
+	servers := masters(t, 5)
+	c := client(t, servers, Config{NodeTimeout: 2 * time.Second})
+	for _, s := range servers[:3] {
+		s.Kill()
+	}
+	require.Eventually(t, func() bool { return c.Masters()[2].Err != nil }, 5*time.Second, time.Millisecond)
+	start := time.Now()
+	_, err := c.TryLock(bg, "k", 10*time.Second)
+	assert.Less(t, time.Since(start), time.Second, "a dead majority should fail fast")
+	require.ErrorIs(t, err, ErrNotAcquired)
+	var le *Error
+	require.ErrorAs(t, err, &le)
+	require.Len(t, le.Nodes, 5)
+	for _, n := range le.Nodes[:3] {
+		assert.Equal(t, OutcomeConnError, n.Outcome, n.Addr)
+	}
+	assert.Contains(t, err.Error(), servers[0].Addr())
+	assert.Contains(t, err.Error(), "connection error")
+}
+
+func TestPausedMajorityTimesOut(t *testing.T) {
+	servers := masters(t, 3)
+	c := client(t, servers, Config{NodeTimeout: 100 * time.Millisecond})
+	for _, s := range servers[:2] {
+		require.NoError(t, s.Pause())
+		defer s.Resume()
+	}
+	_, err := c.TryLock(bg, "k", 10*time.Second)
+	var le *Error
+	require.ErrorAs(t, err, &le)
+	assert.Equal(t, OutcomeTimeout, le.Nodes[0].Outcome)
+	assert.Equal(t, OutcomeTimeout, le.Nodes[1].Outcome)
+}
+
+func TestUnlockAfterScriptCacheLoss(t *testing.T) {
+	servers := masters(t, 3)
+	c := client(t, servers, Config{})
+	l, err := c.TryLock(bg, "k", 10*time.Second)
+	require.NoError(t, err)
+	require.NoError(t, l.Extend(bg, 10*time.Second)) // scripts now cached
+	for _, s := range servers {
+		require.NoError(t, s.Command("SCRIPT", "FLUSH"))
+	}
+	require.NoError(t, l.Extend(bg, 10*time.Second), "extend after NOSCRIPT")
+	for _, s := range servers {
+		require.NoError(t, s.Command("SCRIPT", "FLUSH"))
+	}
+	require.NoError(t, l.Unlock(bg), "unlock after NOSCRIPT")
+}
+
+func TestUnlockAfterMasterRestart(t *testing.T) {
+	servers := masters(t, 3)
+	c := client(t, servers, Config{})
+	l, err := c.TryLock(bg, "k", 10*time.Second)
+	require.NoError(t, err)
+	require.NoError(t, servers[0].Restart(false))
+	require.Eventually(t, func() bool { return c.Masters()[0].Err == nil }, 5*time.Second, time.Millisecond)
+	require.NoError(t, l.Unlock(bg))
+}
+
+func TestExpiredLockIsNotHeld(t *testing.T) {
+	servers := masters(t, 3)
+	a := client(t, servers, Config{})
+	b := client(t, servers, Config{RetryDelay: 5 * time.Millisecond, Tries: 1000})
+	l, err := a.TryLock(bg, "k", 50*time.Millisecond)
+	require.NoError(t, err)
+	// b gets it once it expires.
+	l2, err := b.Lock(bg, "k", 10*time.Second)
+	require.NoError(t, err)
+	assert.LessOrEqual(t, l.Validity(), time.Duration(0), "b acquired while a's validity lasted")
+	require.ErrorIs(t, l.Unlock(bg), ErrNotHeld)
+	require.ErrorIs(t, l.Extend(bg, time.Second), ErrNotHeld)
+	require.NoError(t, l2.Unlock(bg), "a's unlock released b's lock")
+}
+
+func TestExtendAfterTakeoverFails(t *testing.T) {
+	servers := masters(t, 3)
+	c := client(t, servers, Config{})
+	l, err := c.TryLock(bg, "k", 10*time.Second)
+	require.NoError(t, err)
+	for _, s := range servers {
+		require.NoError(t, s.Command("SET", "k", "someone-else"))
+	}
+	require.ErrorIs(t, l.Extend(bg, 10*time.Second), ErrNotHeld)
+	require.ErrorIs(t, l.Unlock(bg), ErrNotHeld)
+}
+
+func TestUnlockWithCancelledContext(t *testing.T) {
+	servers := masters(t, 3)
+	c := client(t, servers, Config{})
+	l, err := c.TryLock(bg, "k", 10*time.Second)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(bg)
+	cancel()
+	require.NoError(t, l.Unlock(ctx), "unlock in a defer after cancellation must still release")
+	_, err = c.TryLock(bg, "k", 10*time.Second)
+	require.NoError(t, err)
+}
+
+func TestLockHonoursContext(t *testing.T) {
+	servers := masters(t, 3)
+	c := client(t, servers, Config{RetryDelay: 10 * time.Millisecond, Tries: 1 << 20})
+	_, err := c.TryLock(bg, "k", 10*time.Second)
+	require.NoError(t, err)
+
+	ctx, cancel := context.WithTimeout(bg, 100*time.Millisecond)
+	defer cancel()
+	_, err = c.Lock(ctx, "k", 10*time.Second)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+
+	cancelled, cancel2 := context.WithCancel(bg)
+	cancel2()
+	_, err = c.TryLock(cancelled, "other", time.Second)
+	require.ErrorIs(t, err, context.Canceled)
+}
+
+func TestLockRetriesAreBounded(t *testing.T) {
+	servers := masters(t, 3)
+	c := client(t, servers, Config{Tries: 3, RetryDelay: time.Millisecond})
+	_, err := c.TryLock(bg, "k", 10*time.Second)
+	require.NoError(t, err)
+	var attempts atomic.Int32
+	c2 := client(t, servers, Config{Tries: 3, RetryDelayFunc: func(n int) time.Duration { attempts.Add(1); return 0 }})
+	_, err = c2.Lock(bg, "k", 10*time.Second)
+	require.ErrorIs(t, err, ErrNotAcquired)
+	assert.Equal(t, int32(2), attempts.Load(), "3 tries make 2 pauses")
+}
+
+func TestDoKeepsLockExtended(t *testing.T) {
+	servers := masters(t, 3)
+	c := client(t, servers, Config{})
+	other := client(t, servers, Config{})
+	var extended atomic.Int32
+	c.cfg.Hooks.Event = func(ev Event, key string) {
+		if ev == EventExtended {
+			extended.Add(1)
+		}
+	}
+	err := c.Do(bg, "job", 150*time.Millisecond, func(ctx context.Context) error {
+		t := time.NewTimer(500 * time.Millisecond) // the work: longer than the TTL
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+		if _, err := other.TryLock(bg, "job", time.Second); !errors.Is(err, ErrNotAcquired) {
+			return fmt.Errorf("lock not held during Do: %v", err)
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, extended.Load(), int32(2))
+	_, err = other.TryLock(bg, "job", time.Second)
+	require.NoError(t, err, "Do did not release")
+}
+
+func TestDoCancelsWorkWhenLockLost(t *testing.T) {
+	servers := masters(t, 3)
+	c := client(t, servers, Config{})
+	err := c.Do(bg, "job", 300*time.Millisecond, func(ctx context.Context) error {
+		for _, s := range servers {
+			if err := s.Command("SET", "job", "thief"); err != nil {
+				return err
+			}
+		}
+		<-ctx.Done()
+		assert.ErrorIs(t, context.Cause(ctx), ErrNotHeld)
+		return nil
+	})
+	require.ErrorIs(t, err, ErrNotHeld, "Do must report the loss even when fn returns nil")
+}
+
+func TestDoReturnsFnError(t *testing.T) {
+	c := client(t, masters(t, 1), Config{})
+	boom := errors.New("boom")
+	require.ErrorIs(t, c.Do(bg, "k", time.Second, func(context.Context) error { return boom }), boom)
+	_, err := c.TryLock(bg, "k", time.Second)
+	require.NoError(t, err, "released after fn failed")
+}
+
+// TestRestartGuard shows the crash-recovery hazard and the guard closing it:
+// a holds a lock on 3 masters; 2 of them restart without persistence and
+// forget it. Without the guard, b takes the lock while a's validity lasts.
+// With it, b is refused until the restarted masters have been up MaxTTL.
+func TestRestartGuard(t *testing.T) {
+	const maxTTL = 2 * time.Second
+	servers := masters(t, 3)
+	waitUptime(t, servers, maxTTL+time.Second)
+
+	a := newClient(t, servers, Config{MaxTTL: maxTTL})
+	guarded := newClient(t, servers, Config{MaxTTL: maxTTL})
+	unguarded := newClient(t, servers, Config{MaxTTL: maxTTL, DisableRestartGuard: true})
+
+	l, err := a.TryLock(bg, "k", maxTTL)
+	require.NoError(t, err, "masters up longer than MaxTTL must not be guarded")
+	for _, s := range servers[:2] {
+		require.NoError(t, s.Restart(false))
+	}
+	for _, c := range []*Client{guarded, unguarded} {
+		require.Eventually(t, func() bool {
+			m := c.Masters()
+			return m[0].Err == nil && m[1].Err == nil && m[0].Info.Generation == 2 && m[1].Info.Generation == 2
+		}, 5*time.Second, time.Millisecond)
+	}
+
+	_, err = guarded.TryLock(bg, "k", maxTTL)
+	require.ErrorIs(t, err, ErrNotAcquired, "the guard let a restarted master vote")
+	var le *Error
+	require.ErrorAs(t, err, &le)
+	assert.Equal(t, OutcomeGuarded, le.Nodes[0].Outcome)
+	assert.True(t, le.Nodes[0].GuardedUntil.After(time.Now()))
+	assert.Contains(t, err.Error(), "restart guard")
+	assert.False(t, guarded.Masters()[0].Guard.IsZero())
+
+	require.Greater(t, l.Validity(), time.Duration(0), "test too slow: a's lock expired")
+	l2, err := unguarded.TryLock(bg, "k", maxTTL)
+	require.NoError(t, err, "without the guard the hazard should show")
+	assert.Greater(t, l.Validity(), time.Duration(0))
+	assert.Greater(t, l2.Validity(), time.Duration(0), "two holders at once: the hazard the guard prevents")
+}
+
+// waitUptime waits until every master has been up for d (by its own INFO).
+func waitUptime(t *testing.T, servers []*redistest.Server, d time.Duration) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		for _, s := range servers {
+			cn, err := conn.Dial(bg, conn.Options{Addr: s.Addr()})
+			if err != nil {
+				return false
+			}
+			up := cn.Info().Uptime
+			cn.Close()
+			if up < d {
+				return false
+			}
+		}
+		return true
+	}, 10*time.Second, 50*time.Millisecond)
+}
