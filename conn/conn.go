@@ -197,15 +197,21 @@ func (c *Conn) Send(r *Request, notify chan *Request) {
 // then belongs to the Conn and must not be used again. Otherwise it returns
 // r.Err() and the caller owns r again.
 func (c *Conn) Wait(ctx context.Context, r *Request) error {
+	err, _ := c.wait(ctx, r)
+	return err
+}
+
+// wait is Wait that also reports whether the caller still owns r.
+func (c *Conn) wait(ctx context.Context, r *Request) (err error, owned bool) {
 	select {
 	case <-r.own:
-		return r.err
+		return r.err, true
 	case <-ctx.Done():
 		if r.Abandon() {
-			return &Error{Addr: c.opts.Addr, Op: "wait", Err: context.Cause(ctx)}
+			return &Error{Addr: c.opts.Addr, Op: "wait", Err: context.Cause(ctx)}, false
 		}
 		<-r.own
-		return r.err
+		return r.err, true
 	}
 }
 

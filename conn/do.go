@@ -22,8 +22,8 @@ func (c *Conn) Do(ctx context.Context, args ...any) ([]resp.Value, error) {
 		return nil, err
 	}
 	c.Send(r, nil)
-	if err := c.Wait(ctx, r); err != nil {
-		if r.state.Load() == stateDone {
+	if err, owned := c.wait(ctx, r); err != nil {
+		if owned { // else the Conn recycles it; it may already be someone else's
 			r.Release()
 		}
 		return nil, err

@@ -19,34 +19,32 @@ import (
 // matches ErrNotHeld (errors.Is), even when fn returned nil, because the
 // work may then have run without exclusion. It returns Lock's error when the
 // lock could not be taken, without calling fn.
-func (c *Client) Do(ctx context.Context, key string, ttl time.Duration, fn func(ctx context.Context) error) error {
+func (c *Client) Do(ctx context.Context, key string, ttl time.Duration, fn func(ctx context.Context) error) (err error) {
 	l, err := c.Lock(ctx, key, ttl)
 	if err != nil {
 		return err
 	}
 	workCtx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
 	stop := make(chan struct{})
 	lost := make(chan error, 1)
 	go func() { // owned by Do: ends when stop closes, before Do returns
 		lost <- c.keepExtended(workCtx, &l, ttl, stop, cancel)
 	}()
-
-	fnErr := fn(workCtx)
-	close(stop)
-	lostErr := <-lost
-	// The extender is done with l: release it, even if ctx has ended.
-	unlockErr := l.Unlock(context.WithoutCancel(ctx))
-	switch {
-	case lostErr != nil:
-		return errors.Join(fnErr, lostErr)
-	case fnErr != nil:
-		return fnErr
-	case unlockErr != nil && errors.Is(unlockErr, ErrNotHeld):
-		// Released nothing: the lock was gone by the time fn returned.
-		return unlockErr
-	}
-	return nil
+	// However fn ends, panics included: stop the extender, then release.
+	defer func() {
+		close(stop)
+		lostErr := <-lost
+		cancel(nil)
+		unlockErr := l.Unlock(context.WithoutCancel(ctx)) // even if ctx has ended
+		switch {
+		case lostErr != nil:
+			err = errors.Join(err, lostErr)
+		case err == nil && errors.Is(unlockErr, ErrNotHeld):
+			// Released nothing: the lock was gone by the time fn returned.
+			err = unlockErr
+		}
+	}()
+	return fn(workCtx)
 }
 
 // keepExtended extends l every ttl*ExtendFraction until stop closes. When

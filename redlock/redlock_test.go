@@ -381,3 +381,12 @@ func waitUptime(t *testing.T, servers []*redistest.Server, d time.Duration) {
 		return true
 	}, 10*time.Second, 50*time.Millisecond)
 }
+
+func TestDoReleasesWhenFnPanics(t *testing.T) {
+	c := client(t, masters(t, 1), Config{})
+	require.PanicsWithValue(t, "boom", func() {
+		c.Do(bg, "k", time.Second, func(context.Context) error { panic("boom") })
+	})
+	_, err := c.TryLock(bg, "k", time.Second)
+	require.NoError(t, err, "a panicking fn left the lock held")
+}
