@@ -1,0 +1,372 @@
+package fakeredis
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/volleylock/volley/internal/redistest"
+)
+
+// step is one command of a differential script.
+type step struct {
+	args []string
+	raw  string // sent as is instead of args, e.g. an inline command
+	// shape, when set, checks a reply that legitimately differs between two
+	// servers (run_id, TIME, client ids, elapsed milliseconds); it is applied
+	// to both replies instead of comparing them.
+	shape func(t *testing.T, reply string)
+}
+
+func cmd(args ...string) step { return step{args: args} }
+
+func shaped(shape func(t *testing.T, reply string), args ...string) step {
+	return step{args: args, shape: shape}
+}
+
+// helloID matches the client id field of a HELLO reply, which depends on
+// how many connections the server has had.
+var helloID = regexp.MustCompile(`\$2\r\nid\r\n:([0-9]+)\r\n`)
+
+// runDifferential sends every step to both servers over raw TCP and
+// requires byte-identical replies.
+func runDifferential(t *testing.T, fake, real *testConn, steps []step) {
+	t.Helper()
+	for i, st := range steps {
+		what := strconv.Quote(st.raw)
+		if st.raw == "" {
+			what = strings.Join(st.args, " ")
+		}
+		if st.raw != "" {
+			fake.write([]byte(st.raw))
+			real.write([]byte(st.raw))
+		} else {
+			fake.send(st.args...)
+			real.send(st.args...)
+		}
+		got, err := fake.readWithin(10 * time.Second)
+		require.NoError(t, err, "fake, step %d: %s", i, what)
+		want, err := real.readWithin(10 * time.Second)
+		require.NoError(t, err, "redis, step %d: %s", i, what)
+		if st.shape != nil {
+			t.Run("", func(t *testing.T) {
+				st.shape(t, got)
+				st.shape(t, want)
+			})
+			continue
+		}
+		got = helloID.ReplaceAllString(got, "$$2\r\nid\r\n:ID\r\n")
+		want = helloID.ReplaceAllString(want, "$$2\r\nid\r\n:ID\r\n")
+		assert.Equal(t, want, got, "step %d: %s", i, what)
+	}
+}
+
+// intBetween checks an integer reply in [lo, hi].
+func intBetween(lo, hi int64) func(t *testing.T, reply string) {
+	return func(t *testing.T, reply string) {
+		require.True(t, strings.HasPrefix(reply, ":") && strings.HasSuffix(reply, "\r\n"), "reply %q", reply)
+		n, err := strconv.ParseInt(reply[1:len(reply)-2], 10, 64)
+		require.NoError(t, err)
+		require.True(t, lo <= n && n <= hi, "%d not in [%d, %d]", n, lo, hi)
+	}
+}
+
+var timeReply = regexp.MustCompile(`^\*2\r\n\$[0-9]+\r\n[0-9]{10}\r\n\$[0-9]+\r\n[0-9]{1,6}\r\n$`)
+
+func timeShape(t *testing.T, reply string) { require.Regexp(t, timeReply, reply) }
+
+// infoShape checks an INFO server reply: a bulk string (RESP2) or a txt
+// verbatim string (RESP3) of CRLF-terminated lines with the fields clients
+// read.
+func infoShape(resp3 bool) func(t *testing.T, reply string) {
+	return func(t *testing.T, reply string) {
+		var text string
+		if resp3 {
+			require.Regexp(t, `^=[0-9]+\r\ntxt:`, reply)
+			text = reply[strings.Index(reply, "txt:")+4 : len(reply)-2]
+		} else {
+			require.Regexp(t, `^\$[0-9]+\r\n`, reply)
+			text = reply[strings.Index(reply, "\r\n")+2 : len(reply)-2]
+		}
+		require.True(t, strings.HasPrefix(text, "# Server\r\nredis_version:7.0.15\r\n"), "info %q", text)
+		require.True(t, strings.HasSuffix(text, "\r\n"))
+		require.NotContains(t, strings.ReplaceAll(text, "\r\n", ""), "\n")
+		for _, re := range []string{
+			`\r\nrun_id:[0-9a-f]{40}\r\n`,
+			`\r\ntcp_port:[0-9]+\r\n`,
+			`\r\nuptime_in_seconds:[0-9]+\r\n`,
+			`\r\nuptime_in_days:0\r\n`,
+			`\r\nredis_mode:standalone\r\n`,
+		} {
+			require.Regexp(t, re, text)
+		}
+	}
+}
+
+func clientIDShape(t *testing.T, reply string) { require.Regexp(t, `^:[0-9]+\r\n$`, reply) }
+
+// diffScript covers every supported command on a server without password.
+func diffScript() []step {
+	del, ext := CompareAndDeleteScript, CompareAndPexpireScript
+	delSHA, extSHA := sha1Hex([]byte(del)), sha1Hex([]byte(ext))
+	return []step{
+		// connection
+		cmd("PING"),
+		cmd("ping", "hello world"),
+		cmd("PING", "a", "b"),
+		{raw: "PING\r\n"},
+		cmd("ECHO", "x\r\ny"),
+		cmd("ECHO"),
+		cmd("FOO", "a", "b"),
+		cmd("foo"),
+		cmd("GET"),
+		cmd("AUTH", "x"),
+		cmd("AUTH", "default", "x"),
+		cmd("AUTH", "bob", "x"),
+		cmd("AUTH", "a", "b", "c"),
+		cmd("SELECT", "16"),
+		cmd("SELECT", "-1"),
+		cmd("SELECT", "x"),
+		cmd("SELECT", "1"),
+		cmd("SET", "dbkey", "in-db-1"),
+		cmd("SELECT", "0"),
+		cmd("GET", "dbkey"),
+		cmd("SELECT", "1"),
+		cmd("DEL", "dbkey"),
+		cmd("SELECT", "0"),
+		cmd("CLIENT"),
+		cmd("CLIENT", "SETNAME"),
+		cmd("CLIENT", "FOO", "x"),
+		cmd("client", "setinfo", "lib-name", "volley"),
+		cmd("CLIENT", "SETNAME", "a b"),
+		cmd("CLIENT", "SETNAME", "volley"),
+		cmd("client", "getname"),
+		cmd("CLIENT", "SETNAME", ""),
+		cmd("CLIENT", "GETNAME"),
+		cmd("CLIENT", "GETNAME", "x"),
+		shaped(clientIDShape, "CLIENT", "ID"),
+		shaped(timeShape, "TIME"),
+		cmd("TIME", "x"),
+		shaped(infoShape(false), "INFO", "server"),
+		cmd("INFO", "nosuchsection"),
+
+		// strings and expiry
+		cmd("GET", "k"),
+		cmd("SET", "k"),
+		cmd("SET", "k", "v", "NX", "XX"),
+		cmd("SET", "k", "v", "XX", "NX"),
+		cmd("SET", "k", "v", "EX"),
+		cmd("SET", "k", "v", "EX", "0"),
+		cmd("SET", "k", "v", "PX", "-5"),
+		cmd("SET", "k", "v", "PX", "abc"),
+		cmd("SET", "k", "v", "EX", "007"),
+		cmd("SET", "k", "v", "EX", "+5"),
+		cmd("SET", "k", "v", "EX", "10", "PX", "10"),
+		cmd("SET", "k", "v", "KEEPTTL", "EX", "10"),
+		cmd("SET", "k", "v", "PXAT", "10", "KEEPTTL"),
+		cmd("SET", "k", "v", "FOO"),
+		cmd("SET", "k", "v", "EX", "9223372036854775807"),
+		cmd("SET", "k", "v", "EX", "9223372036854775"),
+		cmd("SET", "k", "v", "PX", "9223372036854775807"),
+		cmd("SET", "k", "v", "PX", "99999999999999999999"),
+		cmd("SET", "k", "v", "XX"),
+		cmd("SET", "k", "v", "GET"),
+		cmd("SET", "k", "v2", "NX"),
+		cmd("SET", "k", "v2", "NX", "GET"),
+		cmd("SET", "k", "v3", "get", "xx", "px", "100000"),
+		shaped(intBetween(90000, 100000), "PTTL", "k"),
+		shaped(intBetween(90, 100), "TTL", "k"),
+		cmd("SET", "k", "v4", "KEEPTTL"),
+		shaped(intBetween(90000, 100000), "PTTL", "k"),
+		cmd("SET", "k", "v5", "ex", "10", "ex", "20", "nx", "nx"),
+		cmd("SET", "k", "v5"),
+		cmd("PTTL", "k"),
+		cmd("TTL", "k"),
+		cmd("GET", "k"),
+		cmd("PTTL", "missing"),
+		cmd("TTL", "missing"),
+		cmd("SET", "k", "v", "PXAT", "1"),
+		cmd("EXISTS", "k"),
+		cmd("SET", "k", "v", "EXAT", "9223372036854775"),
+		cmd("TTL", "k"),
+		cmd("SET", "k", "v"),
+		cmd("PEXPIRE", "k"),
+		cmd("PEXPIRE", "k", "abc"),
+		cmd("PEXPIRE", "k", "abc", "FOO"),
+		cmd("PEXPIRE", "k", "100", "NX", "XX"),
+		cmd("PEXPIRE", "k", "100", "GT", "LT"),
+		cmd("PEXPIRE", "k", "100", "nx", "gt"),
+		cmd("PEXPIRE", "k", "9223372036854775807"),
+		cmd("PEXPIRE", "missing", "100"),
+		cmd("PEXPIRE", "k", "100000", "GT"),
+		cmd("PEXPIRE", "k", "100000", "XX"),
+		cmd("PEXPIRE", "k", "100000", "LT"),
+		cmd("PEXPIRE", "k", "100000", "NX"),
+		cmd("PEXPIRE", "k", "200000", "GT"),
+		cmd("PEXPIRE", "k", "300000", "LT"),
+		cmd("PEXPIRE", "k", "100000", "lt"),
+		cmd("PEXPIRE", "k", "100000", "NX"),
+		shaped(intBetween(90, 100), "TTL", "k"),
+		cmd("PEXPIRE", "k", "0"),
+		cmd("EXISTS", "k"),
+		cmd("SET", "a", "1"),
+		cmd("SET", "b", "2"),
+		cmd("EXISTS", "a", "a", "b", "missing"),
+		cmd("DEL", "a", "b", "missing"),
+		cmd("DEL"),
+		cmd("EXISTS"),
+
+		// the lock scripts
+		cmd("SET", "lock", "tok", "NX", "PX", "30000"),
+		cmd("SET", "lock", "other", "NX", "PX", "30000"),
+		cmd("EVAL", del, "1", "lock", "other"),
+		cmd("EVAL", ext, "1", "lock", "other", "60000"),
+		cmd("EVAL", ext, "1", "lock", "tok", "60000"),
+		shaped(intBetween(50000, 60000), "PTTL", "lock"),
+		cmd("EVAL", ext, "1", "lock", "tok", "abc"),
+		cmd("EVAL", ext, "1", "lock", "tok"),
+		cmd("EVAL", ext, "0"),
+		cmd("EVAL", ext, "1", "lock", "tok", "9223372036854775807"),
+		cmd("EVAL", ext, "5", "lock", "tok"),
+		cmd("EVAL", ext, "-1", "lock", "tok"),
+		cmd("EVAL", ext, "x", "lock", "tok"),
+		cmd("EVAL", ext),
+		cmd("EVAL", del, "1", "missing", "tok"),
+		cmd("EVAL", del, "1", "lock"),
+		cmd("EVAL", del, "1", "lock", "tok"),
+		cmd("EXISTS", "lock"),
+		cmd("SCRIPT", "EXISTS", delSHA, extSHA, "nope"),
+		cmd("SCRIPT", "FLUSH"),
+		cmd("SCRIPT", "EXISTS", delSHA, extSHA),
+		cmd("EVALSHA", delSHA, "1", "lock", "tok"),
+		cmd("SCRIPT", "LOAD", del),
+		cmd("SCRIPT", "LOAD", ext),
+		cmd("SCRIPT", "EXISTS", strings.ToUpper(delSHA), extSHA),
+		cmd("SET", "lock", "tok", "NX", "PX", "30000"),
+		cmd("EVALSHA", extSHA, "1", "lock", "tok", "0"),
+		cmd("EXISTS", "lock"),
+		cmd("SET", "lock", "tok", "NX", "PX", "30000"),
+		cmd("EVALSHA", strings.ToUpper(delSHA), "1", "lock", "other"),
+		cmd("EVALSHA", delSHA, "1", "lock", "tok"),
+		cmd("EVALSHA", "abc", "1", "lock", "tok"),
+		cmd("EVALSHA", "abc", "x", "lock"),
+		cmd("EVALSHA", strings.Repeat("0", 40), "1", "lock", "tok"),
+		cmd("EVALSHA", strings.Repeat("0", 40), "x", "lock"),
+		cmd("EVALSHA", strings.Repeat("0", 40), "3", "lock"),
+		cmd("SCRIPT"),
+		cmd("SCRIPT", "FOO"),
+		cmd("SCRIPT", "LOAD"),
+		cmd("SCRIPT", "EXISTS"),
+		cmd("SCRIPT", "FLUSH", "x"),
+		cmd("SCRIPT", "FLUSH", "ASYNC"),
+		cmd("SCRIPT", "FLUSH", "sync", "x"),
+		cmd("EVALSHA", extSHA, "1", "lock", "tok", "1000"),
+
+		// HELLO and RESP3
+		cmd("HELLO", "4"),
+		cmd("HELLO", "x"),
+		cmd("HELLO", "3", "FOO"),
+		cmd("HELLO", "3", "AUTH", "default"),
+		cmd("HELLO", "3", "SETNAME", "a b"),
+		cmd("HELLO", "3", "SETNAME", "resp3"),
+		cmd("CLIENT", "GETNAME"),
+		cmd("GET", "missing"),
+		cmd("SET", "r3", "v", "NX"),
+		cmd("SET", "r3", "v", "NX"),
+		cmd("SET", "r3-missing", "v", "XX", "GET"),
+		cmd("GET", "r3"),
+		cmd("CLIENT", "SETNAME", ""),
+		cmd("CLIENT", "GETNAME"),
+		cmd("EXISTS", "r3"),
+		cmd("ECHO", "resp3"),
+		cmd("PING"),
+		shaped(timeShape, "TIME"),
+		shaped(infoShape(true), "INFO", "server"),
+		cmd("INFO", "nosuchsection"),
+		cmd("EVAL", del, "1", "r3", "v"),
+		cmd("FOO"),
+		cmd("HELLO"),
+		cmd("HELLO", "2"),
+		cmd("GET", "missing"),
+		cmd("QUIT", "x"),
+	}
+}
+
+func TestDifferentialAgainstRedis(t *testing.T) {
+	real := redistest.Start(t, redistest.Options{})
+	fake := StartT(t, Options{})
+	fc, rc := dial(t, fake.Addr()), dial(t, real.Addr())
+	runDifferential(t, fc, rc, diffScript())
+	// QUIT closed both connections after its reply.
+	_, ferr := fc.readAll()
+	_, rerr := rc.readAll()
+	require.Error(t, ferr)
+	require.Error(t, rerr)
+}
+
+func TestDifferentialWithPassword(t *testing.T) {
+	real := redistest.Start(t, redistest.Options{Args: []string{
+		"--requirepass", "pw", "--user", "bob", "on", ">secret", "~*", "&*", "+@all",
+	}})
+	fake := StartT(t, Options{Password: "pw", Users: map[string]string{"bob": "secret"}})
+	fc, rc := dial(t, fake.Addr()), dial(t, real.Addr())
+	runDifferential(t, fc, rc, []step{
+		cmd("GET", "k"),
+		cmd("GET"),
+		cmd("FOO", "bar"),
+		cmd("PING"),
+		cmd("CLIENT", "ID"),
+		cmd("SCRIPT", "FLUSH"),
+		cmd("HELLO"),
+		cmd("HELLO", "3"),
+		cmd("HELLO", "3", "SETNAME", "n1"),
+		cmd("HELLO", "3", "AUTH", "default", "bad"),
+		cmd("AUTH", "bad"),
+		cmd("AUTH", "default", "bad"),
+		cmd("AUTH", "bob", "bad"),
+		cmd("AUTH", "nobody", "secret"),
+		cmd("AUTH", "a", "b", "c"),
+		cmd("AUTH"),
+		cmd("GET", "k"),
+		cmd("AUTH", "bob", "secret"),
+		cmd("GET", "k"),
+		cmd("AUTH", "bob", "bad"), // a failed AUTH keeps the earlier login
+		cmd("GET", "k"),
+		cmd("AUTH", "pw"),
+		cmd("HELLO", "3", "AUTH", "default", "pw", "SETNAME", "zz"),
+		cmd("CLIENT", "GETNAME"),
+		cmd("HELLO", "2", "AUTH", "bob", "secret"),
+		cmd("GET", "k"),
+	})
+	// A fresh connection authenticates and switches to RESP3 at once.
+	fc, rc = dial(t, fake.Addr()), dial(t, real.Addr())
+	runDifferential(t, fc, rc, []step{
+		cmd("HELLO", "3", "AUTH", "default", "pw"),
+		cmd("GET", "k"),
+		cmd("QUIT"),
+	})
+}
+
+// TestDifferentialProtocolErrors checks the replies to malformed input,
+// each on a fresh connection, which both servers then close.
+func TestDifferentialProtocolErrors(t *testing.T) {
+	real := redistest.Start(t, redistest.Options{})
+	fake := StartT(t, Options{})
+	for _, raw := range []string{
+		"*abc\r\n",
+		"*1\r\nx\r\n",
+		"*1\r\n$x\r\n",
+	} {
+		fc, rc := dial(t, fake.Addr()), dial(t, real.Addr())
+		fc.write([]byte(raw))
+		rc.write([]byte(raw))
+		got, _ := fc.readAll()
+		want, _ := rc.readAll()
+		assert.Equal(t, want, got, "input %q", raw)
+	}
+}

@@ -1,0 +1,281 @@
+package fakeredis
+
+import "math"
+
+// entry is one key's value and expiry time in Unix milliseconds (0: none).
+type entry struct {
+	val string
+	exp int64
+}
+
+// live reports whether the entry has not expired at now. As in Redis, a key
+// expires once now is past its expiry time: at exactly exp it still lives.
+func (e entry) live(now int64) bool { return e.exp == 0 || now <= e.exp }
+
+// sweepEvery is how many commands run between two passes of sweepLocked.
+const sweepEvery = 128
+
+// sweepSample is how many keys per database one sweep looks at.
+const sweepSample = 20
+
+// sweepLocked deletes expired keys among a few of each database, so that
+// keys nobody reads again do not accumulate (Redis' active expiry, in
+// miniature). Map iteration starts at a random key, so the sample moves.
+func (s *Server) sweepLocked() {
+	now := s.nowMs()
+	for _, db := range s.dbs {
+		n := 0
+		for k, e := range db {
+			if !e.live(now) {
+				delete(db, k)
+			}
+			if n++; n == sweepSample {
+				break
+			}
+		}
+	}
+}
+
+// lookupLocked returns the key's entry, deleting it if it has expired.
+func (s *Server) lookupLocked(db int, key []byte, now int64) (entry, bool) {
+	m := s.dbs[db]
+	e, ok := m[string(key)]
+	if !ok {
+		return entry{}, false
+	}
+	if !e.live(now) {
+		delete(m, string(key))
+		return entry{}, false
+	}
+	return e, true
+}
+
+const (
+	errSyntax     = "ERR syntax error"
+	errNotInteger = "ERR value is not an integer or out of range"
+)
+
+func cmdGet(c *client, args [][]byte) {
+	e, ok := c.s.lookupLocked(c.db, args[1], c.s.nowMs())
+	if !ok {
+		c.out = appendNull(c.out, c.proto)
+		return
+	}
+	c.out = appendBulkString(c.out, e.val)
+}
+
+// SET option flags, as in Redis' t_string.c.
+const (
+	setNX = 1 << iota
+	setXX
+	setGet
+	setKeepTTL
+	setEX
+	setPX
+	setEXAT
+	setPXAT
+)
+
+// cmdSet is SET key value [NX|XX] [GET] [EX s|PX ms|EXAT s|PXAT ms|KEEPTTL],
+// with Redis 7.0's option parsing: a repeated option is allowed (the last
+// expiry wins), conflicting ones are a syntax error.
+func cmdSet(c *client, args [][]byte) {
+	flags := 0
+	var expire []byte
+	for j := 3; j < len(args); j++ {
+		opt := args[j]
+		hasNext := j+1 < len(args)
+		switch {
+		case equalFold(opt, "nx") && flags&setXX == 0:
+			flags |= setNX
+		case equalFold(opt, "xx") && flags&setNX == 0:
+			flags |= setXX
+		case equalFold(opt, "get"):
+			flags |= setGet
+		case equalFold(opt, "keepttl") && flags&(setEX|setPX|setEXAT|setPXAT) == 0:
+			flags |= setKeepTTL
+		case equalFold(opt, "ex") && flags&(setKeepTTL|setPX|setEXAT|setPXAT) == 0 && hasNext:
+			flags |= setEX
+			j++
+			expire = args[j]
+		case equalFold(opt, "px") && flags&(setKeepTTL|setEX|setEXAT|setPXAT) == 0 && hasNext:
+			flags |= setPX
+			j++
+			expire = args[j]
+		case equalFold(opt, "exat") && flags&(setKeepTTL|setEX|setPX|setPXAT) == 0 && hasNext:
+			flags |= setEXAT
+			j++
+			expire = args[j]
+		case equalFold(opt, "pxat") && flags&(setKeepTTL|setEX|setPX|setEXAT) == 0 && hasNext:
+			flags |= setPXAT
+			j++
+			expire = args[j]
+		default:
+			c.out = appendError(c.out, errSyntax)
+			return
+		}
+	}
+
+	s := c.s
+	now := s.nowMs()
+	var when int64
+	if expire != nil {
+		ms, ok := parseInt64(expire)
+		if !ok {
+			c.out = appendError(c.out, errNotInteger)
+			return
+		}
+		seconds := flags&(setEX|setEXAT) != 0
+		if ms <= 0 || (seconds && ms > math.MaxInt64/1000) {
+			c.out = appendError(c.out, "ERR invalid expire time in 'set' command")
+			return
+		}
+		if seconds {
+			ms *= 1000
+		}
+		when = ms
+		if flags&(setEX|setPX) != 0 {
+			if when > math.MaxInt64-now {
+				c.out = appendError(c.out, "ERR invalid expire time in 'set' command")
+				return
+			}
+			when += now
+		}
+	}
+
+	old, found := s.lookupLocked(c.db, args[1], now)
+	if flags&setGet != 0 {
+		if found {
+			c.out = appendBulkString(c.out, old.val)
+		} else {
+			c.out = appendNull(c.out, c.proto)
+		}
+	}
+	if (flags&setNX != 0 && found) || (flags&setXX != 0 && !found) {
+		if flags&setGet == 0 {
+			c.out = appendNull(c.out, c.proto)
+		}
+		return
+	}
+	e := entry{val: string(args[2]), exp: when}
+	if flags&setKeepTTL != 0 && found {
+		e.exp = old.exp
+	}
+	s.dbs[c.db][string(args[1])] = e
+	if flags&setGet == 0 {
+		c.out = append(c.out, replyOK...)
+	}
+}
+
+func cmdDel(c *client, args [][]byte) {
+	s := c.s
+	now := s.nowMs()
+	var n int64
+	for _, k := range args[1:] {
+		if _, ok := s.lookupLocked(c.db, k, now); ok {
+			delete(s.dbs[c.db], string(k))
+			n++
+		}
+	}
+	c.out = appendInt(c.out, n)
+}
+
+func cmdExists(c *client, args [][]byte) {
+	s := c.s
+	now := s.nowMs()
+	var n int64
+	for _, k := range args[1:] {
+		if _, ok := s.lookupLocked(c.db, k, now); ok {
+			n++
+		}
+	}
+	c.out = appendInt(c.out, n)
+}
+
+// PEXPIRE condition flags.
+const (
+	expireNX = 1 << iota
+	expireXX
+	expireGT
+	expireLT
+)
+
+func cmdPexpire(c *client, args [][]byte) {
+	c.out = c.s.pexpireLocked(c.out, c.db, args[1], args[2], args[3:])
+}
+
+// pexpireLocked runs PEXPIRE key ms [NX|XX|GT|LT ...] and appends its reply,
+// as Redis 7.0's expireGenericCommand: options first, then the integer.
+func (s *Server) pexpireLocked(out []byte, db int, key, msArg []byte, opts [][]byte) []byte {
+	flags := 0
+	for _, opt := range opts {
+		switch {
+		case equalFold(opt, "nx"):
+			flags |= expireNX
+		case equalFold(opt, "xx"):
+			flags |= expireXX
+		case equalFold(opt, "gt"):
+			flags |= expireGT
+		case equalFold(opt, "lt"):
+			flags |= expireLT
+		default:
+			return appendError(out, "ERR Unsupported option "+cString(opt, len(opt)))
+		}
+	}
+	if flags&expireNX != 0 && flags&(expireXX|expireGT|expireLT) != 0 {
+		return appendError(out, "ERR NX and XX, GT or LT options at the same time are not compatible")
+	}
+	if flags&expireGT != 0 && flags&expireLT != 0 {
+		return appendError(out, "ERR GT and LT options at the same time are not compatible")
+	}
+	when, ok := parseInt64(msArg)
+	if !ok {
+		return appendError(out, errNotInteger)
+	}
+	now := s.nowMs()
+	if when > math.MaxInt64-now {
+		return appendError(out, "ERR invalid expire time in 'pexpire' command")
+	}
+	when += now
+	e, found := s.lookupLocked(db, key, now)
+	if !found {
+		return append(out, replyZero...)
+	}
+	switch {
+	case flags&expireNX != 0 && e.exp != 0,
+		flags&expireXX != 0 && e.exp == 0,
+		flags&expireGT != 0 && (e.exp == 0 || when <= e.exp),
+		flags&expireLT != 0 && e.exp != 0 && when >= e.exp:
+		return append(out, replyZero...)
+	}
+	if when <= now {
+		delete(s.dbs[db], string(key))
+	} else {
+		e.exp = when
+		s.dbs[db][string(key)] = e
+	}
+	return append(out, replyOne...)
+}
+
+func cmdPttl(c *client, args [][]byte) { c.ttl(args[1], true) }
+
+func cmdTTL(c *client, args [][]byte) { c.ttl(args[1], false) }
+
+// ttl appends the key's remaining time to live: -2 if it does not exist,
+// -1 if it has no expiry, else milliseconds, or seconds rounded to nearest.
+func (c *client) ttl(key []byte, ms bool) {
+	now := c.s.nowMs()
+	e, ok := c.s.lookupLocked(c.db, key, now)
+	switch {
+	case !ok:
+		c.out = appendInt(c.out, -2)
+	case e.exp == 0:
+		c.out = appendInt(c.out, -1)
+	default:
+		ttl := max(e.exp-now, 0)
+		if !ms {
+			ttl = (ttl + 500) / 1000
+		}
+		c.out = appendInt(c.out, ttl)
+	}
+}

@@ -1,0 +1,207 @@
+package fakeredis
+
+import (
+	"crypto/sha1"
+	"encoding/hex"
+)
+
+// The two Redlock scripts the fake runs (see REDLOCK.md), natively in Go.
+const (
+	// CompareAndDeleteScript deletes KEYS[1] if it holds ARGV[1] and
+	// returns 1, else returns 0: Redlock's release.
+	CompareAndDeleteScript = `if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("del",KEYS[1]) else return 0 end`
+	// CompareAndPexpireScript sets KEYS[1]'s time to live to ARGV[2]
+	// milliseconds if it holds ARGV[1] and returns PEXPIRE's reply, else
+	// returns 0: Redlock's extend.
+	CompareAndPexpireScript = `if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("pexpire",KEYS[1],ARGV[2]) else return 0 end`
+)
+
+// scriptKind names a script the fake knows how to run.
+type scriptKind uint8
+
+const (
+	scriptUnknown scriptKind = iota
+	scriptCompareAndDelete
+	scriptCompareAndPexpire
+)
+
+// canonical scripts by their normalised body.
+var knownScripts = map[string]scriptKind{
+	normaliseScript([]byte(CompareAndDeleteScript)):  scriptCompareAndDelete,
+	normaliseScript([]byte(CompareAndPexpireScript)): scriptCompareAndPexpire,
+}
+
+// errUnknownScript answers EVAL and SCRIPT LOAD of any other script.
+const errUnknownScript = "ERR fakeredis runs only the Redlock compare-and-delete and " +
+	"compare-and-pexpire scripts (fakeredis.CompareAndDeleteScript, " +
+	"fakeredis.CompareAndPexpireScript); this script is neither"
+
+// normaliseScript drops whitespace and makes every quote a double quote,
+// so that reformatted copies of a lock script are still recognised.
+func normaliseScript(body []byte) string {
+	out := make([]byte, 0, len(body))
+	for _, b := range body {
+		switch b {
+		case ' ', '\t', '\n', '\r', '\v', '\f':
+			continue
+		case '\'':
+			b = '"'
+		}
+		out = append(out, b)
+	}
+	return string(out)
+}
+
+// recogniseScript returns which lock script body is, if any.
+func recogniseScript(body []byte) scriptKind {
+	return knownScripts[normaliseScript(body)]
+}
+
+// sha1Hex returns the lower-case hex SHA-1 of body, the script's name.
+func sha1Hex(body []byte) string {
+	sum := sha1.Sum(body)
+	return hex.EncodeToString(sum[:])
+}
+
+// SHA-1s of the canonical scripts, so that EVAL of them hashes nothing.
+var (
+	compareAndDeleteSHA  = sha1Hex([]byte(CompareAndDeleteScript))
+	compareAndPexpireSHA = sha1Hex([]byte(CompareAndPexpireScript))
+)
+
+// loadScriptLocked caches body under its SHA-1 and returns the SHA-1 and
+// the kind of script, scriptUnknown if body is not a lock script.
+func (s *Server) loadScriptLocked(body []byte) (string, scriptKind) {
+	var sha string
+	kind := scriptUnknown
+	switch string(body) {
+	case CompareAndDeleteScript:
+		sha, kind = compareAndDeleteSHA, scriptCompareAndDelete
+	case CompareAndPexpireScript:
+		sha, kind = compareAndPexpireSHA, scriptCompareAndPexpire
+	default:
+		if kind = recogniseScript(body); kind == scriptUnknown {
+			return "", kind
+		}
+		sha = sha1Hex(body)
+	}
+	s.scripts[sha] = kind
+	return sha, kind
+}
+
+func cmdEval(c *client, args [][]byte) { c.eval(args, false) }
+
+func cmdEvalSha(c *client, args [][]byte) { c.eval(args, true) }
+
+// eval is EVAL script|EVALSHA sha numkeys key... arg..., with Redis 7.0's
+// checks in its order.
+func (c *client) eval(args [][]byte, bySHA bool) {
+	if bySHA && len(args[1]) != 40 {
+		c.out = append(c.out, replyNoScript...)
+		return
+	}
+	numkeys, ok := parseInt64(args[2])
+	switch {
+	case !ok:
+		c.out = appendError(c.out, errNotInteger)
+		return
+	case numkeys > int64(len(args)-3):
+		c.out = appendError(c.out, "ERR Number of keys can't be greater than number of args")
+		return
+	case numkeys < 0:
+		c.out = appendError(c.out, "ERR Number of keys can't be negative")
+		return
+	}
+	var sha string
+	var kind scriptKind
+	if bySHA {
+		var lower [40]byte
+		l, _ := lowerInto(lower[:], args[1])
+		kind = c.s.scripts[string(l)]
+		if kind == scriptUnknown {
+			c.out = append(c.out, replyNoScript...)
+			return
+		}
+		sha = string(l)
+	} else {
+		sha, kind = c.s.loadScriptLocked(args[1])
+		if kind == scriptUnknown {
+			c.out = appendError(c.out, errUnknownScript)
+			return
+		}
+	}
+	keys, argv := args[3:3+numkeys], args[3+numkeys:]
+	c.out = c.s.runScriptLocked(c.out, c.db, kind, sha, keys, argv)
+}
+
+// errScriptArgs is what redis.call raises when given a nil argument, such as
+// KEYS[1] with no keys or ARGV[2] with one argument.
+const errScriptArgs = "ERR Lua redis lib command arguments must be strings or integers"
+
+// runScriptLocked runs a lock script and appends its reply: what the Lua
+// script would return, or the error its redis.call would raise.
+func (s *Server) runScriptLocked(out []byte, db int, kind scriptKind, sha string, keys, argv [][]byte) []byte {
+	if len(keys) == 0 {
+		return appendScriptError(out, errScriptArgs, sha)
+	}
+	key := keys[0]
+	e, found := s.lookupLocked(db, key, s.nowMs())
+	// redis.call("get") returns false for a missing key, and ARGV[1] is nil
+	// when absent: both compare unequal to anything.
+	if !found || len(argv) == 0 || e.val != string(argv[0]) {
+		return append(out, replyZero...)
+	}
+	switch kind {
+	case scriptCompareAndDelete:
+		delete(s.dbs[db], string(key))
+		return append(out, replyOne...)
+	default: // scriptCompareAndPexpire
+		if len(argv) < 2 {
+			return appendScriptError(out, errScriptArgs, sha)
+		}
+		mark := len(out)
+		out = s.pexpireLocked(out, db, key, argv[1], nil)
+		if out[mark] == '-' {
+			msg := string(out[mark+1 : len(out)-2])
+			return appendScriptError(out[:mark], msg, sha)
+		}
+		return out
+	}
+}
+
+// appendScriptError appends the error a failed redis.call raises out of a
+// script, as Redis 7.0 words it.
+func appendScriptError(out []byte, msg, sha string) []byte {
+	return appendError(out, msg+" script: "+sha+", on @user_script:1.")
+}
+
+func cmdScriptLoad(c *client, args [][]byte) {
+	sha, kind := c.s.loadScriptLocked(args[2])
+	if kind == scriptUnknown {
+		c.out = appendError(c.out, errUnknownScript)
+		return
+	}
+	c.out = appendBulkString(c.out, sha)
+}
+
+func cmdScriptExists(c *client, args [][]byte) {
+	c.out = appendArrayLen(c.out, len(args)-2)
+	for _, a := range args[2:] {
+		var lower [40]byte
+		l, ok := lowerInto(lower[:], a)
+		if ok && c.s.scripts[string(l)] != scriptUnknown {
+			c.out = append(c.out, replyOne...)
+		} else {
+			c.out = append(c.out, replyZero...)
+		}
+	}
+}
+
+func cmdScriptFlush(c *client, args [][]byte) {
+	if len(args) > 3 || (len(args) == 3 && !equalFold(args[2], "sync") && !equalFold(args[2], "async")) {
+		c.out = appendError(c.out, "ERR SCRIPT FLUSH only support SYNC|ASYNC option")
+		return
+	}
+	clear(c.s.scripts)
+	c.out = append(c.out, replyOK...)
+}
