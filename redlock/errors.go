@@ -31,7 +31,7 @@ var (
 type Outcome uint8
 
 const (
-	OutcomeNone        Outcome = iota // not asked, or the call was decided before it answered
+	OutcomeNone        Outcome = iota // the call was decided before this master answered
 	OutcomeOK                         // acquired, extended or released
 	OutcomeTaken                      // held by someone else (or, for extend/unlock, not ours any more)
 	OutcomeTimeout                    // no answer within Config.NodeTimeout
@@ -41,7 +41,7 @@ const (
 	OutcomeCancelled                  // the caller's context ended first
 )
 
-var outcomeNames = [...]string{"undecided", "ok", "taken", "timeout", "connection error", "server error", "restart guard", "cancelled"}
+var outcomeNames = [...]string{"not awaited", "ok", "taken", "timeout", "connection error", "server error", "restart guard", "cancelled"}
 
 func (o Outcome) String() string {
 	if int(o) < len(outcomeNames) {
