@@ -10,7 +10,7 @@ TORTURE_TIME   ?= 10m
 REDIS_PORTS    ?= 7001 7002 7003 7004 7005
 REDIS_DIR      ?= .redis
 
-.PHONY: all test deps vet fmt-check unit fuzz-smoke bench bench-go fuzz cover lint redis-up redis-down
+.PHONY: all test deps vet fmt-check unit fuzz-smoke bench bench-go fuzz torture cover lint redis-up redis-down
 
 all: test
 
@@ -54,12 +54,17 @@ fuzz:
 		$(GO) test ./fuzz -run='^$$' -fuzz="^$$t\$$" -fuzztime=$(FUZZTIME) || exit 1; \
 	done
 
-## bench: the main job, a quick benchmark pass on five local masters.
-bench: deps bench-go
+## bench: the main job: lockbench's quick pass on five local masters
+## (real redis-server, or embedded fake masters without it), Volley against
+## redsync and peers, interleaved; table on stdout, JSON and SVG in bench/results.
+bench: deps
+	cd bench && $(GO) run ./cmd/lockbench -quick -json results/lockbench-quick.json -plot results/lockbench-quick.svg
 
-## bench-go: the Go benchmarks of the library packages.
+## bench-go: the Go benchmarks: library packages, then codec and connection
+## against peers (bench module).
 bench-go:
 	$(GO) test -run='^$$' -bench=. -benchmem -count=1 ./resp/ ./conn/ ./redlock/
+	cd bench && $(GO) test -run='^$$' -bench=. -benchmem -count=1 .
 
 ## cover: tests with a coverage profile and a per-function summary.
 cover: deps

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	"github.com/volleylock/volley/redlock"
+)
+
+const nameVolley = "volley"
+
+// volley is Volley's redlock.Client over every master.
+type volley struct {
+	c *redlock.Client
+}
+
+func newVolley(s Setup) (Contender, error) {
+	c, err := redlock.New(redlock.Config{
+		Addrs:               s.Addrs,
+		NodeTimeout:         s.NodeTimeout,
+		Tries:               s.Tries,
+		RetryDelay:          s.RetryDelay, // uniform in [RetryDelay/2, RetryDelay], as Setup says
+		MaxTTL:              max(s.TTL, 30*time.Second),
+		DisableRestartGuard: true, // the masters were just started
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &volley{c: c}, nil
+}
+
+func (v *volley) Name() string { return nameVolley }
+func (v *volley) Note() string { return "DisableRestartGuard (fresh masters)" }
+
+func (v *volley) LockUnlock(ctx context.Context, key string, ttl time.Duration) error {
+	l, err := v.c.Lock(ctx, key, ttl)
+	if err != nil {
+		return err
+	}
+	return l.Unlock(ctx)
+}
+
+func (v *volley) NewHolder() Holder { return &volleyHolder{c: v.c} }
+
+func (v *volley) Close() error { return v.c.Close() }
+
+type volleyHolder struct {
+	c *redlock.Client
+	l redlock.Lock
+}
+
+func (h *volleyHolder) Lock(ctx context.Context, key string, ttl time.Duration) error {
+	l, err := h.c.Lock(ctx, key, ttl)
+	if err != nil {
+		return err
+	}
+	h.l = l
+	return nil
+}
+
+func (h *volleyHolder) Unlock(ctx context.Context) error {
+	err := h.l.Unlock(ctx)
+	h.l = redlock.Lock{}
+	return err
+}

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/xml"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// smokeOptions is a run short enough for go test: every mode, 1 round.
+func smokeOptions(defs []contenderDef) Options {
+	return Options{
+		Modes:      allModes,
+		Duration:   150 * time.Millisecond,
+		Rounds:     1,
+		Goroutines: []int{1, 4},
+		ContendedG: 4,
+		Contenders: defs,
+		StartProxy: startFaultProxy,
+		Setup: Setup{
+			NodeTimeout: 50 * time.Millisecond,
+			TTL:         10 * time.Second,
+			RetryDelay:  2 * time.Millisecond,
+			Tries:       1000,
+			PoolSize:    16,
+		},
+	}
+}
+
+// startTestMasters starts three local masters (redis-server when
+// installed, fakes otherwise) for the test.
+func startTestMasters(t *testing.T) Masters {
+	t.Helper()
+	ms, stop, err := startMasters(3, false)
+	require.NoError(t, err)
+	t.Cleanup(stop)
+	t.Logf("masters: %s", ms.Kind)
+	return ms
+}
+
+// TestHarnessSmoke runs every mode for a moment on three masters and
+// checks the shape of the report and of the tables.
+func TestHarnessSmoke(t *testing.T) {
+	ms := startTestMasters(t)
+	defs := allContenders()
+	if ms.Kind == kindFake {
+		// The fake runs only Volley's scripts.
+		defs = []contenderDef{{nameVolley, newVolley}}
+	}
+	rep, err := NewRunner(smokeOptions(defs), ms, nil).Run(context.Background())
+	require.NoError(t, err)
+	require.Empty(t, rep.Skipped)
+	require.Len(t, rep.Contenders, len(defs))
+
+	require.Len(t, rep.Latency, len(defs))
+	for _, l := range rep.Latency {
+		assert.Positive(t, l.N, l.Name)
+		assert.LessOrEqual(t, l.P50, l.P99, l.Name)
+		assert.NotEmpty(t, l.CDF, l.Name)
+	}
+	require.Len(t, rep.Throughput, 2*len(defs))
+	for _, th := range rep.Throughput {
+		assert.Positive(t, th.OpsPerSec, th.Name)
+	}
+	require.Len(t, rep.Contended, len(defs))
+	for _, c := range rep.Contended {
+		assert.Positive(t, c.AcqPerSec, c.Name)
+		assert.Zero(t, c.Violations, c.Name)
+	}
+	require.Len(t, rep.Allocs, len(defs))
+	require.Len(t, rep.Skew, 3*len(defs))
+	require.Len(t, rep.Targets, 9)
+
+	var out bytes.Buffer
+	rep.WriteTables(&out)
+	text := out.String()
+	for _, section := range []string{"LATENCY:", "THROUGHPUT:", "CONTENDED:", "ALLOCS:", "SKEW:", "TARGETS"} {
+		assert.Contains(t, text, section)
+	}
+	for _, d := range defs {
+		assert.Contains(t, text, d.name)
+	}
+	assert.Contains(t, text, "G=4")
+
+	var svg bytes.Buffer
+	require.NoError(t, writeSVG(&svg, rep))
+	requireWellFormedXML(t, svg.Bytes())
+}
+
+func requireWellFormedXML(t *testing.T, b []byte) {
+	t.Helper()
+	d := xml.NewDecoder(bytes.NewReader(b))
+	for {
+		_, err := d.Token()
+		if errors.Is(err, io.EOF) {
+			return
+		}
+		require.NoError(t, err)
+	}
+}
+
+// broken is a contender whose lock excludes nobody.
+type broken struct{}
+
+func (broken) Name() string                                            { return "broken" }
+func (broken) Note() string                                            { return "" }
+func (broken) LockUnlock(context.Context, string, time.Duration) error { return nil }
+func (broken) NewHolder() Holder                                       { return brokenHolder{} }
+func (broken) Close() error                                            { return nil }
+
+type brokenHolder struct{}
+
+func (brokenHolder) Lock(context.Context, string, time.Duration) error {
+	time.Sleep(10 * time.Microsecond)
+	return nil
+}
+func (brokenHolder) Unlock(context.Context) error { return nil }
+
+// TestMutualExclusionCheck: the contended mode fails the run when two
+// holders overlap.
+func TestMutualExclusionCheck(t *testing.T) {
+	res := runContended(context.Background(), broken{}, "k", 8, time.Second, 50*time.Microsecond, 100*time.Millisecond)
+	require.Positive(t, res.violations)
+
+	o := smokeOptions([]contenderDef{{"broken", func(Setup) (Contender, error) { return broken{}, nil }}})
+	o.Modes = []string{modeContended}
+	rep, err := NewRunner(o, Masters{Kind: kindExternal, Addrs: []string{"127.0.0.1:1"}}, nil).Run(context.Background())
+	require.ErrorIs(t, err, ErrOverlap)
+	require.Len(t, rep.Contended, 1)
+	require.Positive(t, rep.Contended[0].Violations)
+}
+
+func TestParseModes(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+		err  bool
+	}{
+		{"all", allModes, false},
+		{"skew,latency", []string{modeLatency, modeSkew}, false},
+		{"latency,latency", []string{modeLatency}, false},
+		{"fast", nil, true},
+	} {
+		got, err := parseModes(tc.in)
+		if tc.err {
+			assert.Error(t, err, tc.in)
+			continue
+		}
+		require.NoError(t, err, tc.in)
+		assert.Equal(t, tc.want, got, tc.in)
+	}
+}
+
+func TestStats(t *testing.T) {
+	var s []time.Duration
+	for i := 1; i <= 1000; i++ {
+		s = append(s, time.Duration(i)*time.Millisecond)
+	}
+	l := summarize(s)
+	assert.Equal(t, 500.0, l.P50)
+	assert.Equal(t, 990.0, l.P99)
+	assert.Equal(t, 1000.0, l.Max)
+	assert.Equal(t, 2.5, median([]float64{4, 1, 2, 3}))
+	assert.Equal(t, time.Millisecond, skewProfiles(5)[2].quorumDelay())
+	assert.True(t, strings.HasPrefix(ratio(1, 4), "0.25"))
+}

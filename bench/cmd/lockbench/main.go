@@ -1,0 +1,247 @@
+// Command lockbench measures Volley's Redlock client side by side with
+// go-redsync/redsync (over go-redis and redigo), bsm/redislock and
+// rueidislock, on the same masters, interleaved round by round.
+//
+//	go run ./cmd/lockbench -quick                # the make bench pass, < 2 min
+//	go run ./cmd/lockbench -mode all -json results/lockbench.json -plot results/lockbench.svg
+//
+// By default it starts five local masters (redis-server when installed,
+// in-process fakes otherwise) and stops them on exit, Ctrl-C included.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+// run is main with an exit code, so that every deferred cleanup (the
+// masters) runs before the process exits.
+func run(args []string) int {
+	fs := flag.NewFlagSet("lockbench", flag.ContinueOnError)
+	var (
+		masters     = fs.String("masters", "", "comma-separated masters host:port (default: start local ones)")
+		n           = fs.Int("n", 5, "how many local masters to start when -masters is empty")
+		fake        = fs.Bool("fake", false, "use in-process fake masters even if redis-server is installed")
+		modes       = fs.String("mode", "all", "comma-separated modes: "+strings.Join(allModes, ",")+" or all")
+		quick       = fs.Bool("quick", false, "the short pass of make bench: -rounds 3 -duration 400ms unless set")
+		duration    = fs.Duration("duration", time.Second, "length of one measurement (one contender, one round)")
+		rounds      = fs.Int("rounds", 5, "interleaved rounds; figures are medians over rounds")
+		goroutines  = fs.String("goroutines", "1,16,64,256", "throughput mode goroutine counts")
+		contendedG  = fs.Int("contended", 8, "contended mode goroutine count")
+		hold        = fs.Duration("hold", 0, "contended mode: how long each holder keeps the lock")
+		ttl         = fs.Duration("ttl", 10*time.Second, "lock TTL, for every contender")
+		nodeTimeout = fs.Duration("node-timeout", 50*time.Millisecond, "per-master timeout, for every contender")
+		retryDelay  = fs.Duration("retry-delay", 5*time.Millisecond, "retry pause upper bound (uniform in [d/2, d]), for every contender")
+		tries       = fs.Int("tries", 1000, "attempts per Lock call (the harness's deadline ends them sooner)")
+		only        = fs.String("contenders", "", "comma-separated subset of contenders (default all)")
+		jsonOut     = fs.String("json", "", "write the report as JSON to this file")
+		plotOut     = fs.String("plot", "", "write an SVG plot (latency CDF, throughput vs goroutines) to this file")
+		replot      = fs.String("replot", "", "read a report written by -json and only redraw it with -plot (no measurement)")
+	)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *replot != "" {
+		return redraw(*replot, *plotOut)
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *quick {
+		if !set["rounds"] {
+			*rounds = 3
+		}
+		if !set["duration"] {
+			*duration = 400 * time.Millisecond
+		}
+	}
+	ms, err := parseModes(*modes)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "lockbench:", err)
+		return 2
+	}
+	gs, err := parseInts(*goroutines)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "lockbench: -goroutines:", err)
+		return 2
+	}
+	defs := allContenders()
+	if *only != "" {
+		want := strings.Split(*only, ",")
+		defs = slices.DeleteFunc(defs, func(d contenderDef) bool { return !slices.Contains(want, d.name) })
+		if len(defs) == 0 {
+			fmt.Fprintln(os.Stderr, "lockbench: -contenders matches none of", names(allContenders()))
+			return 2
+		}
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	prog := newProgress(os.Stderr)
+	defer prog.done()
+
+	var mas Masters
+	if *masters != "" {
+		mas = Masters{Kind: kindExternal, Addrs: strings.Split(*masters, ",")}
+	} else {
+		prog.phase("starting %d local masters", *n)
+		var stopMasters func()
+		mas, stopMasters, err = startMasters(*n, *fake)
+		defer stopMasters()
+		if err != nil {
+			prog.note("%v", err)
+			return 1
+		}
+	}
+	prog.note("masters: %d %s (%s)", len(mas.Addrs), mas.Kind, strings.Join(mas.Addrs, ", "))
+	prog.note("volley runs with DisableRestartGuard: true (fresh masters); redsync with fail-fast; bsm/redislock on the first master only")
+
+	opts := Options{
+		Modes:      ms,
+		Duration:   *duration,
+		Rounds:     *rounds,
+		Goroutines: gs,
+		ContendedG: *contendedG,
+		Hold:       *hold,
+		Contenders: defs,
+		StartProxy: startFaultProxy,
+		Setup: Setup{
+			NodeTimeout: *nodeTimeout,
+			TTL:         *ttl,
+			RetryDelay:  *retryDelay,
+			Tries:       *tries,
+			PoolSize:    max(slices.Max(gs), *contendedG, 16),
+		},
+	}
+	rep, runErr := NewRunner(opts, mas, prog).Run(ctx)
+	prog.done()
+	if rep != nil {
+		if rep.Targets == nil {
+			rep.Targets = evaluateTargets(rep)
+		}
+		rep.WriteTables(os.Stdout)
+		if *jsonOut != "" {
+			if err := writeJSON(*jsonOut, rep); err != nil {
+				fmt.Fprintln(os.Stderr, "lockbench:", err)
+				return 1
+			}
+			fmt.Fprintln(os.Stderr, "lockbench: wrote", *jsonOut)
+		}
+		if *plotOut != "" {
+			if err := writeFile(*plotOut, func(f *os.File) error { return writeSVG(f, rep) }); err != nil {
+				fmt.Fprintln(os.Stderr, "lockbench:", err)
+				return 1
+			}
+			fmt.Fprintln(os.Stderr, "lockbench: wrote", *plotOut)
+		}
+	}
+	if runErr != nil {
+		if errors.Is(runErr, context.Canceled) {
+			fmt.Fprintln(os.Stderr, "lockbench: interrupted")
+			return 130
+		}
+		fmt.Fprintln(os.Stderr, "lockbench: FAIL:", runErr)
+		return 1
+	}
+	return 0
+}
+
+func parseModes(s string) ([]string, error) {
+	if s == "all" || s == "" {
+		return allModes, nil
+	}
+	var out []string
+	for _, m := range strings.Split(s, ",") {
+		if m == "all" {
+			return allModes, nil
+		}
+		if !slices.Contains(allModes, m) {
+			return nil, fmt.Errorf("unknown mode %q (want %s or all)", m, strings.Join(allModes, ","))
+		}
+		out = append(out, m)
+	}
+	// Run in the canonical order.
+	slices.SortFunc(out, func(a, b string) int { return slices.Index(allModes, a) - slices.Index(allModes, b) })
+	return slices.Compact(out), nil
+}
+
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || v < 1 {
+			return nil, fmt.Errorf("bad count %q", f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func names(defs []contenderDef) string {
+	var s []string
+	for _, d := range defs {
+		s = append(s, d.name)
+	}
+	return strings.Join(s, ",")
+}
+
+func writeJSON(path string, rep *Report) error {
+	return writeFile(path, func(f *os.File) error {
+		enc := json.NewEncoder(f)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	})
+}
+
+// writeFile creates path (and its directory) and fills it with fn.
+func writeFile(path string, fn func(*os.File) error) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := fn(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// redraw writes the plot of a saved JSON report.
+func redraw(in, out string) int {
+	if out == "" {
+		fmt.Fprintln(os.Stderr, "lockbench: -replot needs -plot FILE.svg")
+		return 2
+	}
+	b, err := os.ReadFile(in)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "lockbench:", err)
+		return 1
+	}
+	var rep Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		fmt.Fprintln(os.Stderr, "lockbench:", in+":", err)
+		return 1
+	}
+	if err := writeFile(out, func(f *os.File) error { return writeSVG(f, &rep) }); err != nil {
+		fmt.Fprintln(os.Stderr, "lockbench:", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/volleylock/volley/internal/fakeredis"
+	"github.com/volleylock/volley/internal/redistest"
+)
+
+// Kinds of masters.
+const (
+	kindRedis    = "redis-server"
+	kindFake     = "fakeredis (in-process)"
+	kindExternal = "external"
+)
+
+// Masters are the independent masters of a run.
+type Masters struct {
+	Kind  string   `json:"kind"`
+	Addrs []string `json:"addrs"`
+}
+
+// startMasters starts n local masters: redis-server processes when the
+// binary is installed (and fake is false), in-process fakes otherwise. The
+// returned stop function stops every one of them; it is never nil.
+func startMasters(n int, fake bool) (Masters, func(), error) {
+	if !fake {
+		ms, stop, err := startRedis(n)
+		if err == nil {
+			return ms, stop, nil
+		}
+		if !errors.Is(err, redistest.ErrNoRedisServer) {
+			return Masters{}, func() {}, err
+		}
+	}
+	return startFakes(n)
+}
+
+func startRedis(n int) (Masters, func(), error) {
+	servers := make([]*redistest.Server, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			servers[i], errs[i] = redistest.StartServer(redistest.Options{})
+		})
+	}
+	wg.Wait()
+	stop := func() {
+		for _, s := range servers {
+			if s != nil {
+				s.Stop()
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		stop()
+		return Masters{}, func() {}, err
+	}
+	ms := Masters{Kind: kindRedis}
+	for _, s := range servers {
+		ms.Addrs = append(ms.Addrs, s.Addr())
+	}
+	return ms, stop, nil
+}
+
+func startFakes(n int) (Masters, func(), error) {
+	var servers []*fakeredis.Server
+	stop := func() {
+		for _, s := range servers {
+			s.Close()
+		}
+	}
+	ms := Masters{Kind: kindFake}
+	for range n {
+		s, err := fakeredis.Start(fakeredis.Options{})
+		if err != nil {
+			stop()
+			return Masters{}, func() {}, fmt.Errorf("lockbench: fake master: %w", err)
+		}
+		servers = append(servers, s)
+		ms.Addrs = append(ms.Addrs, s.Addr())
+	}
+	return ms, stop, nil
+}

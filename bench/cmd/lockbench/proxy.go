@@ -1,0 +1,8 @@
+package main
+
+import "github.com/volleylock/volley/internal/faultproxy"
+
+// startFaultProxy starts internal/faultproxy in front of target.
+func startFaultProxy(target string) (latencyProxy, error) {
+	return faultproxy.Start(target)
+}

@@ -1,0 +1,430 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Report is everything one run measured; it is what -json writes.
+type Report struct {
+	Started    time.Time       `json:"started"`
+	GoVersion  string          `json:"go_version"`
+	GOMAXPROCS int             `json:"gomaxprocs"`
+	Masters    Masters         `json:"masters"`
+	Config     ReportConfig    `json:"config"`
+	Contenders []ContenderInfo `json:"contenders"`
+	Skipped    []string        `json:"skipped,omitempty"`
+
+	Latency      []LatencyResult    `json:"latency,omitempty"`
+	Throughput   []ThroughputResult `json:"throughput,omitempty"`
+	Contended    []ContendedResult  `json:"contended,omitempty"`
+	Allocs       []AllocResult      `json:"allocs,omitempty"`
+	SkewProfiles []SkewProfile      `json:"skew_profiles,omitempty"`
+	Skew         []SkewResult       `json:"skew,omitempty"`
+	Targets      []Target           `json:"targets"`
+}
+
+// ReportConfig records the knobs of the run.
+type ReportConfig struct {
+	Modes         []string `json:"modes"`
+	DurationMs    float64  `json:"duration_ms"`
+	Rounds        int      `json:"rounds"`
+	Goroutines    []int    `json:"goroutines"`
+	ContendedG    int      `json:"contended_goroutines"`
+	HoldMs        float64  `json:"hold_ms"`
+	TTLMs         float64  `json:"ttl_ms"`
+	NodeTimeoutMs float64  `json:"node_timeout_ms"`
+	RetryDelayMs  float64  `json:"retry_delay_ms"`
+	Tries         int      `json:"tries"`
+	PoolSize      int      `json:"pool_size"`
+}
+
+// ContenderInfo names a contender and how it was set up.
+type ContenderInfo struct {
+	Name string `json:"name"`
+	Note string `json:"note,omitempty"`
+}
+
+type LatencyResult struct {
+	Name string `json:"name"`
+	Latency
+	Rounds []Latency    `json:"rounds"`
+	Errors int          `json:"errors"`
+	CDF    [][2]float64 `json:"cdf"` // (ms, fraction), every round's samples
+}
+
+type ThroughputResult struct {
+	Name       string    `json:"name"`
+	Goroutines int       `json:"goroutines"`
+	OpsPerSec  float64   `json:"ops_per_sec"`
+	Rounds     []float64 `json:"rounds"`
+	Errors     int       `json:"errors"`
+}
+
+type ContendedResult struct {
+	Name       string    `json:"name"`
+	Goroutines int       `json:"goroutines"`
+	AcqPerSec  float64   `json:"acquisitions_per_sec"`
+	Rounds     []float64 `json:"rounds"`
+	Handoff    Latency   `json:"handoff"`
+	Errors     int       `json:"errors"`
+	Violations int       `json:"violations"`
+}
+
+type AllocResult struct {
+	Name        string  `json:"name"`
+	AllocsPerOp float64 `json:"allocs_per_op"`
+	BytesPerOp  float64 `json:"bytes_per_op"`
+	// RawAllocsPerOp is before the idle background is subtracted.
+	RawAllocsPerOp float64   `json:"raw_allocs_per_op"`
+	Rounds         []float64 `json:"rounds"`
+}
+
+type SkewResult struct {
+	Profile       string  `json:"profile"`
+	Name          string  `json:"name"`
+	QuorumDelayMs float64 `json:"quorum_delay_ms"`
+	Latency
+	Errors int `json:"errors"`
+}
+
+// Target is one of Volley's performance goals, checked against this run.
+type Target struct {
+	Goal     string `json:"goal"`
+	Figure   string `json:"figure"`
+	Met      bool   `json:"met"`
+	Measured bool   `json:"measured"`
+}
+
+func newReport(o Options, m Masters) *Report {
+	return &Report{
+		Started:    time.Now(),
+		GoVersion:  runtime.Version(),
+		GOMAXPROCS: runtime.GOMAXPROCS(0),
+		Masters:    m,
+		Config: ReportConfig{
+			Modes: o.Modes, DurationMs: ms(o.Duration), Rounds: o.Rounds,
+			Goroutines: o.Goroutines, ContendedG: o.ContendedG, HoldMs: ms(o.Hold),
+			TTLMs: ms(o.Setup.TTL), NodeTimeoutMs: ms(o.Setup.NodeTimeout),
+			RetryDelayMs: ms(o.Setup.RetryDelay), Tries: o.Setup.Tries, PoolSize: o.Setup.PoolSize,
+		},
+	}
+}
+
+// Lookups by contender name (nil when not measured).
+
+func (r *Report) latency(name string) *LatencyResult {
+	for i := range r.Latency {
+		if r.Latency[i].Name == name {
+			return &r.Latency[i]
+		}
+	}
+	return nil
+}
+
+func (r *Report) throughput(name string, g int) *ThroughputResult {
+	for i := range r.Throughput {
+		if t := &r.Throughput[i]; t.Name == name && t.Goroutines == g {
+			return t
+		}
+	}
+	return nil
+}
+
+func (r *Report) contended(name string) *ContendedResult {
+	for i := range r.Contended {
+		if r.Contended[i].Name == name {
+			return &r.Contended[i]
+		}
+	}
+	return nil
+}
+
+func (r *Report) allocs(name string) *AllocResult {
+	for i := range r.Allocs {
+		if r.Allocs[i].Name == name {
+			return &r.Allocs[i]
+		}
+	}
+	return nil
+}
+
+func (r *Report) skew(profile, name string) *SkewResult {
+	for i := range r.Skew {
+		if s := &r.Skew[i]; s.Profile == profile && s.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// evaluateTargets checks Volley's goals against the figures of the run.
+func evaluateTargets(r *Report) []Target {
+	var ts []Target
+	notMeasured := func(goal string) {
+		ts = append(ts, Target{Goal: goal, Figure: "not measured"})
+	}
+	// Latency, lower is better: ratio = volley / other.
+	for _, q := range []struct {
+		name string
+		get  func(*LatencyResult) float64
+	}{{"p50", func(l *LatencyResult) float64 { return l.P50 }}, {"p99", func(l *LatencyResult) float64 { return l.P99 }}} {
+		goal := "Lock+Unlock latency, 1 goroutine, " + q.name + " <= 0.4x redsync"
+		v, b := r.latency(nameVolley), r.latency(baseline)
+		if v == nil || b == nil {
+			notMeasured(goal)
+			continue
+		}
+		ratio := q.get(v) / q.get(b)
+		ts = append(ts, Target{Goal: goal, Measured: true, Met: ratio <= 0.4,
+			Figure: fmt.Sprintf("%.3fms vs %.3fms = %.2fx", q.get(v), q.get(b), ratio)})
+	}
+	// Throughput, higher is better.
+	for _, g := range []int{64, 256} {
+		for _, peer := range []struct {
+			name string
+			want float64
+		}{{baseline, 8}, {nameRueidislock, 2}} {
+			goal := fmt.Sprintf("throughput G=%d >= %gx %s", g, peer.want, peer.name)
+			v, b := r.throughput(nameVolley, g), r.throughput(peer.name, g)
+			if v == nil || b == nil {
+				notMeasured(goal)
+				continue
+			}
+			ratio := v.OpsPerSec / b.OpsPerSec
+			ts = append(ts, Target{Goal: goal, Measured: true, Met: ratio >= peer.want,
+				Figure: fmt.Sprintf("%.0f vs %.0f ops/s = %.2fx", v.OpsPerSec, b.OpsPerSec, ratio)})
+		}
+	}
+	// Allocations: as go test reports allocs/op, truncated to an integer.
+	if a := r.allocs(nameVolley); a != nil && r.Masters.Kind == kindFake {
+		ts = append(ts, Target{Goal: "0 allocs/op", Figure: "not measured: the in-process fake masters allocate in this process"})
+	} else if a != nil {
+		ts = append(ts, Target{Goal: "0 allocs/op (Lock+Unlock, truncated as go test does)", Measured: true,
+			Met:    math.Floor(a.AllocsPerOp) == 0,
+			Figure: fmt.Sprintf("%.3f allocs/op, %.1f B/op (raw %.3f)", a.AllocsPerOp, a.BytesPerOp, a.RawAllocsPerOp)})
+	} else {
+		notMeasured("0 allocs/op")
+	}
+	// Skew.
+	goal := "skew: one master +20ms, p50 <= 1.2x no-skew p50"
+	if n, s := r.skew(skewNone, nameVolley), r.skew(skewOneSlow, nameVolley); n != nil && s != nil {
+		ratio := s.P50 / n.P50
+		ts = append(ts, Target{Goal: goal, Measured: true, Met: ratio <= 1.2,
+			Figure: fmt.Sprintf("%.3fms vs %.3fms = %.2fx", s.P50, n.P50, ratio)})
+	} else {
+		notMeasured(goal)
+	}
+	// Contended.
+	goal = "contended hand-off G=8: acquisitions/s >= 2x redsync"
+	if v, b := r.contended(nameVolley), r.contended(baseline); v != nil && b != nil {
+		goal = fmt.Sprintf("contended hand-off G=%d: acquisitions/s >= 2x redsync", v.Goroutines)
+		ratio := v.AcqPerSec / b.AcqPerSec
+		ts = append(ts, Target{Goal: goal, Measured: true, Met: ratio >= 2,
+			Figure: fmt.Sprintf("%.0f vs %.0f acq/s = %.2fx", v.AcqPerSec, b.AcqPerSec, ratio)})
+	} else {
+		notMeasured(goal)
+	}
+	return ts
+}
+
+// ratio formats a/b, or "-" when b is missing or zero.
+func ratio(a, b float64) string {
+	if b == 0 || math.IsNaN(a) || math.IsNaN(b) {
+		return "-"
+	}
+	return strconv.FormatFloat(a/b, 'f', 2, 64) + "x"
+}
+
+func f3(x float64) string { return strconv.FormatFloat(x, 'f', 3, 64) }
+
+// errNote is " (N errors)" when N > 0.
+func errNote(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d errors", n)
+}
+
+// WriteTables writes the human-readable tables of r.
+func (r *Report) WriteTables(w io.Writer) {
+	fmt.Fprintf(w, "lockbench: %s, GOMAXPROCS=%d, %d %s masters; %d rounds x %v per measurement, medians over rounds\n",
+		r.GoVersion, r.GOMAXPROCS, len(r.Masters.Addrs), r.Masters.Kind, r.Config.Rounds, time.Duration(r.Config.DurationMs*float64(time.Millisecond)))
+	fmt.Fprintf(w, "TTL %v, per-master timeout %v, retry delay uniform in [%v, %v], pool size %d; ratios are to %s\n",
+		dur(r.Config.TTLMs), dur(r.Config.NodeTimeoutMs), dur(r.Config.RetryDelayMs/2), dur(r.Config.RetryDelayMs), r.Config.PoolSize, baseline)
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	defer func() { tw.Flush() }()
+	fmt.Fprintln(tw, "contender\tsetup\t")
+	for _, c := range r.Contenders {
+		fmt.Fprintf(tw, "%s\t%s\t\n", c.Name, c.Note)
+	}
+	for _, s := range r.Skipped {
+		fmt.Fprintf(tw, "skipped\t%s\t\n", s)
+	}
+	names := make([]string, len(r.Contenders))
+	for i, c := range r.Contenders {
+		names[i] = c.Name
+	}
+
+	if len(r.Latency) > 0 {
+		tw.Flush()
+		fmt.Fprintln(w)
+		tw = newTW(w)
+		fmt.Fprintln(w, "LATENCY: Lock+Unlock, 1 goroutine, fresh key, ms")
+		fmt.Fprintln(tw, "contender\tp50\tp90\tp99\tp99.9\tmax\tp50 ratio\tp99 ratio\tops\t\t")
+		b := r.latency(baseline)
+		for _, n := range names {
+			l := r.latency(n)
+			if l == nil {
+				continue
+			}
+			bp50, bp99 := math.NaN(), math.NaN()
+			if b != nil {
+				bp50, bp99 = b.P50, b.P99
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t\n", n, f3(l.P50), f3(l.P90), f3(l.P99), f3(l.P999), f3(l.Max),
+				ratio(l.P50, bp50), ratio(l.P99, bp99), l.N, errNote(l.Errors))
+		}
+	}
+	if len(r.Throughput) > 0 {
+		tw.Flush()
+		fmt.Fprintln(w)
+		tw = newTW(w)
+		fmt.Fprintln(w, "THROUGHPUT: Lock+Unlock ops/s, G goroutines on distinct keys (ratio to "+baseline+")")
+		hdr := "contender\t"
+		for _, g := range r.Config.Goroutines {
+			hdr += fmt.Sprintf("G=%d\tratio\t", g)
+		}
+		fmt.Fprintln(tw, hdr)
+		for _, n := range names {
+			line := n + "\t"
+			errs := 0
+			for _, g := range r.Config.Goroutines {
+				t, b := r.throughput(n, g), r.throughput(baseline, g)
+				if t == nil {
+					line += "-\t-\t"
+					continue
+				}
+				errs += t.Errors
+				bo := math.NaN()
+				if b != nil {
+					bo = b.OpsPerSec
+				}
+				line += fmt.Sprintf("%.0f\t%s\t", t.OpsPerSec, ratio(t.OpsPerSec, bo))
+			}
+			fmt.Fprintln(tw, line+errNote(errs)+"\t")
+		}
+	}
+	if len(r.Contended) > 0 {
+		tw.Flush()
+		fmt.Fprintln(w)
+		tw = newTW(w)
+		fmt.Fprintf(w, "CONTENDED: %d goroutines on one key, hold %v; hand-off = release started -> next holder has it\n", r.Config.ContendedG, dur(r.Config.HoldMs))
+		fmt.Fprintln(tw, "contender\tacq/s\tratio\thand-off p50 ms\tp99 ms\toverlaps\t\t")
+		b := r.contended(baseline)
+		for _, n := range names {
+			c := r.contended(n)
+			if c == nil {
+				continue
+			}
+			bo := math.NaN()
+			if b != nil {
+				bo = b.AcqPerSec
+			}
+			fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t%s\t%d\t%s\t\n", n, c.AcqPerSec, ratio(c.AcqPerSec, bo), f3(c.Handoff.P50), f3(c.Handoff.P99), c.Violations, errNote(c.Errors))
+		}
+	}
+	if len(r.Allocs) > 0 {
+		tw.Flush()
+		fmt.Fprintln(w)
+		tw = newTW(w)
+		fmt.Fprintln(w, "ALLOCS: Lock+Unlock, 1 goroutine, runtime.MemStats deltas less the idle process's over an equal window (raw: before)")
+		if r.Masters.Kind == kindFake {
+			fmt.Fprintln(w, "(the in-process fake masters' own allocations are included: not the client's figure)")
+		}
+		fmt.Fprintln(tw, "contender\tallocs/op\tB/op\traw allocs/op\tratio\t")
+		b := r.allocs(baseline)
+		for _, n := range names {
+			a := r.allocs(n)
+			if a == nil {
+				continue
+			}
+			bo := math.NaN()
+			if b != nil {
+				bo = b.AllocsPerOp
+			}
+			fmt.Fprintf(tw, "%s\t%.2f\t%.0f\t%.2f\t%s\t\n", n, a.AllocsPerOp, a.BytesPerOp, a.RawAllocsPerOp, ratio(a.AllocsPerOp, bo))
+		}
+	}
+	if len(r.Skew) > 0 {
+		tw.Flush()
+		fmt.Fprintln(w)
+		tw = newTW(w)
+		line := "SKEW: Lock+Unlock p50 (p99) ms, 1 goroutine, every master behind a proxy; reply delays:"
+		for _, p := range r.SkewProfiles {
+			line += " " + p.Name + "=" + delays(p.Delays)
+		}
+		fmt.Fprintln(w, line)
+		hdr := "contender\t"
+		for _, p := range r.SkewProfiles {
+			hdr += p.Name + "\t"
+			if p.Name != skewNone {
+				hdr += "vs none\t"
+			}
+		}
+		fmt.Fprintln(tw, hdr)
+		for _, n := range names {
+			none := r.skew(skewNone, n)
+			if none == nil {
+				continue
+			}
+			line := n + "\t"
+			errs := 0
+			for _, p := range r.SkewProfiles {
+				s := r.skew(p.Name, n)
+				errs += s.Errors
+				line += fmt.Sprintf("%s (%s)\t", f3(s.P50), f3(s.P99))
+				if p.Name != skewNone {
+					line += ratio(s.P50, none.P50) + "\t"
+				}
+			}
+			fmt.Fprintln(tw, line+errNote(errs)+"\t")
+		}
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "TARGETS (volley)")
+	for _, t := range r.Targets {
+		status := "not met"
+		switch {
+		case !t.Measured:
+			status = "-"
+		case t.Met:
+			status = "met"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t\n", t.Goal, t.Figure, status)
+	}
+}
+
+// dur formats float milliseconds as a Duration.
+func dur(msec float64) time.Duration { return time.Duration(msec * float64(time.Millisecond)) }
+
+func delays(ds []time.Duration) string {
+	s := make([]string, len(ds))
+	for i, d := range ds {
+		s[i] = strconv.FormatFloat(ms(d), 'g', 3, 64)
+	}
+	return strings.Join(s, "/") + "ms"
+}
+
+func newTW(w io.Writer) *tabwriter.Writer {
+	return tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+}

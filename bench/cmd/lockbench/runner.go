@@ -1,0 +1,504 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Modes, in the order they run.
+const (
+	modeLatency    = "latency"
+	modeThroughput = "throughput"
+	modeContended  = "contended"
+	modeAllocs     = "allocs"
+	modeSkew       = "skew"
+)
+
+var allModes = []string{modeLatency, modeThroughput, modeContended, modeAllocs, modeSkew}
+
+// Options configure one run of the harness.
+type Options struct {
+	Modes      []string
+	Duration   time.Duration // per measurement (one contender, one round)
+	Rounds     int           // interleaved rounds; figures are medians over rounds
+	Goroutines []int         // throughput mode
+	ContendedG int           // contended mode
+	Hold       time.Duration // contended mode: how long a holder keeps the lock
+	Setup      Setup         // Addrs is filled by the Runner
+	Contenders []contenderDef
+
+	// StartProxy starts a latency proxy in front of a master (skew mode).
+	StartProxy func(target string) (latencyProxy, error)
+}
+
+// latencyProxy is what skew mode needs from internal/faultproxy.
+type latencyProxy interface {
+	Addr() string
+	SetLatency(toServer, toClient time.Duration)
+	Close() error
+}
+
+// ErrOverlap is returned when the mutual-exclusion check saw two holders of
+// one lock at once.
+var ErrOverlap = errors.New("lockbench: mutual exclusion violated: two holders overlapped")
+
+// Runner runs the modes over a set of masters.
+type Runner struct {
+	opts     Options
+	masters  Masters
+	progress *progress
+	run      string // unique per run: a key prefix
+	report   *Report
+}
+
+// NewRunner returns a Runner over masters, filling opts' defaults.
+func NewRunner(opts Options, masters Masters, p *progress) *Runner {
+	if opts.Rounds <= 0 {
+		opts.Rounds = 1
+	}
+	if opts.ContendedG <= 0 {
+		opts.ContendedG = 8
+	}
+	if p == nil {
+		p = newProgress(nil)
+	}
+	opts.Setup.Addrs = masters.Addrs
+	opts.Setup.Fake = masters.Kind == kindFake
+	return &Runner{
+		opts:     opts,
+		masters:  masters,
+		progress: p,
+		run:      strconv.FormatInt(time.Now().UnixNano()%1e9, 36),
+	}
+}
+
+// Run runs every mode of the Options and returns the report (partial when
+// ctx ended or a mode failed, with the error).
+func (r *Runner) Run(ctx context.Context) (*Report, error) {
+	rep := newReport(r.opts, r.masters)
+	r.report = rep
+	want := map[string]bool{}
+	for _, m := range r.opts.Modes {
+		want[m] = true
+	}
+	var cs []Contender
+	defer func() {
+		for _, c := range cs {
+			c.Close()
+		}
+	}()
+	needMain := want[modeLatency] || want[modeThroughput] || want[modeContended] || want[modeAllocs]
+	if needMain {
+		r.progress.phase("connecting %d contenders to %d masters", len(r.opts.Contenders), len(r.masters.Addrs))
+		var err error
+		cs, err = r.connect(r.opts.Setup)
+		if err != nil {
+			return rep, err
+		}
+		for _, c := range cs {
+			rep.Contenders = append(rep.Contenders, ContenderInfo{Name: c.Name(), Note: c.Note()})
+		}
+	}
+	steps := []struct {
+		mode string
+		fn   func(context.Context, []Contender) error
+	}{
+		{modeLatency, r.latency},
+		{modeThroughput, r.throughput},
+		{modeContended, r.contended},
+		{modeAllocs, r.allocs},
+	}
+	for _, s := range steps {
+		if !want[s.mode] {
+			continue
+		}
+		if err := s.fn(ctx, cs); err != nil {
+			return rep, err
+		}
+	}
+	if want[modeSkew] {
+		if err := r.skew(ctx); err != nil {
+			return rep, err
+		}
+	}
+	rep.Targets = evaluateTargets(rep)
+	return rep, nil
+}
+
+// connect builds every contender; one that cannot be set up is reported
+// and skipped.
+func (r *Runner) connect(s Setup) ([]Contender, error) {
+	var cs []Contender
+	for _, d := range r.opts.Contenders {
+		c, err := d.new(s)
+		if err != nil {
+			r.skip(d.name, err.Error())
+			continue
+		}
+		// A first operation proves it works (and loads scripts, dials pools).
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err = c.LockUnlock(ctx, "lb:"+r.run+":probe:"+d.name, s.TTL)
+		cancel()
+		if err != nil {
+			c.Close()
+			r.skip(d.name, "first lock failed: "+err.Error())
+			continue
+		}
+		cs = append(cs, c)
+	}
+	if len(cs) == 0 {
+		return nil, errors.New("lockbench: no contender could lock")
+	}
+	return cs, nil
+}
+
+// skip records a contender that cannot run, once, on one line.
+func (r *Runner) skip(name, why string) {
+	why = strings.Join(strings.Fields(why), " ")
+	if len(why) > 160 {
+		why = why[:160] + "..."
+	}
+	line := name + ": " + why
+	if !slices.Contains(r.report.Skipped, line) {
+		r.report.Skipped = append(r.report.Skipped, line)
+		r.progress.note("skipped %s", line)
+	}
+}
+
+// order returns the contenders of round i, rotated so that no contender
+// always runs right after the same neighbour.
+func order(cs []Contender, round int) []Contender {
+	n := len(cs)
+	out := make([]Contender, n)
+	for i := range cs {
+		out[i] = cs[(i+round)%n]
+	}
+	return out
+}
+
+// keyRing returns size keys for goroutine g of contender c in mode m.
+func (r *Runner) keyRing(c Contender, m string, g, size int) []string {
+	keys := make([]string, size)
+	p := "lb:" + r.run + ":" + c.Name() + ":" + m + ":" + strconv.Itoa(g) + ":"
+	for i := range keys {
+		keys[i] = p + strconv.Itoa(i)
+	}
+	return keys
+}
+
+// latencySamples runs LockUnlock on fresh keys from one goroutine for d
+// and returns every operation's latency and the count of errors. It
+// appends to buf.
+func latencySamples(ctx context.Context, c Contender, keys []string, ttl, d time.Duration, buf []time.Duration) ([]time.Duration, int) {
+	errs := 0
+	deadline := time.Now().Add(d)
+	for i := 0; ctx.Err() == nil; i++ {
+		t0 := time.Now()
+		if !t0.Before(deadline) {
+			break
+		}
+		err := c.LockUnlock(ctx, keys[i%len(keys)], ttl)
+		el := time.Since(t0)
+		if err != nil {
+			errs++
+			continue
+		}
+		buf = append(buf, el)
+	}
+	return buf, errs
+}
+
+// latency: one goroutine, Lock+Unlock on a fresh key per operation.
+func (r *Runner) latency(ctx context.Context, cs []Contender) error {
+	rounds := map[string][]Latency{}
+	all := map[string][]time.Duration{}
+	errs := map[string]int{}
+	keys := map[string][]string{}
+	for _, c := range cs {
+		keys[c.Name()] = r.keyRing(c, modeLatency, 0, 8192)
+	}
+	r.progress.phase("latency: %d rounds x %d contenders x %v", r.opts.Rounds, len(cs), r.opts.Duration)
+	for round := range r.opts.Rounds {
+		for _, c := range order(cs, round) {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			r.progress.step("latency round %d/%d: %s", round+1, r.opts.Rounds, c.Name())
+			warm(ctx, c, keys[c.Name()][:50], r.opts.Setup.TTL)
+			s, e := latencySamples(ctx, c, keys[c.Name()], r.opts.Setup.TTL, r.opts.Duration, nil)
+			rounds[c.Name()] = append(rounds[c.Name()], summarize(s))
+			all[c.Name()] = append(all[c.Name()], s...)
+			errs[c.Name()] += int(e)
+		}
+	}
+	for _, c := range cs {
+		n := c.Name()
+		r.report.Latency = append(r.report.Latency, LatencyResult{
+			Name: n, Latency: medianLatency(rounds[n]), Rounds: rounds[n],
+			Errors: errs[n], CDF: cdfPoints(all[n], 200),
+		})
+	}
+	return nil
+}
+
+// warm runs a few operations outside the measurement.
+func warm(ctx context.Context, c Contender, keys []string, ttl time.Duration) {
+	for _, k := range keys {
+		if ctx.Err() != nil {
+			return
+		}
+		c.LockUnlock(ctx, k, ttl)
+	}
+}
+
+// throughput: G goroutines, each on its own fresh keys.
+func (r *Runner) throughput(ctx context.Context, cs []Contender) error {
+	for _, g := range r.opts.Goroutines {
+		keys := map[string][][]string{}
+		for _, c := range cs {
+			per := max(64, 8192/g)
+			for i := range g {
+				keys[c.Name()] = append(keys[c.Name()], r.keyRing(c, modeThroughput+strconv.Itoa(g), i, per))
+			}
+		}
+		r.progress.phase("throughput G=%d: %d rounds x %d contenders x %v", g, r.opts.Rounds, len(cs), r.opts.Duration)
+		ops := map[string][]float64{}
+		errs := map[string]int{}
+		for round := range r.opts.Rounds {
+			for _, c := range order(cs, round) {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				r.progress.step("throughput G=%d round %d/%d: %s", g, round+1, r.opts.Rounds, c.Name())
+				warm(ctx, c, keys[c.Name()][0][:min(20, len(keys[c.Name()][0]))], r.opts.Setup.TTL)
+				n, e, el := parallel(ctx, c, keys[c.Name()], r.opts.Setup.TTL, r.opts.Duration)
+				ops[c.Name()] = append(ops[c.Name()], float64(n)/el.Seconds())
+				errs[c.Name()] += int(e)
+			}
+		}
+		for _, c := range cs {
+			r.report.Throughput = append(r.report.Throughput, ThroughputResult{
+				Name: c.Name(), Goroutines: g, OpsPerSec: median(ops[c.Name()]),
+				Rounds: ops[c.Name()], Errors: errs[c.Name()],
+			})
+		}
+	}
+	return nil
+}
+
+// parallel runs len(keys) goroutines of LockUnlock for d and returns the
+// successful operations, the errors and the elapsed time.
+func parallel(ctx context.Context, c Contender, keys [][]string, ttl, d time.Duration) (ops, errs int64, elapsed time.Duration) {
+	var nOps, nErrs atomic.Int64
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	var deadline time.Time
+	for g := range keys {
+		ks := keys[g]
+		wg.Go(func() {
+			<-start
+			var ok, bad int64
+			for i := 0; ctx.Err() == nil && time.Now().Before(deadline); i++ {
+				if err := c.LockUnlock(ctx, ks[i%len(ks)], ttl); err != nil {
+					bad++
+				} else {
+					ok++
+				}
+			}
+			nOps.Add(ok)
+			nErrs.Add(bad)
+		})
+	}
+	t0 := time.Now()
+	deadline = t0.Add(d)
+	close(start)
+	wg.Wait()
+	return nOps.Load(), nErrs.Load(), time.Since(t0)
+}
+
+// contended: G goroutines on one key; acquisitions/s, hand-off latency and
+// a mutual-exclusion check.
+func (r *Runner) contended(ctx context.Context, cs []Contender) error {
+	g := r.opts.ContendedG
+	r.progress.phase("contended G=%d: %d rounds x %d contenders x %v", g, r.opts.Rounds, len(cs), r.opts.Duration)
+	acq := map[string][]float64{}
+	hand := map[string][]time.Duration{}
+	handRounds := map[string][]Latency{}
+	errs := map[string]int{}
+	viol := map[string]int{}
+	for round := range r.opts.Rounds {
+		for _, c := range order(cs, round) {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			r.progress.step("contended G=%d round %d/%d: %s", g, round+1, r.opts.Rounds, c.Name())
+			key := "lb:" + r.run + ":" + c.Name() + ":contended:" + strconv.Itoa(round)
+			res := runContended(ctx, c, key, g, r.opts.Setup.TTL, r.opts.Hold, r.opts.Duration)
+			acq[c.Name()] = append(acq[c.Name()], float64(res.acquired)/res.elapsed.Seconds())
+			hand[c.Name()] = append(hand[c.Name()], res.handoffs...)
+			handRounds[c.Name()] = append(handRounds[c.Name()], summarize(res.handoffs))
+			errs[c.Name()] += res.errs
+			viol[c.Name()] += res.violations
+		}
+	}
+	var bad []string
+	for _, c := range cs {
+		n := c.Name()
+		r.report.Contended = append(r.report.Contended, ContendedResult{
+			Name: n, Goroutines: g, AcqPerSec: median(acq[n]), Rounds: acq[n],
+			Handoff: medianLatency(handRounds[n]), Errors: errs[n], Violations: viol[n],
+		})
+		if viol[n] > 0 {
+			bad = append(bad, fmt.Sprintf("%s: %d overlaps", n, viol[n]))
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%w (%v)", ErrOverlap, bad)
+	}
+	return nil
+}
+
+type contendedResult struct {
+	acquired   int64
+	errs       int
+	violations int
+	handoffs   []time.Duration
+	elapsed    time.Duration
+}
+
+// runContended runs g goroutines that each lock key, check that nobody
+// else holds it, hold it for hold, and unlock it, for d.
+func runContended(ctx context.Context, c Contender, key string, g int, ttl, hold, d time.Duration) contendedResult {
+	var (
+		owner       atomic.Int64 // id of the holder, 0 when free
+		lastRelease atomic.Int64 // ns since t0 of the last release, 0 before the first
+		acquired    atomic.Int64
+		violations  atomic.Int64
+		nErrs       atomic.Int64
+		mu          sync.Mutex
+		handoffs    []time.Duration
+	)
+	t0 := time.Now()
+	rctx, cancel := context.WithDeadline(ctx, t0.Add(d))
+	defer cancel()
+	var wg sync.WaitGroup
+	for id := int64(1); id <= int64(g); id++ {
+		h := c.NewHolder()
+		wg.Go(func() {
+			var mine []time.Duration
+			for rctx.Err() == nil {
+				if err := h.Lock(rctx, key, ttl); err != nil {
+					if rctx.Err() == nil {
+						nErrs.Add(1)
+					}
+					continue
+				}
+				got := time.Since(t0)
+				if !owner.CompareAndSwap(0, id) {
+					violations.Add(1)
+				}
+				if lr := lastRelease.Load(); lr > 0 {
+					mine = append(mine, got-time.Duration(lr))
+				}
+				acquired.Add(1)
+				if hold > 0 {
+					time.Sleep(hold)
+				}
+				runtime.Gosched() // let a broken lock's other holders run
+				if !owner.CompareAndSwap(id, 0) {
+					violations.Add(1)
+					owner.Store(0)
+				}
+				lastRelease.Store(int64(time.Since(t0)))
+				uctx, ucancel := context.WithTimeout(ctx, 5*time.Second)
+				if err := h.Unlock(uctx); err != nil {
+					nErrs.Add(1)
+				}
+				ucancel()
+			}
+			mu.Lock()
+			handoffs = append(handoffs, mine...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return contendedResult{
+		acquired:   acquired.Load(),
+		errs:       int(nErrs.Load()),
+		violations: int(violations.Load()),
+		handoffs:   handoffs,
+		elapsed:    min(time.Since(t0), d),
+	}
+}
+
+// allocs: allocations per Lock+Unlock from one goroutine, from the
+// runtime's counters (the whole process: the contender's own background
+// goroutines count too), less the idle background of the process.
+func (r *Runner) allocs(ctx context.Context, cs []Contender) error {
+	r.progress.phase("allocs: %d rounds x %d contenders x %v", r.opts.Rounds, len(cs), r.opts.Duration)
+	per := map[string][]float64{}
+	bytes := map[string][]float64{}
+	rawPer := map[string][]float64{}
+	keys := map[string][]string{}
+	for _, c := range cs {
+		keys[c.Name()] = r.keyRing(c, modeAllocs, 0, 8192)
+	}
+	for round := range r.opts.Rounds {
+		for _, c := range order(cs, round) {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			r.progress.step("allocs round %d/%d: %s", round+1, r.opts.Rounds, c.Name())
+			a, b, raw := measureAllocs(ctx, c, keys[c.Name()], r.opts.Setup.TTL, r.opts.Duration)
+			per[c.Name()] = append(per[c.Name()], a)
+			rawPer[c.Name()] = append(rawPer[c.Name()], raw)
+			bytes[c.Name()] = append(bytes[c.Name()], b)
+		}
+	}
+	for _, c := range cs {
+		n := c.Name()
+		r.report.Allocs = append(r.report.Allocs, AllocResult{
+			Name: n, AllocsPerOp: median(per[n]), BytesPerOp: median(bytes[n]), Rounds: per[n],
+			RawAllocsPerOp: median(rawPer[n]),
+		})
+	}
+	return nil
+}
+
+// measureAllocs returns the allocations per operation of a loop of
+// LockUnlock, net of the process's idle background (every connected
+// contender's goroutines, the runtime) measured over an equal idle window
+// just before, and the raw figure.
+func measureAllocs(ctx context.Context, c Contender, keys []string, ttl, d time.Duration) (allocsPerOp, bytesPerOp, rawAllocsPerOp float64) {
+	warm(ctx, c, keys[:100], ttl)
+	var i0, i1, m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&i0)
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+	runtime.ReadMemStats(&i1)
+	runtime.ReadMemStats(&m0)
+	deadline := time.Now().Add(d)
+	n := 0
+	for ; ctx.Err() == nil && time.Now().Before(deadline); n++ {
+		c.LockUnlock(ctx, keys[n%len(keys)], ttl)
+	}
+	runtime.ReadMemStats(&m1)
+	if n == 0 {
+		return 0, 0, 0
+	}
+	idleMallocs := float64(i1.Mallocs - i0.Mallocs)
+	idleBytes := float64(i1.TotalAlloc - i0.TotalAlloc)
+	mallocs := float64(m1.Mallocs - m0.Mallocs)
+	bytes := float64(m1.TotalAlloc - m0.TotalAlloc)
+	return max(0, mallocs-idleMallocs) / float64(n), max(0, bytes-idleBytes) / float64(n), mallocs / float64(n)
+}

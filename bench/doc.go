@@ -1,0 +1,16 @@
+// Package bench holds Volley's cross-library benchmarks, in a module of its
+// own so that the library's go.mod stays lean.
+//
+//   - codec_test.go: RESP decoding, Volley's resp (Parse and Reader) against
+//     redcon's ReadNextRESP and redigo's reply reader.
+//   - conn_test.go: GET round trips against a real redis-server, Volley's
+//     conn against go-redis v9 and rueidis, at 1 to 256 goroutines.
+//   - cmd/lockbench: the lock benchmark, Volley against redsync, bsm/redislock
+//     and rueidislock on five masters.
+//
+// Run the Go benchmarks with
+//
+//	go test -run '^$' -bench . -benchmem
+//
+// Plain go test runs only the smoke tests of lockbench.
+package bench
