@@ -39,11 +39,15 @@ type Conn struct {
 type ServerInfo struct {
 	RunID       string        // changes when the master process restarts
 	Uptime      time.Duration // the master's uptime when the Conn connected
-	ConnectedAt time.Time     // when the Conn connected (monotonic clock reading)
+	ConnectedAt time.Time     // when the INFO reply arrived (monotonic clock reading)
 	Generation  uint64        // 1 for the first successful connect, then +1 each reconnect
 }
 
 // StartedAt estimates when the master process started: ConnectedAt - Uptime.
+// Since ConnectedAt is taken after the master answered, the estimate is late
+// by the reply's travel time plus up to one second (Redis computes uptime
+// from whole unix seconds and may round it up); callers that need a bound on
+// the true start add that second.
 func (i *ServerInfo) StartedAt() time.Time { return i.ConnectedAt.Add(-i.Uptime) }
 
 // New validates opts and returns a Conn that connects in the background: it

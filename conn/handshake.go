@@ -56,7 +56,7 @@ func (s *socket) handshake() (*ServerInfo, error) {
 	}
 	s.wbuf = cmd[:0]
 
-	info := &ServerInfo{ConnectedAt: time.Now()}
+	info := &ServerInfo{}
 	for _, name := range names {
 		vals, err := s.rd.ReadReply()
 		if err != nil {
@@ -66,6 +66,10 @@ func (s *socket) handshake() (*ServerInfo, error) {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		if name == "INFO" {
+			// Stamped after the reply arrived: an upper bound on when the
+			// master measured its uptime, so StartedAt errs late, never early
+			// (the restart guard depends on that).
+			info.ConnectedAt = time.Now()
 			if err := parseInfo(vals[0], info); err != nil {
 				return nil, err
 			}
