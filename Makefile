@@ -7,6 +7,7 @@ GO             ?= go
 FUZZTIME       ?= 60s
 SMOKE_FUZZTIME ?= 3s
 TORTURE_TIME   ?= 10m
+SEED           ?=
 REDIS_PORTS    ?= 7001 7002 7003 7004 7005
 REDIS_DIR      ?= .redis
 
@@ -65,6 +66,11 @@ bench: deps
 bench-go:
 	$(GO) test -run='^$$' -bench=. -benchmem -count=1 ./resp/ ./conn/ ./redlock/
 	cd bench && $(GO) test -run='^$$' -bench=. -benchmem -count=1 .
+
+## torture: redlock under rotating faults on five local masters behind fault
+## proxies; exits non-zero on any violation, panic or stuck operation.
+torture: deps
+	$(GO) run ./internal/cmd/torture -duration $(TORTURE_TIME) $(if $(SEED),-seed $(SEED)) -json torture.json
 
 ## cover: tests with a coverage profile and a per-function summary.
 cover: deps

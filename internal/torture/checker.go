@@ -1,0 +1,116 @@
+package torture
+
+import (
+	"sync"
+	"time"
+)
+
+// Interval is one holder's time with a lock, as offsets on the run's
+// monotonic clock.
+type Interval struct {
+	Key    string        `json:"key"`
+	Holder string        `json:"holder"` // client/goroutine#sequence
+	Start  time.Duration `json:"start"`  // Lock returned
+	End    time.Duration `json:"end"`    // min(Unlock called, Until)
+	Until  time.Duration `json:"until"`  // the validity's end (after extensions)
+	// Unlock is when Unlock was called, or -1 if the holder let the lock
+	// expire; UnlockResult is what Unlock returned.
+	Unlock       time.Duration `json:"unlock"`
+	UnlockResult string        `json:"unlock_result,omitempty"`
+}
+
+// Violation is two overlapping intervals of one key: Second was acquired
+// (Second.Start) while First was still held.
+type Violation struct {
+	Key     string        `json:"key"`
+	First   Interval      `json:"first"`
+	Second  Interval      `json:"second"`
+	Overlap time.Duration `json:"overlap"`
+	Faults  []string      `json:"faults,omitempty"` // filled by the Report
+}
+
+// maxKeptViolations bounds the violations a Checker keeps in detail; it
+// counts all of them.
+const maxKeptViolations = 100
+
+// Checker finds overlapping intervals of the same key. It keeps, per key,
+// the intervals that ended within its horizon of the latest one added: an
+// interval lasts at most MaxTTL and is added right after it ends, so a
+// horizon of MaxTTL plus a generous margin for slow recording sees every
+// overlap. Safe for concurrent use.
+type Checker struct {
+	horizon time.Duration
+
+	mu         sync.Mutex
+	keys       map[string][]Interval
+	latest     time.Duration // the largest End added
+	violations []Violation
+	count      int
+	added      int
+	empty      int
+	late       int
+}
+
+// NewChecker returns a Checker with the given horizon (see Checker).
+func NewChecker(horizon time.Duration) *Checker {
+	return &Checker{horizon: horizon, keys: make(map[string][]Interval)}
+}
+
+// Add records a finished interval and returns how many earlier intervals
+// of its key it overlaps (each is a violation). An empty interval (the
+// validity had run out by the time Lock returned) holds nothing.
+func (c *Checker) Add(iv Interval) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.added++
+	if iv.End <= iv.Start {
+		c.empty++
+		return 0
+	}
+	if iv.End < c.latest-c.horizon/2 {
+		c.late++ // recorded so late that an overlap could have been pruned
+	}
+	c.latest = max(c.latest, iv.End)
+	found := 0
+	kept := c.keys[iv.Key][:0]
+	for _, e := range c.keys[iv.Key] {
+		if e.Start < iv.End && iv.Start < e.End {
+			found++
+			first, second := e, iv
+			if second.Start < first.Start {
+				first, second = second, first
+			}
+			c.count++
+			if len(c.violations) < maxKeptViolations {
+				c.violations = append(c.violations, Violation{
+					Key: iv.Key, First: first, Second: second,
+					Overlap: min(first.End, second.End) - second.Start,
+				})
+			}
+		}
+		if e.End >= c.latest-c.horizon {
+			kept = append(kept, e)
+		}
+	}
+	c.keys[iv.Key] = append(kept, iv)
+	return found
+}
+
+// CheckerStats sums up what a Checker saw.
+type CheckerStats struct {
+	Intervals  int         `json:"intervals"`  // added
+	Empty      int         `json:"empty"`      // validity gone before Lock returned
+	Late       int         `json:"late"`       // recorded later than horizon/2
+	Violations int         `json:"violations"` // all of them
+	Details    []Violation `json:"details"`    // the first 100
+}
+
+// Stats returns the counts and the first violations.
+func (c *Checker) Stats() CheckerStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return CheckerStats{
+		Intervals: c.added, Empty: c.empty, Late: c.late,
+		Violations: c.count, Details: append([]Violation(nil), c.violations...),
+	}
+}

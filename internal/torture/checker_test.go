@@ -1,0 +1,82 @@
+package torture
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/volleylock/volley/internal/leakcheck"
+)
+
+func TestMain(m *testing.M) { leakcheck.Main(m) }
+
+func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+
+func iv(key, holder string, start, end int) Interval {
+	return Interval{Key: key, Holder: holder, Start: ms(start), End: ms(end), Until: ms(end), Unlock: -1}
+}
+
+func TestCheckerSynthetic(t *testing.T) {
+	tests := []struct {
+		name       string
+		intervals  []Interval
+		violations int
+	}{
+		{"disjoint", []Interval{iv("k", "a", 0, 10), iv("k", "b", 20, 30)}, 0},
+		{"back to back", []Interval{iv("k", "a", 0, 10), iv("k", "b", 10, 20)}, 0},
+		{"acquired inside", []Interval{iv("k", "a", 0, 10), iv("k", "b", 5, 20)}, 1},
+		{"recorded out of order", []Interval{iv("k", "b", 5, 20), iv("k", "a", 0, 10)}, 1},
+		{"nested", []Interval{iv("k", "a", 0, 100), iv("k", "b", 10, 20)}, 1},
+		{"same start", []Interval{iv("k", "a", 0, 10), iv("k", "b", 0, 10)}, 1},
+		{"other keys", []Interval{iv("k1", "a", 0, 10), iv("k2", "b", 5, 20)}, 0},
+		{"empty interval holds nothing", []Interval{iv("k", "a", 0, 10), iv("k", "b", 5, 5), iv("k", "c", 8, 6)}, 0},
+		{"three at once", []Interval{iv("k", "a", 0, 10), iv("k", "b", 1, 10), iv("k", "c", 2, 10)}, 3},
+		{"after expiry", []Interval{iv("k", "a", 0, 500), iv("k", "b", 500, 900), iv("k", "c", 901, 1000)}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := NewChecker(time.Minute)
+			for _, i := range tt.intervals {
+				c.Add(i)
+			}
+			st := c.Stats()
+			require.Equal(t, tt.violations, st.Violations)
+			require.Len(t, st.Details, tt.violations)
+			for _, v := range st.Details {
+				assert.LessOrEqual(t, v.First.Start, v.Second.Start)
+				assert.Positive(t, v.Overlap)
+			}
+		})
+	}
+}
+
+// TestCheckerHolderEndsAtDeadline: a holder that works past its validity
+// is not in conflict with the next holder, who came after the deadline:
+// its interval ends at Until, not when it called Unlock.
+func TestCheckerHolderEndsAtDeadline(t *testing.T) {
+	c := NewChecker(time.Minute)
+	long := Interval{Key: "k", Holder: "slow", Start: 0, Until: ms(500), Unlock: ms(900)}
+	long.End = min(long.Until, long.Unlock)
+	c.Add(long)
+	c.Add(iv("k", "next", 501, 800))
+	require.Zero(t, c.Stats().Violations)
+	c.Add(iv("k", "early", 499, 501))
+	require.Equal(t, 1, c.Stats().Violations)
+}
+
+func TestCheckerPrunesAndCountsLate(t *testing.T) {
+	c := NewChecker(ms(100))
+	for i := range 1000 {
+		c.Add(iv("k", "a", i*10, i*10+5))
+	}
+	c.mu.Lock()
+	kept := len(c.keys["k"])
+	c.mu.Unlock()
+	assert.Less(t, kept, 20, "old intervals are not pruned")
+	c.Add(iv("k", "late", 0, 5))
+	st := c.Stats()
+	assert.Equal(t, 1, st.Late)
+	assert.Zero(t, st.Violations)
+}

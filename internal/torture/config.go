@@ -1,0 +1,129 @@
+package torture
+
+import (
+	"fmt"
+	"time"
+)
+
+// Fault is one kind of trouble the nemesis causes.
+type Fault string
+
+const (
+	// FaultMinorityPartition blackholes a minority of the masters.
+	FaultMinorityPartition Fault = "minority-partition"
+	// FaultSlow adds 5-100ms of latency each way to one or two masters.
+	FaultSlow Fault = "slow"
+	// FaultResets resets the connections of random masters every 50-250ms.
+	FaultResets Fault = "resets"
+	// FaultCorrupt corrupts replies from a minority of the masters.
+	FaultCorrupt Fault = "corrupt"
+	// FaultPause stops a minority of the masters (SIGSTOP) for longer than
+	// the TTL, then resumes them.
+	FaultPause Fault = "pause"
+	// FaultCrashDelayed kills a minority of the masters and restarts them,
+	// empty, after more than MaxTTL.
+	FaultCrashDelayed Fault = "crash-delayed"
+	// FaultCrashImmediate kills masters and restarts them, empty, at once,
+	// a majority every other time, else a minority: safe only with the restart guard on, which must then keep a
+	// restarted majority out of every quorum for MaxTTL.
+	FaultCrashImmediate Fault = "crash-immediate"
+	// FaultMajorityPartition blackholes a majority: no lock may be granted
+	// while it lasts.
+	FaultMajorityPartition Fault = "majority-partition"
+)
+
+// SafeFaults is the rotation that must never produce a violation with the
+// restart guard on.
+func SafeFaults() []Fault {
+	return []Fault{
+		FaultMinorityPartition, FaultSlow, FaultResets, FaultCorrupt,
+		FaultPause, FaultCrashDelayed, FaultCrashImmediate, FaultMajorityPartition,
+	}
+}
+
+// ParseFaults parses a comma-separated list of fault names.
+func ParseFaults(names []string) ([]Fault, error) {
+	known := map[Fault]bool{}
+	for _, f := range SafeFaults() {
+		known[f] = true
+	}
+	var out []Fault
+	for _, n := range names {
+		if !known[Fault(n)] {
+			return nil, fmt.Errorf("torture: unknown fault %q", n)
+		}
+		out = append(out, Fault(n))
+	}
+	return out, nil
+}
+
+// Config configures a Run. Zero fields mean the defaults in brackets.
+type Config struct {
+	Duration   time.Duration // how long to run [1m]; with Cycles, an upper bound
+	Cycles     int           // stop after this many full fault rotations (0: run for Duration)
+	Seed       uint64        // drives every random choice; 0 is a valid seed
+	Masters    int           // [5]
+	Clients    int           // independent lock clients [4]
+	Goroutines int           // per client [16]
+	Keys       int           // contended keys [3]
+
+	TTL         time.Duration // lock TTL [800ms]
+	MaxTTL      time.Duration // redlock MaxTTL, the restart guard's window [2s]
+	NodeTimeout time.Duration // redlock NodeTimeout [30ms]
+	RetryDelay  time.Duration // redlock RetryDelay [50ms]
+	LockTimeout time.Duration // ctx deadline of each Lock call [2*TTL]
+	// Slack is how much longer than its deadline (plus NodeTimeout) an
+	// operation may take before it counts as stuck [250ms].
+	Slack time.Duration
+
+	// DisableRestartGuard runs redlock without its restart guard: with
+	// FaultCrashImmediate, violations are then expected.
+	DisableRestartGuard bool
+	// Faults is the nemesis' rotation, shuffled every cycle [SafeFaults];
+	// an empty non-nil slice means no faults.
+	Faults    []Fault
+	FaultTime time.Duration // each fault lasts a random time in [FaultTime/2, FaultTime] [4s]
+	HealTime  time.Duration // quiet time after a fault's recovery [2s]
+	// RecoveryTimeout bounds the wait for the first lock after a heal [15s].
+	RecoveryTimeout time.Duration
+
+	// NewLocker builds client number id on the masters' (proxies')
+	// addresses. Nil means a redlock.Client configured from this Config.
+	NewLocker func(id int, addrs []string) (Locker, error)
+	// Logf, when set, receives progress lines.
+	Logf func(format string, args ...any)
+}
+
+func (c Config) withDefaults() Config {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	defd := func(v *time.Duration, d time.Duration) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	defd(&c.Duration, time.Minute)
+	def(&c.Masters, 5)
+	def(&c.Clients, 4)
+	def(&c.Goroutines, 16)
+	def(&c.Keys, 3)
+	defd(&c.TTL, 800*time.Millisecond)
+	defd(&c.MaxTTL, 2*time.Second)
+	defd(&c.NodeTimeout, 30*time.Millisecond)
+	defd(&c.RetryDelay, 50*time.Millisecond)
+	defd(&c.LockTimeout, 2*c.TTL)
+	defd(&c.Slack, 250*time.Millisecond)
+	defd(&c.FaultTime, 4*time.Second)
+	defd(&c.HealTime, 2*time.Second)
+	defd(&c.RecoveryTimeout, 15*time.Second)
+	if c.Faults == nil {
+		c.Faults = SafeFaults()
+	}
+	if c.Logf == nil {
+		c.Logf = func(string, ...any) {}
+	}
+	return c
+}

@@ -1,0 +1,183 @@
+package torture
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/redlock"
+)
+
+// Locker is a lock client under test: one per simulated client process.
+type Locker interface {
+	// Lock acquires key for ttl, retrying until ctx ends.
+	Lock(ctx context.Context, key string, ttl time.Duration) (Held, error)
+	// WaitReady waits until the Locker can grant locks (connected, and
+	// past the restart guard's window).
+	WaitReady(ctx context.Context) error
+	Close() error
+}
+
+// Held is a lock a Locker granted.
+type Held interface {
+	// Started is the earliest moment any vote counted for this lock can
+	// have been cast: no master was asked before it.
+	Started() time.Time
+	// Until is the end of the validity.
+	Until() time.Time
+	Extend(ctx context.Context, ttl time.Duration) error
+	Unlock(ctx context.Context) error
+}
+
+// redlockLocker is the real thing.
+type redlockLocker struct {
+	c     *redlock.Client
+	drift float64
+}
+
+// NewRedlockLocker returns a Locker backed by redlock.New(cfg).
+func NewRedlockLocker(cfg redlock.Config) (Locker, error) {
+	if cfg.DriftFactor == 0 {
+		cfg.DriftFactor = 0.01
+	}
+	c, err := redlock.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &redlockLocker{c: c, drift: cfg.DriftFactor}, nil
+}
+
+func (r *redlockLocker) Lock(ctx context.Context, key string, ttl time.Duration) (Held, error) {
+	l, err := r.c.Lock(ctx, key, ttl)
+	if err != nil {
+		return nil, err
+	}
+	return &redlockHeld{l: l, drift: r.drift}, nil
+}
+
+func (r *redlockLocker) WaitReady(ctx context.Context) error {
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for {
+		ready := true
+		for _, m := range r.c.Masters() {
+			if m.Err != nil || !m.Guard.IsZero() {
+				ready = false
+			}
+		}
+		if ready {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-t.C:
+		}
+	}
+}
+
+func (r *redlockLocker) Close() error { return r.c.Close() }
+
+type redlockHeld struct {
+	l     redlock.Lock
+	drift float64
+}
+
+// Started recovers the burst's start from the validity redlock computed:
+// until = start + ttl - (ttl*drift + 2ms).
+func (h *redlockHeld) Started() time.Time {
+	ttl := h.l.TTL()
+	return h.l.Until().Add(-(ttl - time.Duration(float64(ttl)*h.drift) - 2*time.Millisecond))
+}
+func (h *redlockHeld) Until() time.Time { return h.l.Until() }
+func (h *redlockHeld) Extend(ctx context.Context, ttl time.Duration) error {
+	return h.l.Extend(ctx, ttl)
+}
+func (h *redlockHeld) Unlock(ctx context.Context) error { return h.l.Unlock(ctx) }
+
+// brokenLocker is a deliberately wrong lock: SET without NX on every
+// master, so it "acquires" whatever others hold. The checker must catch it.
+type brokenLocker struct {
+	conns  []*conn.Conn
+	mu     sync.Mutex
+	rng    *rand.Rand
+	quorum int
+}
+
+// NewBrokenLocker returns the broken Locker on addrs.
+func NewBrokenLocker(addrs []string, opts conn.Options, seed uint64) (Locker, error) {
+	b := &brokenLocker{rng: rand.New(rand.NewPCG(seed, 7)), quorum: len(addrs)/2 + 1}
+	for _, a := range addrs {
+		o := opts
+		o.Addr = a
+		c, err := conn.New(o)
+		if err != nil {
+			b.Close()
+			return nil, err
+		}
+		b.conns = append(b.conns, c)
+	}
+	return b, nil
+}
+
+func (b *brokenLocker) WaitReady(ctx context.Context) error {
+	for _, c := range b.conns {
+		if err := c.WaitReady(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *brokenLocker) Close() error {
+	for _, c := range b.conns {
+		c.Close()
+	}
+	return nil
+}
+
+var errBrokenNoQuorum = errors.New("broken: no quorum")
+
+func (b *brokenLocker) Lock(ctx context.Context, key string, ttl time.Duration) (Held, error) {
+	b.mu.Lock()
+	tok := make([]byte, 16)
+	for i := range tok {
+		tok[i] = byte(b.rng.Uint32())
+	}
+	b.mu.Unlock()
+	start := time.Now()
+	ok := 0
+	for _, c := range b.conns {
+		if _, err := c.Do(ctx, "SET", key, tok, "PX", ttl.Milliseconds()); err == nil {
+			ok++
+		}
+	}
+	if ok < b.quorum {
+		return nil, errBrokenNoQuorum
+	}
+	drift := time.Duration(float64(ttl)*0.01) + 2*time.Millisecond
+	return &brokenHeld{b: b, key: key, tok: tok, start: start, until: start.Add(ttl - drift)}, nil
+}
+
+type brokenHeld struct {
+	b            *brokenLocker
+	key          string
+	tok          []byte
+	start, until time.Time
+}
+
+func (h *brokenHeld) Started() time.Time { return h.start }
+func (h *brokenHeld) Until() time.Time   { return h.until }
+func (h *brokenHeld) Extend(context.Context, time.Duration) error {
+	return errors.New("broken: no extend")
+}
+
+func (h *brokenHeld) Unlock(ctx context.Context) error {
+	for _, c := range h.b.conns {
+		c.Do(ctx, "EVAL", `if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("del",KEYS[1]) else return 0 end`, 1, h.key, h.tok)
+	}
+	return nil
+}

@@ -1,0 +1,159 @@
+package torture
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Report is what a Run found. Durations are nanoseconds in JSON.
+type Report struct {
+	Seed         uint64        `json:"seed"`
+	RestartGuard bool          `json:"restart_guard"`
+	Faults       []Fault       `json:"faults"`
+	Masters      int           `json:"masters"`
+	Clients      int           `json:"clients"`
+	Goroutines   int           `json:"goroutines_per_client"`
+	Keys         int           `json:"keys"`
+	TTL          time.Duration `json:"ttl_ns"`
+	MaxTTL       time.Duration `json:"max_ttl_ns"`
+	NodeTimeout  time.Duration `json:"node_timeout_ns"`
+	Elapsed      time.Duration `json:"elapsed_ns"`
+	Interrupted  bool          `json:"interrupted"`
+
+	Acquisitions uint64            `json:"acquisitions"`
+	PerSecond    float64           `json:"acquisitions_per_second"`
+	LockFailures map[string]uint64 `json:"lock_failures"`
+	NodeOutcomes map[string]uint64 `json:"node_outcomes_in_failed_locks"`
+	Unlocks      map[string]uint64 `json:"unlocks"`
+	Extends      map[string]uint64 `json:"extends"`
+	LatencyP50   time.Duration     `json:"lock_latency_p50_ns"`
+	LatencyP99   time.Duration     `json:"lock_latency_p99_ns"`
+	LatencyMax   time.Duration     `json:"lock_latency_max_ns"`
+
+	Stuck             int             `json:"stuck"`
+	StuckOps          []StuckOp       `json:"stuck_ops,omitempty"`
+	Panics            int             `json:"panics"`
+	PanicStacks       []string        `json:"panic_stacks,omitempty"`
+	MajorityGrants    int             `json:"majority_grants"`
+	MajorityGrantList []MajorityGrant `json:"majority_grant_list,omitempty"`
+	Unrecovered       int             `json:"unrecovered_faults"`
+	Errors            []string        `json:"errors,omitempty"`
+
+	GoroutinesBefore int    `json:"goroutines_before"`
+	GoroutinesAfter  int    `json:"goroutines_after"`
+	HeapBefore       uint64 `json:"heap_before"`
+	HeapAfter        uint64 `json:"heap_after"`
+
+	Checker CheckerStats `json:"checker"`
+	Phases  []Phase      `json:"phases"`
+}
+
+// Problems lists what makes a run with the restart guard on (a safe
+// schedule) fail: violations, locks granted under a majority partition,
+// panics, stuck operations, leaked goroutines, faults never recovered from,
+// nemesis errors. Empty means the run passed.
+func (r *Report) Problems() []string {
+	var out []string
+	add := func(cond bool, format string, args ...any) {
+		if cond {
+			out = append(out, fmt.Sprintf(format, args...))
+		}
+	}
+	add(r.Checker.Violations > 0, "%d mutual-exclusion violations", r.Checker.Violations)
+	add(r.MajorityGrants > 0, "%d locks granted during a majority partition", r.MajorityGrants)
+	add(r.Panics > 0, "%d panics", r.Panics)
+	add(r.Stuck > 0, "%d operations stuck past their deadline", r.Stuck)
+	add(r.GoroutinesAfter > r.GoroutinesBefore, "goroutines leaked: %d before, %d after", r.GoroutinesBefore, r.GoroutinesAfter)
+	add(r.Unrecovered > 0, "%d faults not recovered from (no lock granted after the heal)", r.Unrecovered)
+	add(len(r.Errors) > 0, "nemesis errors: %s", strings.Join(r.Errors, "; "))
+	add(r.Acquisitions == 0, "no lock was ever granted")
+	return out
+}
+
+// WriteTable prints the report for people.
+func (r *Report) WriteTable(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	row := func(k string, format string, args ...any) {
+		fmt.Fprintf(tw, "%s\t"+format+"\n", append([]any{k}, args...)...)
+	}
+	ms := func(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d)/1e6) }
+	guard := "on"
+	if !r.RestartGuard {
+		guard = "OFF"
+	}
+	row("seed", "%d", r.Seed)
+	row("setup", "%d masters, %d clients x %d goroutines, %d keys, TTL %v, MaxTTL %v, NodeTimeout %v, restart guard %s",
+		r.Masters, r.Clients, r.Goroutines, r.Keys, r.TTL, r.MaxTTL, r.NodeTimeout, guard)
+	row("elapsed", "%v%s", r.Elapsed.Round(time.Millisecond), map[bool]string{true: " (interrupted)"}[r.Interrupted])
+	row("acquisitions", "%d (%.1f/s)", r.Acquisitions, r.PerSecond)
+	row("lock latency", "p50 %s  p99 %s  max %s", ms(r.LatencyP50), ms(r.LatencyP99), ms(r.LatencyMax))
+	for _, k := range slices.Sorted(maps.Keys(r.LockFailures)) {
+		row("lock failure", "%-32s %d", k, r.LockFailures[k])
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.NodeOutcomes)) {
+		row("  master outcome", "%-32s %d", k, r.NodeOutcomes[k])
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.Unlocks)) {
+		row("unlock", "%-32s %d", k, r.Unlocks[k])
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.Extends)) {
+		row("extend", "%-32s %d", k, r.Extends[k])
+	}
+	row("intervals checked", "%d (%d empty: validity gone on return; %d recorded late)", r.Checker.Intervals, r.Checker.Empty, r.Checker.Late)
+	row("VIOLATIONS", "%d", r.Checker.Violations)
+	row("majority grants", "%d", r.MajorityGrants)
+	row("stuck operations", "%d", r.Stuck)
+	row("panics", "%d", r.Panics)
+	row("goroutines", "%d before, %d after", r.GoroutinesBefore, r.GoroutinesAfter)
+	row("heap", "%.1f MiB before, %.1f MiB after", float64(r.HeapBefore)/(1<<20), float64(r.HeapAfter)/(1<<20))
+	tw.Flush()
+
+	if len(r.Phases) > 0 {
+		fmt.Fprintln(w, "\nfaults:")
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  start\tfault\tmasters\tlocks during\trecovery\tdetail")
+		for _, p := range r.Phases {
+			rec := "NOT RECOVERED"
+			if p.Recovered {
+				rec = p.Recovery.Round(time.Millisecond).String()
+			}
+			fmt.Fprintf(tw, "  %.1fs\t%s\t%v\t%d\t%s\t%s\n", p.Start.Seconds(), p.Fault, p.Targets, p.Acquisitions, rec, p.Detail)
+		}
+		tw.Flush()
+	}
+	for i, v := range r.Checker.Details {
+		if i == 10 {
+			fmt.Fprintf(w, "... %d more violations in the JSON report\n", len(r.Checker.Details)-10)
+			break
+		}
+		fmt.Fprintf(w, "\nVIOLATION on %s, overlap %v:\n", v.Key, v.Overlap)
+		for _, h := range []Interval{v.First, v.Second} {
+			unlock := "never (left to expire)"
+			if h.Unlock >= 0 {
+				unlock = fmt.Sprintf("%.4fs (%s)", h.Unlock.Seconds(), h.UnlockResult)
+			}
+			fmt.Fprintf(w, "  %-16s held [%.4fs, %.4fs], validity until %.4fs, unlock called %s\n",
+				h.Holder, h.Start.Seconds(), h.End.Seconds(), h.Until.Seconds(), unlock)
+		}
+		for _, f := range v.Faults {
+			fmt.Fprintf(w, "  fault: %s\n", f)
+		}
+	}
+	for _, g := range r.MajorityGrantList {
+		fmt.Fprintf(w, "MAJORITY GRANT: %s got %s, first vote asked at %.4fs, partition from %.4fs\n", g.Holder, g.Key, g.Started.Seconds(), g.PartitionAt.Seconds())
+	}
+	for _, s := range r.StuckOps {
+		fmt.Fprintf(w, "STUCK: %s %s at %.3fs took %v (limit %v)\n", s.Holder, s.Op, s.At.Seconds(), s.Took, s.Limit)
+	}
+	for _, s := range r.PanicStacks {
+		fmt.Fprintf(w, "PANIC: %s\n", s)
+	}
+	for _, e := range r.Errors {
+		fmt.Fprintf(w, "ERROR: %s\n", e)
+	}
+}

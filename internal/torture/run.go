@@ -1,0 +1,236 @@
+package torture
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/redlock"
+)
+
+// run is the state of one Run shared by the workers and the nemesis.
+type run struct {
+	cfg     Config
+	cl      *cluster
+	epoch   time.Time // the run's clock: every offset counts from here
+	checker *Checker
+	stats   stats
+	stop    context.CancelFunc
+
+	acquired     atomic.Uint64
+	lastAcquire  atomic.Int64 // offset of the latest grant
+	majorityFrom atomic.Int64 // offset+1 of the current majority partition, 0 if none
+
+	crashes int // FaultCrashImmediate injections so far (nemesis only)
+
+	mu     sync.Mutex
+	phases []Phase
+	errs   []string
+}
+
+// stats are the counters the workers share.
+type stats struct {
+	mu           sync.Mutex
+	lockFail     map[string]uint64
+	nodeOutcomes map[string]uint64
+	unlock       map[string]uint64
+	extend       map[string]uint64
+	latencies    []time.Duration
+	stuck        int
+	stuckOps     []StuckOp
+	panics       int
+	panicStacks  []string
+	majorityN    int
+	majority     []MajorityGrant
+}
+
+func (r *run) now() time.Duration { return time.Since(r.epoch) }
+
+func (r *run) logf(format string, args ...any) {
+	r.cfg.Logf("[%7.3fs] "+format, append([]any{r.now().Seconds()}, args...)...)
+}
+
+func (r *run) errorf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	r.mu.Lock()
+	r.errs = append(r.errs, msg)
+	r.mu.Unlock()
+	r.logf("ERROR: %s", msg)
+}
+
+// DefaultLocker returns the redlock.Client a Run uses when Config.NewLocker
+// is nil: small timeouts so that recovery after a fault is quick.
+func DefaultLocker(cfg Config, addrs []string) (Locker, error) {
+	cfg = cfg.withDefaults()
+	return NewRedlockLocker(redlock.Config{
+		Addrs: addrs,
+		Conn: conn.Options{
+			ReadTimeout:  200 * time.Millisecond,
+			DialTimeout:  300 * time.Millisecond,
+			ReconnectMin: 5 * time.Millisecond,
+			ReconnectMax: 100 * time.Millisecond,
+		},
+		Tries:               1 << 20, // bounded by the Lock's ctx
+		RetryDelay:          cfg.RetryDelay,
+		NodeTimeout:         cfg.NodeTimeout,
+		MaxTTL:              cfg.MaxTTL,
+		DisableRestartGuard: cfg.DisableRestartGuard,
+		DriftFactor:         0.01,
+	})
+}
+
+// Run starts the masters and proxies, waits until the clients can lock,
+// then runs the workers and the nemesis for cfg.Duration (or cfg.Cycles
+// rotations, or until ctx ends), stops everything and returns the Report.
+// An error means the run could not start; a run cut short by ctx still
+// returns its Report.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	cfg = cfg.withDefaults()
+	if cfg.Masters < 1 || cfg.TTL > cfg.MaxTTL {
+		return nil, fmt.Errorf("torture: bad config: %d masters, TTL %v, MaxTTL %v", cfg.Masters, cfg.TTL, cfg.MaxTTL)
+	}
+	cl, err := startCluster(cfg.Masters)
+	if err != nil {
+		return nil, err
+	}
+	defer cl.stop()
+	g0, h0 := snapshot()
+
+	lockers := make([]Locker, 0, cfg.Clients)
+	closeLockers := func() {
+		for _, lk := range lockers {
+			lk.Close()
+		}
+		lockers = lockers[:0]
+	}
+	defer closeLockers()
+	for id := range cfg.Clients {
+		var lk Locker
+		if cfg.NewLocker != nil {
+			lk, err = cfg.NewLocker(id, cl.addrs())
+		} else {
+			lk, err = DefaultLocker(cfg, cl.addrs())
+		}
+		if err != nil {
+			return nil, fmt.Errorf("torture: client %d: %w", id, err)
+		}
+		lockers = append(lockers, lk)
+	}
+	// Fresh masters are inside the restart guard's window: wait it out.
+	readyCtx, cancel := context.WithTimeout(ctx, cfg.MaxTTL+10*time.Second)
+	for id, lk := range lockers {
+		if err := lk.WaitReady(readyCtx); err != nil {
+			cancel()
+			return nil, fmt.Errorf("torture: client %d not ready: %w", id, err)
+		}
+	}
+	cancel()
+
+	r := &run{cfg: cfg, cl: cl, checker: NewChecker(cfg.MaxTTL + 30*time.Second)}
+	r.stats.lockFail = map[string]uint64{}
+	r.stats.nodeOutcomes = map[string]uint64{}
+	r.stats.unlock = map[string]uint64{}
+	r.stats.extend = map[string]uint64{}
+	runCtx, stop := context.WithTimeout(ctx, cfg.Duration)
+	defer stop()
+	r.stop = stop
+	r.epoch = time.Now()
+	r.logf("run: seed %d, %d masters, %d clients x %d goroutines, %d keys, TTL %v, MaxTTL %v, NodeTimeout %v, restart guard %v, faults %v",
+		cfg.Seed, cfg.Masters, cfg.Clients, cfg.Goroutines, cfg.Keys, cfg.TTL, cfg.MaxTTL, cfg.NodeTimeout, !cfg.DisableRestartGuard, cfg.Faults)
+
+	var wg sync.WaitGroup
+	for id, lk := range lockers {
+		for g := range cfg.Goroutines {
+			wg.Add(1)
+			go func() { // owned by Run: ends with runCtx
+				defer wg.Done()
+				r.worker(runCtx, id, g, lk)
+			}()
+		}
+	}
+	wg.Add(1)
+	go func() { // owned by Run: ends with runCtx, faults healed
+		defer wg.Done()
+		r.safely("nemesis", func() { r.nemesis(runCtx) })
+	}()
+	<-runCtx.Done()
+	wg.Wait()
+	elapsed := r.now()
+	closeLockers()
+
+	rep := r.report(elapsed)
+	rep.GoroutinesBefore, rep.HeapBefore = g0, h0
+	// Every goroutine the clients started must end; the proxies' end once
+	// their connections close.
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > g0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	rep.GoroutinesAfter, rep.HeapAfter = snapshot()
+	if ctx.Err() != nil {
+		rep.Interrupted = true
+	}
+	return rep, nil
+}
+
+// snapshot returns the goroutine count and the live heap after a GC.
+func snapshot() (int, uint64) {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return runtime.NumGoroutine(), ms.HeapAlloc
+}
+
+// report builds the Report from the run's counters.
+func (r *run) report(elapsed time.Duration) *Report {
+	cfg := &r.cfg
+	rep := &Report{
+		Seed: cfg.Seed, RestartGuard: !cfg.DisableRestartGuard, Faults: cfg.Faults,
+		Masters: cfg.Masters, Clients: cfg.Clients, Goroutines: cfg.Goroutines, Keys: cfg.Keys,
+		TTL: cfg.TTL, MaxTTL: cfg.MaxTTL, NodeTimeout: cfg.NodeTimeout,
+		Elapsed:      elapsed,
+		Acquisitions: r.acquired.Load(),
+	}
+	if elapsed > 0 {
+		rep.PerSecond = float64(rep.Acquisitions) / elapsed.Seconds()
+	}
+	s := &r.stats
+	s.mu.Lock()
+	rep.LockFailures, rep.NodeOutcomes, rep.Unlocks, rep.Extends = s.lockFail, s.nodeOutcomes, s.unlock, s.extend
+	rep.Stuck, rep.StuckOps = s.stuck, s.stuckOps
+	rep.Panics, rep.PanicStacks = s.panics, s.panicStacks
+	rep.MajorityGrants, rep.MajorityGrantList = s.majorityN, s.majority
+	lat := s.latencies
+	s.latencies = nil
+	s.mu.Unlock()
+	if len(lat) > 0 {
+		slices.Sort(lat)
+		rep.LatencyP50 = lat[len(lat)/2]
+		rep.LatencyP99 = lat[min(len(lat)-1, len(lat)*99/100)]
+		rep.LatencyMax = lat[len(lat)-1]
+	}
+	rep.Checker = r.checker.Stats()
+	r.mu.Lock()
+	rep.Phases, rep.Errors = r.phases, r.errs
+	r.mu.Unlock()
+	for _, p := range rep.Phases {
+		if !p.Recovered {
+			rep.Unrecovered++
+		}
+	}
+	// Name the faults around each violation.
+	for i := range rep.Checker.Details {
+		v := &rep.Checker.Details[i]
+		for _, p := range rep.Phases {
+			if p.Start <= v.Second.Start && v.First.Start <= p.Healed+p.Recovery+cfg.MaxTTL {
+				v.Faults = append(v.Faults, p.String())
+			}
+		}
+	}
+	return rep
+}

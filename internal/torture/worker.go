@@ -1,0 +1,268 @@
+package torture
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"runtime/debug"
+	"time"
+
+	"github.com/volleylock/volley/redlock"
+)
+
+// StuckOp is an operation that took longer than its deadline plus
+// NodeTimeout plus Config.Slack.
+type StuckOp struct {
+	Op     string        `json:"op"`
+	Holder string        `json:"holder"`
+	At     time.Duration `json:"at_ns"`
+	Took   time.Duration `json:"took_ns"`
+	Limit  time.Duration `json:"limit_ns"`
+}
+
+// MajorityGrant is a lock granted although its first vote was asked after
+// a majority of the masters had been cut off (partitioned away, or
+// restarted and held out by the restart guard): impossible unless the
+// quorum is counted wrong.
+type MajorityGrant struct {
+	Holder      string        `json:"holder"`
+	Key         string        `json:"key"`
+	Started     time.Duration `json:"started_ns"`
+	PartitionAt time.Duration `json:"partition_at_ns"`
+}
+
+// worker is one goroutine of one client: lock, work, unlock, until ctx ends.
+func (r *run) worker(ctx context.Context, client, g int, lk Locker) {
+	rng := rand.New(rand.NewPCG(splitmix(r.cfg.Seed+uint64(client)<<32+uint64(g)), splitmix(r.cfg.Seed^0x776f726b)))
+	for seq := 0; ctx.Err() == nil; seq++ {
+		holder := fmt.Sprintf("c%d/g%d#%d", client, g, seq)
+		if !r.safely(holder, func() { r.round(ctx, rng, holder, lk) }) {
+			sleepCtx(ctx, 10*time.Millisecond) // do not spin on a panic
+		}
+	}
+}
+
+// safely runs fn and turns a panic into a count; false on a panic.
+func (r *run) safely(holder string, fn func()) (ok bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.stats.mu.Lock()
+			r.stats.panics++
+			if len(r.stats.panicStacks) < 10 {
+				r.stats.panicStacks = append(r.stats.panicStacks, fmt.Sprintf("%s: %v\n%s", holder, p, debug.Stack()))
+			}
+			r.stats.mu.Unlock()
+			r.logf("PANIC in %s: %v", holder, p)
+			ok = false
+		}
+	}()
+	fn()
+	return true
+}
+
+// round is one lock, work, unlock cycle.
+func (r *run) round(ctx context.Context, rng *rand.Rand, holder string, lk Locker) {
+	cfg := &r.cfg
+	key := fmt.Sprintf("torture:%d", rng.IntN(cfg.Keys))
+	lctx, cancel := context.WithTimeout(ctx, cfg.LockTimeout)
+	t0 := time.Now()
+	h, err := lk.Lock(lctx, key, cfg.TTL)
+	t1 := time.Now()
+	cancel()
+	r.checkStuck("lock", holder, t0, t1.Sub(t0), cfg.LockTimeout)
+	if err != nil {
+		if ctx.Err() == nil {
+			r.stats.lockFailure(err)
+		}
+		return
+	}
+	start := t1.Sub(r.epoch)
+	r.acquired.Add(1)
+	r.lastAcquire.Store(int64(start))
+	r.stats.addLatency(t1.Sub(t0))
+	if from := r.majorityFrom.Load(); from != 0 {
+		if started := h.Started().Sub(r.epoch); started > time.Duration(from-1) {
+			r.stats.majorityGrant(MajorityGrant{Holder: holder, Key: key, Started: started, PartitionAt: time.Duration(from - 1)})
+			r.logf("MAJORITY GRANT: %s got %s with its first vote asked at %.3fs, after a majority was cut off (partition or restart guard) at %.3fs",
+				holder, key, started.Seconds(), time.Duration(from-1).Seconds())
+		}
+	}
+
+	// Work: mostly short; sometimes longer than the validity (the holder
+	// must stop at its deadline); sometimes long with extensions.
+	var workEnd time.Time
+	extend := false
+	switch m := rng.Float64(); {
+	case m < 0.92:
+		workEnd = t1.Add(time.Duration(rng.Int64N(int64(10 * time.Millisecond))))
+	case m < 0.96:
+		workEnd = t1.Add(cfg.TTL + time.Duration(rng.Int64N(int64(cfg.TTL))))
+	default:
+		extend = true
+		workEnd = t1.Add(cfg.TTL/2 + time.Duration(rng.Int64N(int64(cfg.TTL*3/2))))
+	}
+	for {
+		next := workEnd
+		if u := h.Until(); u.Before(next) {
+			next = u
+		}
+		if extend {
+			if e := time.Now().Add(cfg.TTL / 3); e.Before(next) {
+				next = e
+			}
+		}
+		if !sleepCtx(ctx, time.Until(next)) {
+			break
+		}
+		now := time.Now()
+		if !now.Before(workEnd) || !now.Before(h.Until()) {
+			break
+		}
+		ectx, cancel := context.WithTimeout(ctx, cfg.NodeTimeout+cfg.Slack)
+		e0 := time.Now()
+		before := h.Until()
+		err := h.Extend(ectx, cfg.TTL)
+		e1 := time.Now()
+		cancel()
+		r.checkStuck("extend", holder, e0, e1.Sub(e0), cfg.NodeTimeout)
+		r.stats.extendResult(err, e1.Before(before))
+	}
+
+	stop := time.Now()
+	iv := Interval{Key: key, Holder: holder, Start: start, Until: h.Until().Sub(r.epoch), Unlock: -1}
+	iv.End = iv.Until
+	if rng.Float64() < 0.97 { // else: let it expire
+		iv.Unlock = stop.Sub(r.epoch)
+		iv.End = min(iv.Until, iv.Unlock)
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.NodeTimeout+cfg.Slack)
+		err := h.Unlock(uctx)
+		u1 := time.Now()
+		cancel()
+		r.checkStuck("unlock", holder, stop, u1.Sub(stop), cfg.NodeTimeout)
+		iv.UnlockResult = r.stats.unlockResult(err)
+	}
+	if n := r.checker.Add(iv); n > 0 {
+		r.logf("VIOLATION: %s held %s [%.3fs, %.3fs] overlapping %d other holder(s)", holder, key, iv.Start.Seconds(), iv.End.Seconds(), n)
+	}
+}
+
+// checkStuck records an operation that outlived its deadline by more than
+// NodeTimeout + Slack.
+func (r *run) checkStuck(op, holder string, at time.Time, took, deadline time.Duration) {
+	limit := deadline + r.cfg.NodeTimeout + r.cfg.Slack
+	if took <= limit {
+		return
+	}
+	r.stats.mu.Lock()
+	r.stats.stuck++
+	if len(r.stats.stuckOps) < 100 {
+		r.stats.stuckOps = append(r.stats.stuckOps, StuckOp{Op: op, Holder: holder, At: at.Sub(r.epoch), Took: took, Limit: limit})
+	}
+	r.stats.mu.Unlock()
+	r.logf("STUCK: %s %s took %v (limit %v)", holder, op, took, limit)
+}
+
+// lockFailure counts a failed Lock by kind, and each master's outcome in
+// the last attempt.
+func (s *stats) lockFailure(err error) {
+	var re *redlock.Error
+	isRE := errors.As(err, &re)
+	var kind string
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		kind = "deadline"
+	case err == redlock.ErrNotAcquired:
+		kind = "ErrNotAcquired (contention)"
+	case isRE && errors.Is(err, redlock.ErrNotAcquired):
+		kind = "*Error ErrNotAcquired (faults)"
+	default:
+		kind = "other: " + truncate(err.Error(), 80)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lockFail[kind]++
+	if isRE {
+		for _, n := range re.Nodes {
+			s.nodeOutcomes[n.Outcome.String()]++
+		}
+	}
+}
+
+func (s *stats) unlockResult(err error) string {
+	var kind string
+	var re *redlock.Error
+	switch {
+	case err == nil:
+		kind = "ok"
+	case err == redlock.ErrNotHeld:
+		kind = "ErrNotHeld"
+	case errors.As(err, &re) && errors.Is(err, redlock.ErrNotHeld):
+		kind = "*Error ErrNotHeld (faults)"
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
+		kind = "ctx"
+	default:
+		kind = "other: " + truncate(err.Error(), 80)
+	}
+	s.mu.Lock()
+	s.unlock[kind]++
+	s.mu.Unlock()
+	return kind
+}
+
+// extendResult counts an Extend's outcome; early tells that the validity
+// had not run out when Extend returned.
+func (s *stats) extendResult(err error, early bool) {
+	var kind string
+	switch {
+	case err == nil:
+		kind = "ok"
+	case errors.Is(err, redlock.ErrNotHeld) && early:
+		// A quorum said our key was gone before it could have expired.
+		kind = "ErrNotHeld before the validity ended"
+	case errors.Is(err, redlock.ErrNotHeld):
+		kind = "ErrNotHeld"
+	case errors.Is(err, redlock.ErrExtendFailed):
+		kind = "ErrExtendFailed"
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
+		kind = "ctx"
+	default:
+		kind = "other: " + truncate(err.Error(), 80)
+	}
+	s.mu.Lock()
+	s.extend[kind]++
+	s.mu.Unlock()
+}
+
+func (s *stats) addLatency(d time.Duration) {
+	s.mu.Lock()
+	if len(s.latencies) < 4<<20 {
+		s.latencies = append(s.latencies, d)
+	}
+	s.mu.Unlock()
+}
+
+func (s *stats) majorityGrant(g MajorityGrant) {
+	s.mu.Lock()
+	s.majorityN++
+	if len(s.majority) < 100 {
+		s.majority = append(s.majority, g)
+	}
+	s.mu.Unlock()
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}
+
+// splitmix scrambles a seed, so that neighbouring seeds give unrelated
+// streams.
+func splitmix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
