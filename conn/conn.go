@@ -148,8 +148,10 @@ func (c *Conn) Close() error {
 // the Conn never blocks on it. The Conn reads r.Cmd until r completes; the
 // caller must not touch r until then.
 //
-// When the socket is idle the calling goroutine writes r itself (no hand-off
-// to the writer goroutine); otherwise r joins the batch of the next write.
+// When the socket is idle (nothing being written, at most one reply pending)
+// the calling goroutine writes r itself, sparing a hand-off to the writer
+// goroutine; otherwise r joins the batch of the next write, so that under
+// load many callers' commands share one syscall.
 func (c *Conn) Send(r *Request, notify chan *Request) {
 	if notify == nil {
 		notify = r.own
@@ -171,8 +173,11 @@ func (c *Conn) Send(r *Request, notify chan *Request) {
 		return
 	}
 	s := c.sock
-	if s.writing || len(c.queue) > 0 {
-		// Someone is writing: join the next batch.
+	if s.writing || len(c.queue) > 0 || c.inflight.len() > 1 {
+		// Someone is writing, or the socket is busy with replies pending:
+		// join the next batch, which the writer sends with everything queued
+		// by then in one syscall. (One pending reply is the common straggler
+		// of a lock decided at quorum; it does not make the socket busy.)
 		c.queue = append(c.queue, r)
 		c.mu.Unlock()
 		s.wakeWriter()
