@@ -57,6 +57,9 @@ func orDefault(v, d int) int {
 	return v
 }
 
+// defaultLimits is Limits{}.withDefaults(), computed once.
+var defaultLimits = Limits{}.withDefaults()
+
 // withDefaults returns l with its zero fields set to their defaults.
 func (l Limits) withDefaults() Limits {
 	return Limits{
@@ -95,10 +98,24 @@ func (l Limits) withDefaults() Limits {
 // [DefaultMaxDepth] when lim allows it (a stack of open aggregates). It
 // is safe for concurrent use.
 func Parse(dst []Value, b []byte, lim Limits) (vals []Value, n int, err error) {
-	l := lim.withDefaults()
+	l := &defaultLimits
+	if lim != (Limits{}) {
+		ld := lim.withDefaults()
+		l = &ld
+	}
+	if len(b) > 0 && isScalar(Type(b[0])) {
+		// Most replies are one scalar (+OK, $-1, :1, -NOSCRIPT): decode it
+		// without the machinery for nesting.
+		dst = append(dst, Value{})
+		next, err := parseScalar(&dst[len(dst)-1], b, l)
+		if err != nil {
+			return dst[:len(dst)-1], 0, err
+		}
+		return dst, next, nil
+	}
 	var stk [DefaultMaxDepth + 1]frame // no allocation up to the default depth
 	p := parser{vals: dst, base: len(dst)}
-	_, _, err = p.run(b, &l, p.start(stk[:0]))
+	_, _, err = p.run(b, l, p.start(stk[:0]))
 	if err != nil {
 		return dst, 0, err
 	}
@@ -331,6 +348,73 @@ func expect(b []byte, i int, want string) error {
 	return nil
 }
 
+// parseScalar decodes the one-Value reply at the start of b into *v, which
+// must be zero (isScalar(b[0]) must hold), and returns the bytes consumed.
+// The replies of lock commands, a simple string or error, an integer and the
+// null bulk, are decoded right here; the rest by one.
+func parseScalar(v *Value, b []byte, lim *Limits) (int, error) {
+	switch t := Type(b[0]); t {
+	case TypeSimpleString, TypeError:
+		// The first CR ends the line if an LF follows and no LF came before.
+		// Very short lines (+OK) by hand, longer ones with IndexByte.
+		for j := 1; j < len(b) && j < 8; j++ {
+			if c := b[j]; c == '\r' {
+				if j+1 < len(b) && b[j+1] == '\n' && j-1 <= lim.MaxLine && j+2 <= lim.MaxReply {
+					v.Type, v.Bytes = t, b[1:j:j]
+					return j + 2, nil
+				}
+				goto general
+			} else if c == '\n' {
+				goto general
+			}
+		}
+		hi := min(len(b), lim.MaxLine+2)
+		if j := bytes.IndexByte(b[1:hi], '\r') + 1; j > 0 && j+1 < len(b) && b[j+1] == '\n' &&
+			j+2 <= lim.MaxReply && bytes.IndexByte(b[1:j], '\n') < 0 {
+			v.Type, v.Bytes = t, b[1:j:j]
+			return j + 2, nil
+		}
+		// Incomplete or invalid: one says which.
+	case TypeInteger:
+		n, next, _, err := parseInt(b, 1)
+		if err == nil && next <= lim.MaxReply {
+			v.Type, v.Int = t, n
+			return next, nil
+		}
+	case TypeBulk:
+		if len(b) >= 5 && b[1] == '-' && b[2] == '1' && b[3] == '\r' && b[4] == '\n' && lim.MaxReply >= 5 {
+			v.Type, v.Null = t, true
+			return 5, nil
+		}
+	}
+general:
+	var p parser
+	p.lineAt = -1
+	one, next, _, _, err := p.one(b, lim)
+	if err != nil {
+		return 0, err
+	}
+	if next > lim.MaxReply {
+		return 0, protoErr(0, "reply exceeds MaxReply")
+	}
+	*v = one
+	return next, nil
+}
+
+// shortLine is how far line scans byte by byte before it uses IndexByte.
+const shortLine = 32
+
+// isScalar reports whether a reply starting with type byte t is a single
+// Value (not an aggregate or an attribute).
+func isScalar(t Type) bool {
+	switch t {
+	case TypeSimpleString, TypeError, TypeInteger, TypeBulk, TypeNull, TypeBoolean,
+		TypeDouble, TypeBigNumber, TypeBulkError, TypeVerbatim:
+		return true
+	}
+	return false
+}
+
 // line finds the CRLF that ends the line starting at b[start] and returns
 // the index of its '\r'. The line must be at most lim.MaxLine bytes and hold
 // no other '\r' or '\n'.
@@ -343,6 +427,24 @@ func (p *parser) line(b []byte, start int, lim *Limits) (end, need int, err erro
 	hi := min(len(b), limit)
 	if from > hi {
 		from = hi
+	}
+	// Short lines, the common case, are scanned byte by byte: cheaper than
+	// the calls to IndexByte. The checks are the same.
+	if from == start {
+		for j := start; j < hi && j < start+shortLine; j++ {
+			if b[j] != '\n' {
+				continue
+			}
+			if j == start || b[j-1] != '\r' {
+				return 0, 0, protoErr(j, "line feed without carriage return")
+			}
+			for k := start; k < j-1; k++ {
+				if b[k] == '\r' {
+					return 0, 0, protoErr(k, "carriage return inside line")
+				}
+			}
+			return j - 1, 0, nil
+		}
 	}
 	k := bytes.IndexByte(b[from:hi], '\n')
 	if k < 0 {
@@ -387,10 +489,11 @@ func parseInt(b []byte, i int) (n int64, next, need int, err error) {
 		if d > 9 {
 			return 0, 0, 0, protoErr(j, "invalid digit")
 		}
-		if j > digits && b[digits] == '0' {
+		if j == digits+1 && b[digits] == '0' {
 			return 0, 0, 0, protoErr(digits, "leading zero")
 		}
-		if u > (limit-uint64(d))/10 {
+		// 18 digits cannot overflow; only longer numbers pay the division.
+		if j-digits >= 18 && u > (limit-uint64(d))/10 {
 			return 0, 0, 0, protoErr(i, "integer overflows int64")
 		}
 		u = u*10 + uint64(d)

@@ -79,6 +79,17 @@ func (r *Reader) ReadReply() ([]Value, error) {
 		return nil, r.perr
 	}
 	r.recycle()
+	if r.w > r.r && isScalar(Type(r.buf[r.r])) {
+		// The common one-scalar reply, whole in the buffer: no stack.
+		r.p.vals = append(r.p.vals[:0], Value{})
+		next, err := parseScalar(&r.p.vals[0], r.buf[r.r:r.w], &r.lim)
+		if err == nil {
+			r.r += next
+			r.off += next
+			return r.p.vals, nil
+		}
+		// Incomplete or invalid: the general path below says which.
+	}
 	r.p.vals = r.p.vals[:0]
 	r.stack = r.p.start(r.stack)
 	need := 1
