@@ -142,21 +142,8 @@ func (o *op) run(kind opKind, done <-chan struct{}) burstResult {
 				c.masters[i].conn.Send(r, o.notify)
 				continue
 			}
-			if out == outcomeNoScript {
-				out = OutcomeServerError
-			}
 			pending--
-			now := time.Now()
-			o.res[i].Latency = now.Sub(o.sent[i])
-			o.res[i].Err = err
-			if out == OutcomeOK && kind != kindRelease {
-				if since, until, g := c.guarded(c.masters[i], now); g {
-					out = OutcomeGuarded
-					o.res[i].GuardedSince, o.res[i].GuardedUntil = since, until
-				}
-			}
-			o.res[i].Outcome = out
-			switch out {
+			switch o.record(kind, i, out, err) {
 			case OutcomeOK:
 				br.ok++
 			case OutcomeTaken:
@@ -200,22 +187,31 @@ func (o *op) settle(kind opKind, timedOut bool, br *burstResult) {
 	}
 	for ; late > 0; late-- {
 		r := <-o.notify
-		i := r.Tag
 		out, err := classify(kind, r)
-		if out == outcomeNoScript {
-			out = OutcomeServerError
-		}
-		if out == OutcomeOK && kind != kindRelease {
-			if since, until, g := o.c.guarded(o.c.masters[i], time.Now()); g {
-				out = OutcomeGuarded
-				o.res[i].GuardedSince, o.res[i].GuardedUntil = since, until
-			}
-		}
 		// Recorded for the caller's picture (and release decisions) but not
 		// counted: the outcome was decided without it.
-		o.res[i].Outcome, o.res[i].Err = out, err
-		o.res[i].Latency = time.Since(o.sent[i])
+		o.record(kind, r.Tag, out, err)
 	}
+}
+
+// record stores master i's answer in o.res and returns its final outcome:
+// an OK to acquire or extend from a master the restart guard holds out
+// becomes OutcomeGuarded, and an unanswered NOSCRIPT a server error.
+func (o *op) record(kind opKind, i int, out Outcome, err error) Outcome {
+	if out == outcomeNoScript {
+		out = OutcomeServerError
+	}
+	now := time.Now()
+	res := &o.res[i]
+	res.Latency, res.Err = now.Sub(o.sent[i]), err
+	if out == OutcomeOK && kind != kindRelease {
+		if since, until, g := o.c.guarded(o.c.masters[i], now); g {
+			out = OutcomeGuarded
+			res.GuardedSince, res.GuardedUntil = since, until
+		}
+	}
+	res.Outcome = out
+	return out
 }
 
 // outcomeNoScript is classify's internal answer for -NOSCRIPT.
