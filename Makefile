@@ -92,10 +92,12 @@ redis-up: deps
 		echo "redis-up: master on 127.0.0.1:$$p"; \
 	done
 
-## redis-down: stop exactly the masters redis-up started.
+## redis-down: stop exactly the masters redis-up started, and wait for them.
 redis-down:
 	@for f in $(REDIS_DIR)/*.pid; do \
 		[ -f "$$f" ] || continue; \
-		kill "$$(cat $$f)" 2>/dev/null && echo "redis-down: stopped pid $$(cat $$f)"; \
-		rm -f "$$f"; \
+		pid=$$(cat "$$f"); rm -f "$$f"; \
+		kill "$$pid" 2>/dev/null || continue; \
+		for i in $$(seq 50); do kill -0 "$$pid" 2>/dev/null || break; sleep 0.1; done; \
+		echo "redis-down: stopped pid $$pid"; \
 	done
