@@ -157,7 +157,7 @@ func ParseAddr(addr string, base Options) (Options, error) {
 		return applyQuery(o, q)
 	default:
 		if _, _, err := net.SplitHostPort(addr); err != nil {
-			return o, fmt.Errorf("conn: address %q: want host:port, redis://, rediss:// or unix:", addr)
+			return o, fmt.Errorf("conn: address %q: want host:port or a redis://, rediss:// or unix: address", addr)
 		}
 		o.Network, o.Addr = "tcp", addr
 		return o, nil

@@ -80,7 +80,7 @@ func TestDecimalLen(t *testing.T) {
 }
 
 func TestDoubleRoundTrip(t *testing.T) {
-	for _, f := range []float64{0, -0.0, 1.5, -2.25, 1e-300, 1e300, math.MaxFloat64, math.SmallestNonzeroFloat64, 3.141592653589793, 1.0 / 3} {
+	for _, f := range []float64{0, math.Copysign(0, -1), 1.5, -2.25, 1e-300, 1e300, math.MaxFloat64, math.SmallestNonzeroFloat64, 3.141592653589793, 1.0 / 3} {
 		vals, _, err := Parse(nil, AppendDouble(nil, f), Limits{})
 		require.NoError(t, err)
 		assert.Equal(t, math.Float64bits(f), math.Float64bits(vals[0].Float), "%v", f)

@@ -114,6 +114,7 @@ func (c *client) serve() {
 func (c *client) read() (cmds []redcon.Command, err error) {
 	defer func() {
 		if r := recover(); r != nil {
+			//lint:ignore ST1005 Redis's own reply text, sent as -ERR Protocol error: ...
 			cmds, err = nil, fmt.Errorf("Protocol error: malformed frame (%v)", r)
 		}
 	}()

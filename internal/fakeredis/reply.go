@@ -17,13 +17,6 @@ const (
 	replyNoAuth   = "-NOAUTH Authentication required.\r\n"
 )
 
-// appendSimple appends a simple string: +s\r\n. s must not contain CR or LF.
-func appendSimple(dst []byte, s string) []byte {
-	dst = append(dst, '+')
-	dst = append(dst, s...)
-	return append(dst, '\r', '\n')
-}
-
 // appendError appends an error reply: -msg\r\n. msg carries its own prefix
 // ("ERR ...", "WRONGPASS ..."); CR and LF in it become spaces, as Redis'
 // addReplyErrorFormat does, so the frame stays valid.
