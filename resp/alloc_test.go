@@ -93,6 +93,19 @@ func TestAllocsParse(t *testing.T) {
 	}
 }
 
+func TestAllocsParseValue(t *testing.T) {
+	for name, in := range allocReplies {
+		b := []byte(in)
+		var v Value
+		var err error
+		allocs := testing.AllocsPerRun(100, func() {
+			_, err = ParseValue(&v, b, Limits{})
+		})
+		require.NoError(t, err, name)
+		assert.Equal(t, 0.0, allocs, name)
+	}
+}
+
 func TestAllocsReader(t *testing.T) {
 	for name, in := range allocReplies {
 		// A few replies per Read, and replies that straddle reads.

@@ -60,6 +60,13 @@ func orDefault(v, d int) int {
 // defaultLimits is Limits{}.withDefaults(), computed once.
 var defaultLimits = Limits{}.withDefaults()
 
+// isZero reports whether l is Limits{}. It is written out because the
+// compiler turns l == Limits{} into a call to memequal, which costs more
+// than decoding +OK.
+func (l *Limits) isZero() bool {
+	return l.MaxBulk|l.MaxElems|l.MaxDepth|l.MaxLine|l.MaxValues|l.MaxReply == 0
+}
+
 // withDefaults returns l with its zero fields set to their defaults.
 func (l Limits) withDefaults() Limits {
 	return Limits{
@@ -98,16 +105,74 @@ func (l Limits) withDefaults() Limits {
 // [DefaultMaxDepth] when lim allows it (a stack of open aggregates). It
 // is safe for concurrent use.
 func Parse(dst []Value, b []byte, lim Limits) (vals []Value, n int, err error) {
-	l := &defaultLimits
-	if lim != (Limits{}) {
-		ld := lim.withDefaults()
-		l = &ld
+	if len(dst) < cap(dst) {
+		// The short replies of lock commands are decoded straight into
+		// the free slot, without the general decoder's set-up.
+		v := &dst[:len(dst)+1][len(dst)]
+		n := decodeOK(v, b, lim.MaxLine, lim.MaxReply)
+		if n == 0 {
+			n = decodeDigit(v, b, lim.MaxReply)
+		}
+		if n == 0 {
+			n = decodeShort(v, b, lim.MaxLine, lim.MaxReply)
+		}
+		if n > 0 {
+			return dst[:len(dst)+1], n, nil
+		}
 	}
+	return parseGeneral(dst, b, &lim)
+}
+
+// ParseValue decodes the one Value at the start of b into *v and returns
+// the number of bytes it took. For a scalar that is the whole reply. For an
+// aggregate (array, map, set, push, attribute) it is only the header: v.Int
+// holds the number of elements (pairs for a map or an attribute), v.Size is
+// 0, and the elements follow in b, each to be decoded by a further call.
+//
+// ParseValue is a pull parser, for callers that walk replies themselves
+// without building a tree, and the cheapest way to decode a one-Value
+// reply: the replies of lock commands (+OK, $-1, :1, short errors) take a
+// few nanoseconds. The Bytes of *v alias b, as with [Parse].
+//
+// It accepts and rejects exactly what [Parse] does, Value by Value: if b is
+// a valid strict prefix of a Value it returns 0 and [ErrIncomplete]; if b
+// cannot start a valid Value it returns 0 and a [*ProtocolError]. On error
+// *v is left unchanged. lim applies to the one Value: MaxBulk, MaxElems,
+// MaxLine, and MaxReply for its size; MaxDepth and MaxValues bound trees,
+// which are the caller's here.
+//
+// ParseValue does not allocate, except for a double longer than 32 bytes
+// (one temporary string). It is safe for concurrent use.
+func ParseValue(v *Value, b []byte, lim Limits) (n int, err error) {
+	if n := decodeOK(v, b, lim.MaxLine, lim.MaxReply); n > 0 {
+		return n, nil
+	}
+	if n := decodeDigit(v, b, lim.MaxReply); n > 0 {
+		return n, nil
+	}
+	if n := decodeShort(v, b, lim.MaxLine, lim.MaxReply); n > 0 {
+		return n, nil
+	}
+	return parseOne(v, b, lim.orDefaults())
+}
+
+// orDefaults returns the Limits to decode with: l with its zero fields set
+// to their defaults, without a copy when l is all defaults.
+func (l *Limits) orDefaults() *Limits {
+	if l.isZero() {
+		return &defaultLimits
+	}
+	ld := l.withDefaults()
+	return &ld
+}
+
+// parseGeneral is Parse for any reply.
+func parseGeneral(dst []Value, b []byte, lim *Limits) ([]Value, int, error) {
+	l := lim.orDefaults()
 	if len(b) > 0 && isScalar(Type(b[0])) {
-		// Most replies are one scalar (+OK, $-1, :1, -NOSCRIPT): decode it
-		// without the machinery for nesting.
+		// A scalar needs none of the machinery for nesting.
 		dst = append(dst, Value{})
-		next, err := parseScalar(&dst[len(dst)-1], b, l)
+		next, err := parseOne(&dst[len(dst)-1], b, l)
 		if err != nil {
 			return dst[:len(dst)-1], 0, err
 		}
@@ -115,7 +180,7 @@ func Parse(dst []Value, b []byte, lim Limits) (vals []Value, n int, err error) {
 	}
 	var stk [DefaultMaxDepth + 1]frame // no allocation up to the default depth
 	p := parser{vals: dst, base: len(dst)}
-	_, _, err = p.run(b, l, p.start(stk[:0]))
+	_, _, err := p.run(b, l, p.start(stk[:0]))
 	if err != nil {
 		return dst, 0, err
 	}
@@ -348,46 +413,12 @@ func expect(b []byte, i int, want string) error {
 	return nil
 }
 
-// parseScalar decodes the one-Value reply at the start of b into *v, which
-// must be zero (isScalar(b[0]) must hold), and returns the bytes consumed.
-// The replies of lock commands, a simple string or error, an integer and the
-// null bulk, are decoded right here; the rest by one.
-func parseScalar(v *Value, b []byte, lim *Limits) (int, error) {
-	switch t := Type(b[0]); t {
-	case TypeSimpleString, TypeError:
-		// The first CR ends the line if an LF follows and no LF came before.
-		// Very short lines (+OK) by hand, longer ones with IndexByte.
-		for j := 1; j < len(b) && j < 8; j++ {
-			if c := b[j]; c == '\r' {
-				if j+1 < len(b) && b[j+1] == '\n' && j-1 <= lim.MaxLine && j+2 <= lim.MaxReply {
-					v.Type, v.Bytes = t, b[1:j:j]
-					return j + 2, nil
-				}
-				goto general
-			} else if c == '\n' {
-				goto general
-			}
-		}
-		hi := min(len(b), lim.MaxLine+2)
-		if j := bytes.IndexByte(b[1:hi], '\r') + 1; j > 0 && j+1 < len(b) && b[j+1] == '\n' &&
-			j+2 <= lim.MaxReply && bytes.IndexByte(b[1:j], '\n') < 0 {
-			v.Type, v.Bytes = t, b[1:j:j]
-			return j + 2, nil
-		}
-		// Incomplete or invalid: one says which.
-	case TypeInteger:
-		n, next, _, err := parseInt(b, 1)
-		if err == nil && next <= lim.MaxReply {
-			v.Type, v.Int = t, n
-			return next, nil
-		}
-	case TypeBulk:
-		if len(b) >= 5 && b[1] == '-' && b[2] == '1' && b[3] == '\r' && b[4] == '\n' && lim.MaxReply >= 5 {
-			v.Type, v.Null = t, true
-			return 5, nil
-		}
-	}
-general:
+// parseOne decodes the Value at the start of b into *v, a whole scalar or
+// the header of an aggregate, and returns the bytes consumed; on error it
+// leaves *v alone. It is the general decoder without a stack: the short
+// replies of lock commands have their own faster path, decodeShort. lim
+// must have its defaults applied.
+func parseOne(v *Value, b []byte, lim *Limits) (int, error) {
 	var p parser
 	p.lineAt = -1
 	one, next, _, _, err := p.one(b, lim)

@@ -79,16 +79,26 @@ func (r *Reader) ReadReply() ([]Value, error) {
 		return nil, r.perr
 	}
 	r.recycle()
-	if r.w > r.r && isScalar(Type(r.buf[r.r])) {
-		// The common one-scalar reply, whole in the buffer: no stack.
-		r.p.vals = append(r.p.vals[:0], Value{})
-		next, err := parseScalar(&r.p.vals[0], r.buf[r.r:r.w], &r.lim)
-		if err == nil {
-			r.r += next
-			r.off += next
+	r.p.vals = append(r.p.vals[:0], Value{})
+	if r.w > r.r {
+		// A reply whole in the buffer that is one scalar needs no stack;
+		// the short replies of lock commands not even the general decoder.
+		v, b := &r.p.vals[0], r.buf[r.r:r.w]
+		n := decodeOK(v, b, r.lim.MaxLine, r.lim.MaxReply)
+		if n == 0 {
+			n = decodeDigit(v, b, r.lim.MaxReply)
+		}
+		if n == 0 {
+			n = decodeShort(v, b, r.lim.MaxLine, r.lim.MaxReply)
+		}
+		if n == 0 && isScalar(Type(b[0])) {
+			n, _ = parseOne(v, b, &r.lim) // on error, the general path below says which
+		}
+		if n > 0 {
+			r.r += n
+			r.off += n
 			return r.p.vals, nil
 		}
-		// Incomplete or invalid: the general path below says which.
 	}
 	r.p.vals = r.p.vals[:0]
 	r.stack = r.p.start(r.stack)
