@@ -291,8 +291,8 @@ func FuzzParseValueAgrees(f *testing.F) {
 				n, err := resp.ParseValue(&v, data[off:], lim)
 				if err != nil {
 					respCheckErr(t, err, len(data)-off)
-					if n != 0 || !reflect.DeepEqual(v, resp.Value{}) {
-						t.Fatalf("error %v with n=%d and a Value written", err, n)
+					if n != 0 {
+						t.Fatalf("error %v with n=%d", err, n)
 					}
 					if treeErr == nil {
 						t.Fatalf("ParseValue at %d: %v; Parse accepted the reply", off, err)

@@ -137,7 +137,7 @@ func Parse(dst []Value, b []byte, lim Limits) (vals []Value, n int, err error) {
 // It accepts and rejects exactly what [Parse] does, Value by Value: if b is
 // a valid strict prefix of a Value it returns 0 and [ErrIncomplete]; if b
 // cannot start a valid Value it returns 0 and a [*ProtocolError]. On error
-// *v is left unchanged. lim applies to the one Value: MaxBulk, MaxElems,
+// *v may have been overwritten. lim applies to the one Value: MaxBulk, MaxElems,
 // MaxLine, and MaxReply for its size; MaxDepth and MaxValues bound trees,
 // which are the caller's here.
 //
@@ -233,7 +233,11 @@ func (p *parser) run(b []byte, lim *Limits, stack []frame) (_ []frame, need int,
 		if len(p.vals)-p.base >= lim.MaxValues {
 			return stack, 0, protoErr(p.pos, "too many values in reply")
 		}
-		v, next, kids, need, err := p.one(b, lim)
+		if len(p.vals) == cap(p.vals) {
+			p.vals = append(p.vals, Value{})[:len(p.vals)]
+		}
+		v := &p.vals[:len(p.vals)+1][len(p.vals)]
+		next, kids, need, err := p.one(v, b, lim)
 		if err != nil {
 			return stack, need, err
 		}
@@ -248,7 +252,7 @@ func (p *parser) run(b []byte, lim *Limits, stack []frame) (_ []frame, need int,
 			// as an element of its parent.
 			stack[len(stack)-1].left--
 		}
-		p.vals = append(p.vals, v)
+		p.vals = p.vals[:len(p.vals)+1]
 		p.pos = next
 		if kids > 0 {
 			stack = append(stack, frame{idx: len(p.vals) - 1, left: kids})
@@ -256,105 +260,109 @@ func (p *parser) run(b []byte, lim *Limits, stack []frame) (_ []frame, need int,
 	}
 }
 
-// one decodes the value starting at b[p.pos]: a whole scalar, or the header
-// of an aggregate, whose kids children (-1 for a scalar) follow. next is the
-// offset after it.
-func (p *parser) one(b []byte, lim *Limits) (v Value, next, kids, need int, err error) {
+// one decodes the value starting at b[p.pos] into *v: a whole scalar, or
+// the header of an aggregate, whose kids children (-1 for a scalar) follow.
+// next is the offset after it. On error *v may have been written.
+//
+// It writes into the caller's slot rather than returning a Value: a
+// returned Value travels through memory, and copying it into the slice
+// after its bytes were stored piecewise costs a store-forwarding stall.
+func (p *parser) one(v *Value, b []byte, lim *Limits) (next, kids, need int, err error) {
 	i := p.pos
 	if i >= len(b) {
-		return v, 0, 0, i + 1, ErrIncomplete
+		return 0, 0, i + 1, ErrIncomplete
 	}
 	t := Type(b[i])
-	v.Type = t
+	*v = Value{Type: t}
 	kids = -1
 	switch t {
 	case TypeSimpleString, TypeError:
 		end, need, err := p.line(b, i+1, lim)
 		if err != nil {
-			return v, 0, 0, need, err
+			return 0, 0, need, err
 		}
 		v.Bytes = b[i+1 : end : end]
-		return v, end + 2, kids, 0, nil
+		return end + 2, kids, 0, nil
 
 	case TypeInteger:
 		n, end, need, err := parseInt(b, i+1)
 		if err != nil {
-			return v, 0, 0, need, err
+			return 0, 0, need, err
 		}
 		v.Int = n
-		return v, end, kids, 0, nil
+		return end, kids, 0, nil
 
 	case TypeBulk, TypeBulkError, TypeVerbatim:
 		n, end, need, err := parseInt(b, i+1)
 		if err != nil {
-			return v, 0, 0, need, err
+			return 0, 0, need, err
 		}
 		if n < 0 {
 			if n == -1 && t == TypeBulk {
 				v.Null = true
-				return v, end, kids, 0, nil
+				return end, kids, 0, nil
 			}
-			return v, 0, 0, 0, protoErr(i+1, "invalid negative length")
+			return 0, 0, 0, protoErr(i+1, "invalid negative length")
 		}
 		if n > int64(lim.MaxBulk) {
-			return v, 0, 0, 0, protoErr(i+1, "bulk length exceeds MaxBulk")
+			return 0, 0, 0, protoErr(i+1, "bulk length exceeds MaxBulk")
 		}
 		if n > int64(lim.MaxReply-end-2) {
-			return v, 0, 0, 0, protoErr(i+1, "reply exceeds MaxReply")
+			return 0, 0, 0, protoErr(i+1, "reply exceeds MaxReply")
 		}
 		stop := end + int(n)
 		if t == TypeVerbatim {
 			if n < 4 {
-				return v, 0, 0, 0, protoErr(i+1, "verbatim string shorter than its format")
+				return 0, 0, 0, protoErr(i+1, "verbatim string shorter than its format")
 			}
 			if end+3 < len(b) && b[end+3] != ':' {
-				return v, 0, 0, 0, protoErr(end+3, "verbatim string without ':' after its format")
+				return 0, 0, 0, protoErr(end+3, "verbatim string without ':' after its format")
 			}
 		}
 		if stop+2 > len(b) {
 			// Check what has arrived of the terminator.
 			if stop < len(b) && b[stop] != '\r' {
-				return v, 0, 0, 0, protoErr(stop, "bulk payload not followed by CRLF")
+				return 0, 0, 0, protoErr(stop, "bulk payload not followed by CRLF")
 			}
-			return v, 0, 0, stop + 2, ErrIncomplete
+			return 0, 0, stop + 2, ErrIncomplete
 		}
 		if b[stop] != '\r' {
-			return v, 0, 0, 0, protoErr(stop, "bulk payload not followed by CRLF")
+			return 0, 0, 0, protoErr(stop, "bulk payload not followed by CRLF")
 		}
 		if b[stop+1] != '\n' {
-			return v, 0, 0, 0, protoErr(stop+1, "bulk payload not followed by CRLF")
+			return 0, 0, 0, protoErr(stop+1, "bulk payload not followed by CRLF")
 		}
 		v.Bytes = b[end:stop:stop]
-		return v, stop + 2, kids, 0, nil
+		return stop + 2, kids, 0, nil
 
 	case TypeArray, TypeMap, TypeSet, TypePush, TypeAttribute:
 		n, end, need, err := parseInt(b, i+1)
 		if err != nil {
-			return v, 0, 0, need, err
+			return 0, 0, need, err
 		}
 		if n < 0 {
 			if n == -1 && t == TypeArray {
 				v.Null = true
-				return v, end, kids, 0, nil
+				return end, kids, 0, nil
 			}
-			return v, 0, 0, 0, protoErr(i+1, "invalid negative count")
+			return 0, 0, 0, protoErr(i+1, "invalid negative count")
 		}
 		if n > int64(lim.MaxElems) {
-			return v, 0, 0, 0, protoErr(i+1, "aggregate count exceeds MaxElems")
+			return 0, 0, 0, protoErr(i+1, "aggregate count exceeds MaxElems")
 		}
 		v.Int = n
 		kids = int(n)
 		if t == TypeMap || t == TypeAttribute {
 			kids *= 2
 		}
-		return v, end, kids, 0, nil
+		return end, kids, 0, nil
 
 	case TypeNull:
 		if err := expect(b, i+1, "\r\n"); err != nil {
-			return v, 0, 0, i + 3, err
+			return 0, 0, i + 3, err
 		}
 		v.Null = true
-		return v, i + 3, kids, 0, nil
+		return i + 3, kids, 0, nil
 
 	case TypeBoolean:
 		if i+1 < len(b) {
@@ -363,40 +371,40 @@ func (p *parser) one(b []byte, lim *Limits) (v Value, next, kids, need int, err 
 				v.Int = 1
 			case 'f':
 			default:
-				return v, 0, 0, 0, protoErr(i+1, "boolean neither 't' nor 'f'")
+				return 0, 0, 0, protoErr(i+1, "boolean neither 't' nor 'f'")
 			}
 		}
 		if err := expect(b, i+2, "\r\n"); err != nil {
-			return v, 0, 0, i + 4, err
+			return 0, 0, i + 4, err
 		}
-		return v, i + 4, kids, 0, nil
+		return i + 4, kids, 0, nil
 
 	case TypeDouble:
 		end, need, err := p.line(b, i+1, lim)
 		if err != nil {
-			return v, 0, 0, need, err
+			return 0, 0, need, err
 		}
 		s := b[i+1 : end : end]
 		f, ok := parseDouble(s)
 		if !ok {
-			return v, 0, 0, 0, protoErr(i+1, "invalid double")
+			return 0, 0, 0, protoErr(i+1, "invalid double")
 		}
 		v.Bytes, v.Float = s, f
-		return v, end + 2, kids, 0, nil
+		return end + 2, kids, 0, nil
 
 	case TypeBigNumber:
 		end, need, err := p.line(b, i+1, lim)
 		if err != nil {
-			return v, 0, 0, need, err
+			return 0, 0, need, err
 		}
 		s := b[i+1 : end : end]
 		if !validBigNumber(s) {
-			return v, 0, 0, 0, protoErr(i+1, "invalid big number")
+			return 0, 0, 0, protoErr(i+1, "invalid big number")
 		}
 		v.Bytes = s
-		return v, end + 2, kids, 0, nil
+		return end + 2, kids, 0, nil
 	}
-	return v, 0, 0, 0, protoErr(i, "unknown type byte 0x"+strconv.FormatUint(uint64(t), 16))
+	return 0, 0, 0, protoErr(i, "unknown type byte 0x"+strconv.FormatUint(uint64(t), 16))
 }
 
 // expect checks that b[i:] starts with want, or is a prefix of it
@@ -414,21 +422,20 @@ func expect(b []byte, i int, want string) error {
 }
 
 // parseOne decodes the Value at the start of b into *v, a whole scalar or
-// the header of an aggregate, and returns the bytes consumed; on error it
-// leaves *v alone. It is the general decoder without a stack: the short
+// the header of an aggregate, and returns the bytes consumed; on error *v
+// may have been written. It is the general decoder without a stack: the short
 // replies of lock commands have their own faster path, decodeShort. lim
 // must have its defaults applied.
 func parseOne(v *Value, b []byte, lim *Limits) (int, error) {
 	var p parser
 	p.lineAt = -1
-	one, next, _, _, err := p.one(b, lim)
+	next, _, _, err := p.one(v, b, lim)
 	if err != nil {
 		return 0, err
 	}
 	if next > lim.MaxReply {
 		return 0, protoErr(0, "reply exceeds MaxReply")
 	}
-	*v = one
 	return next, nil
 }
 
