@@ -80,29 +80,41 @@ var allocReplies = map[string]string{
 	"deep nested": "*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n:1\r\n",
 }
 
+// allocLimits are the limits the decoders are measured with: the defaults,
+// and limits of the caller's own, which the decoder must not copy to the
+// heap.
+var allocLimits = map[string]Limits{
+	"default": {},
+	"custom":  {MaxBulk: 1 << 20, MaxElems: 1000, MaxDepth: 30, MaxLine: 1 << 10, MaxValues: 1 << 12, MaxReply: 1 << 22},
+}
+
 func TestAllocsParse(t *testing.T) {
 	dst := make([]Value, 0, 64)
-	for name, in := range allocReplies {
-		b := []byte(in)
-		var err error
-		allocs := testing.AllocsPerRun(100, func() {
-			dst, _, err = Parse(dst[:0], b, Limits{})
-		})
-		require.NoError(t, err, name)
-		assert.Equal(t, 0.0, allocs, name)
+	for limName, lim := range allocLimits {
+		for name, in := range allocReplies {
+			b := []byte(in)
+			var err error
+			allocs := testing.AllocsPerRun(100, func() {
+				dst, _, err = Parse(dst[:0], b, lim)
+			})
+			require.NoError(t, err, name)
+			assert.Equal(t, 0.0, allocs, "%s, %s limits", name, limName)
+		}
 	}
 }
 
 func TestAllocsParseValue(t *testing.T) {
-	for name, in := range allocReplies {
-		b := []byte(in)
-		var v Value
-		var err error
-		allocs := testing.AllocsPerRun(100, func() {
-			_, err = ParseValue(&v, b, Limits{})
-		})
-		require.NoError(t, err, name)
-		assert.Equal(t, 0.0, allocs, name)
+	for limName, lim := range allocLimits {
+		for name, in := range allocReplies {
+			b := []byte(in)
+			var v Value
+			var err error
+			allocs := testing.AllocsPerRun(100, func() {
+				_, err = ParseValue(&v, b, lim)
+			})
+			require.NoError(t, err, name)
+			assert.Equal(t, 0.0, allocs, "%s, %s limits", name, limName)
+		}
 	}
 }
 

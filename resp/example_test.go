@@ -46,3 +46,40 @@ func Example() {
 	// true NOSCRIPT
 	// NOSCRIPT No matching script. Please use EVAL.
 }
+
+// ParseValue walks a buffer of pipelined replies one Value at a time, into
+// one Value the caller reuses: here the replies of SET NX (taken, then
+// granted) and of a release script.
+func ExampleParseValue() {
+	buf := []byte("$-1\r\n+OK\r\n:1\r\n*2\r\n:7\r\n$3\r\nabc\r\n+OK")
+	var v resp.Value
+	for len(buf) > 0 {
+		n, err := resp.ParseValue(&v, buf, resp.Limits{})
+		if err == resp.ErrIncomplete {
+			fmt.Printf("incomplete: %q waits for more bytes\n", buf)
+			break
+		}
+		if err != nil {
+			panic(err)
+		}
+		switch {
+		case v.Null:
+			fmt.Println("null")
+		case v.Type == resp.TypeInteger:
+			fmt.Println("integer", v.Int)
+		case v.Type.IsAggregate():
+			fmt.Println(v.Type, "of", v.Int, "follows")
+		default:
+			fmt.Printf("%s %s\n", v.Type, v.Bytes)
+		}
+		buf = buf[n:]
+	}
+	// Output:
+	// null
+	// simple string OK
+	// integer 1
+	// array of 2 follows
+	// integer 7
+	// bulk string abc
+	// incomplete: "+OK" waits for more bytes
+}

@@ -153,22 +153,25 @@ func ParseValue(v *Value, b []byte, lim Limits) (n int, err error) {
 	if n := decodeShort(v, b, lim.MaxLine, lim.MaxReply); n > 0 {
 		return n, nil
 	}
-	return parseOne(v, b, lim.orDefaults())
+	var tmp Limits
+	return parseOne(v, b, lim.orDefaults(&tmp))
 }
 
 // orDefaults returns the Limits to decode with: l with its zero fields set
-// to their defaults, without a copy when l is all defaults.
-func (l *Limits) orDefaults() *Limits {
+// to their defaults, stored in *tmp (a variable of the caller, so nothing
+// escapes to the heap), or the shared defaults when l is all zero.
+func (l *Limits) orDefaults(tmp *Limits) *Limits {
 	if l.isZero() {
 		return &defaultLimits
 	}
-	ld := l.withDefaults()
-	return &ld
+	*tmp = l.withDefaults()
+	return tmp
 }
 
 // parseGeneral is Parse for any reply.
 func parseGeneral(dst []Value, b []byte, lim *Limits) ([]Value, int, error) {
-	l := lim.orDefaults()
+	var tmp Limits
+	l := lim.orDefaults(&tmp)
 	if len(b) > 0 && isScalar(Type(b[0])) {
 		// A scalar needs none of the machinery for nesting.
 		dst = append(dst, Value{})

@@ -43,7 +43,8 @@ func TestShortAgrees(t *testing.T) {
 		raw := lims[i%len(lims)]
 
 		var want Value
-		wantN, wantErr := parseOne(&want, b, raw.orDefaults())
+		var tmp Limits
+		wantN, wantErr := parseOne(&want, b, raw.orDefaults(&tmp))
 		for name, f := range fast {
 			sentinel := Value{Type: 'X', Int: 42}
 			got := sentinel
