@@ -1,9 +1,11 @@
 package bench
 
 import (
+	"bufio"
 	"bytes"
 	"io"
 	"net"
+	"reflect"
 	"testing"
 	"time"
 
@@ -67,13 +69,16 @@ func (*loopConn) SetWriteDeadline(time.Time) error { return nil }
 //   - redcon-ReadNextRESP: redcon's slice parser; it walks an array to find
 //     its end but builds no tree (children need RESP.ForEach), and it
 //     cannot tell an incomplete reply from an invalid one.
+//   - rueidis-readNextMessage, goredis-ReadReply: the stream decoders of
+//     rueidis and go-redis, each over a bufio.Reader as their clients use
+//     them, reached by linkname (peers_linkname_test.go).
 //   - redigo-Receive: redigo's Conn.Receive over an in-memory net.Conn:
 //     its bufio reader plus conversion to interface{} values (allocating),
 //     as a redigo user gets them.
 //
-// go-redis's reader (internal/proto) and rueidis's (unexported) cannot be
-// called from outside their modules; conn_test.go compares those clients
-// end to end instead.
+// The stream decoders (volley-Reader, rueidis, go-redis, redigo) refill
+// their buffers from the same loopReader; the slice decoders (volley-Parse,
+// volley-ParseValue, redcon) read a byte slice.
 func BenchmarkDecode(b *testing.B) {
 	for _, tc := range codecCases {
 		wire := []byte(tc.wire)
@@ -121,6 +126,26 @@ func BenchmarkDecode(b *testing.B) {
 				}
 			}
 		})
+		b.Run(tc.name+"/rueidis-readNextMessage", func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(wire)))
+			br := bufio.NewReader(&loopReader{frame: wire})
+			for b.Loop() {
+				if _, err := rueidisReadNextMessage(br); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(tc.name+"/goredis-ReadReply", func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(wire)))
+			r := goredisNewReader(&loopReader{frame: wire})
+			for b.Loop() {
+				if _, err := goredisReadReply(r); err != nil && !isGoredisServerError(err) {
+					b.Fatal(err)
+				}
+			}
+		})
 		b.Run(tc.name+"/redigo-Receive", func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(wire)))
@@ -133,6 +158,12 @@ func BenchmarkDecode(b *testing.B) {
 			}
 		})
 	}
+}
+
+// isGoredisServerError reports whether err is go-redis's error for an
+// error reply (proto.RedisError, a string type), as opposed to a failure.
+func isGoredisServerError(err error) bool {
+	return reflect.TypeOf(err).Kind() == reflect.String
 }
 
 func isServerError(err error) bool {
@@ -168,6 +199,35 @@ func TestDecodersAgree(t *testing.T) {
 		c := redigo.NewConn(&loopConn{loopReader{frame: wire}}, 0, 0)
 		if _, err := c.Receive(); err != nil && !isServerError(err) {
 			t.Errorf("%s: redigo: %v", tc.name, err)
+		}
+		// The peers reached by linkname: each must consume exactly one
+		// reply, so the second read starts at the second copy.
+		twice := bytes.Repeat(wire, 2)
+		br := bufio.NewReader(bytes.NewReader(twice))
+		for i := 0; i < 2; i++ {
+			m, err := rueidisReadNextMessage(br)
+			if err != nil {
+				t.Errorf("%s: rueidis reply %d: %v", tc.name, i, err)
+			}
+			if tc.name == "NOSCRIPT" && m.Error() == nil {
+				t.Errorf("%s: rueidis did not see an error reply", tc.name)
+			}
+		}
+		if br.Buffered() != 0 {
+			t.Errorf("%s: rueidis left %d bytes", tc.name, br.Buffered())
+		}
+		gr := goredisNewReader(bytes.NewReader(twice))
+		for i := 0; i < 2; i++ {
+			v, err := goredisReadReply(gr)
+			if err != nil && !isGoredisServerError(err) {
+				t.Errorf("%s: go-redis reply %d: %v", tc.name, i, err)
+			}
+			if tc.name == "NOSCRIPT" && err == nil {
+				t.Errorf("%s: go-redis did not see an error reply (%v)", tc.name, v)
+			}
+		}
+		if _, err := goredisReadReply(gr); err != io.EOF {
+			t.Errorf("%s: go-redis after two replies: %v, want EOF", tc.name, err)
 		}
 	}
 }
