@@ -137,9 +137,9 @@ func Parse(dst []Value, b []byte, lim Limits) (vals []Value, n int, err error) {
 // It accepts and rejects exactly what [Parse] does, Value by Value: if b is
 // a valid strict prefix of a Value it returns 0 and [ErrIncomplete]; if b
 // cannot start a valid Value it returns 0 and a [*ProtocolError]. On error
-// *v may have been overwritten. lim applies to the one Value: MaxBulk, MaxElems,
-// MaxLine, and MaxReply for its size; MaxDepth and MaxValues bound trees,
-// which are the caller's here.
+// *v may have been overwritten. lim applies to the one Value: MaxBulk,
+// MaxElems, MaxLine, and MaxReply for its size; MaxDepth and MaxValues
+// bound trees, which are the caller's here.
 //
 // ParseValue does not allocate, except for a double longer than 32 bytes
 // (one temporary string). It is safe for concurrent use.
