@@ -106,15 +106,16 @@ func (l Limits) withDefaults() Limits {
 // is safe for concurrent use.
 func Parse(dst []Value, b []byte, lim Limits) (vals []Value, n int, err error) {
 	if len(dst) < cap(dst) {
-		// The short replies of lock commands are decoded straight into
-		// the free slot, without the general decoder's set-up.
+		// +OK, :1 and $-1, inlined, straight into the free slot. Nothing
+		// here calls a function before the last line, so the fast path
+		// saves no registers.
 		v := &dst[:len(dst)+1][len(dst)]
 		n := decodeOK(v, b, lim.MaxLine, lim.MaxReply)
 		if n == 0 {
 			n = decodeDigit(v, b, lim.MaxReply)
 		}
 		if n == 0 {
-			n = decodeShort(v, b, lim.MaxLine, lim.MaxReply)
+			n = decodeNullBulk(v, b, lim.MaxReply)
 		}
 		if n > 0 {
 			return dst[:len(dst)+1], n, nil
@@ -150,6 +151,9 @@ func ParseValue(v *Value, b []byte, lim Limits) (n int, err error) {
 	if n := decodeDigit(v, b, lim.MaxReply); n > 0 {
 		return n, nil
 	}
+	if n := decodeNullBulk(v, b, lim.MaxReply); n > 0 {
+		return n, nil
+	}
 	if n := decodeShort(v, b, lim.MaxLine, lim.MaxReply); n > 0 {
 		return n, nil
 	}
@@ -168,8 +172,15 @@ func (l *Limits) orDefaults(tmp *Limits) *Limits {
 	return tmp
 }
 
-// parseGeneral is Parse for any reply.
+// parseGeneral is Parse for any reply but +OK, :1 and $-1.
 func parseGeneral(dst []Value, b []byte, lim *Limits) ([]Value, int, error) {
+	if len(dst) < cap(dst) {
+		// The other short replies of lock commands, without the general
+		// decoder's set-up.
+		if n := decodeShort(&dst[:len(dst)+1][len(dst)], b, lim.MaxLine, lim.MaxReply); n > 0 {
+			return dst[:len(dst)+1], n, nil
+		}
+	}
 	var tmp Limits
 	l := lim.orDefaults(&tmp)
 	if len(b) > 0 && isScalar(Type(b[0])) {
@@ -276,7 +287,7 @@ func (p *parser) one(v *Value, b []byte, lim *Limits) (next, kids, need int, err
 		return 0, 0, i + 1, ErrIncomplete
 	}
 	t := Type(b[i])
-	*v = Value{Type: t}
+	setValue(v, t, false, nil, 0)
 	kids = -1
 	switch t {
 	case TypeSimpleString, TypeError:

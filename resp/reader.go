@@ -79,14 +79,19 @@ func (r *Reader) ReadReply() ([]Value, error) {
 		return nil, r.perr
 	}
 	r.recycle()
-	r.p.vals = append(r.p.vals[:0], Value{})
+	if cap(r.p.vals) == 0 {
+		r.p.vals = make([]Value, 0, 16)
+	}
 	if r.w > r.r {
 		// A reply whole in the buffer that is one scalar needs no stack;
 		// the short replies of lock commands not even the general decoder.
-		v, b := &r.p.vals[0], r.buf[r.r:r.w]
+		v, b := &r.p.vals[:1][0], r.buf[r.r:r.w]
 		n := decodeOK(v, b, r.lim.MaxLine, r.lim.MaxReply)
 		if n == 0 {
 			n = decodeDigit(v, b, r.lim.MaxReply)
+		}
+		if n == 0 {
+			n = decodeNullBulk(v, b, r.lim.MaxReply)
 		}
 		if n == 0 {
 			n = decodeShort(v, b, r.lim.MaxLine, r.lim.MaxReply)
@@ -95,6 +100,7 @@ func (r *Reader) ReadReply() ([]Value, error) {
 			n, _ = parseOne(v, b, &r.lim) // on error, the general path below says which
 		}
 		if n > 0 {
+			r.p.vals = r.p.vals[:1]
 			r.r += n
 			r.off += n
 			return r.p.vals, nil

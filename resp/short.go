@@ -15,13 +15,13 @@ import "bytes"
 // returns exactly what the general decoder would.
 
 // decodeOK decodes into *v the commonest reply of all, +OK, and returns the
-// bytes consumed, 5, or 0 for anything else. decodeOK and decodeDigit are
-// small enough to be inlined into their callers, so these replies cost no
-// call at all; the callers try them before decodeShort. maxReply is a [Limits] field as the caller
+// bytes consumed, 5, or 0 for anything else. decodeOK, decodeDigit and
+// decodeNullBulk are small enough to be inlined into their callers, so these
+// replies cost no call at all; the callers try them before decodeShort. maxReply is a [Limits] field as the caller
 // got it: zero or negative means the default.
 func decodeOK(v *Value, b []byte, maxLine, maxReply int) int {
 	if len(b) >= 5 && string(b[:5]) == "+OK\r\n" && within(maxLine, 2) && within(maxReply, 5) {
-		*v = Value{Type: TypeSimpleString, Bytes: b[1:3:3]}
+		setValue(v, TypeSimpleString, false, b[1:3:3], 0)
 		return 5
 	}
 	return 0
@@ -32,7 +32,7 @@ func decodeOK(v *Value, b []byte, maxLine, maxReply int) int {
 // anything else.
 func decodeDigit(v *Value, b []byte, maxReply int) int {
 	if len(b) >= 4 && b[0] == ':' && b[1]-'0' <= 9 && string(b[2:4]) == "\r\n" && within(maxReply, 4) {
-		*v = Value{Type: TypeInteger, Int: int64(b[1] - '0')}
+		setValue(v, TypeInteger, false, nil, int64(b[1]-'0'))
 		return 4
 	}
 	return 0
@@ -43,10 +43,18 @@ func decodeDigit(v *Value, b []byte, maxReply int) int {
 // for anything else.
 func decodeNullBulk(v *Value, b []byte, maxReply int) int {
 	if len(b) >= 5 && string(b[:5]) == "$-1\r\n" && within(maxReply, 5) {
-		*v = Value{Type: TypeBulk, Null: true}
+		setValue(v, TypeBulk, true, nil, 0)
 		return 5
 	}
 	return 0
+}
+
+// setValue sets every field of *v, one by one: assigning a composite
+// literal would zero *v through a runtime call while the garbage collector
+// marks (v may point into the heap), and a function that may call anything
+// saves its registers on entry, even on paths that make no call.
+func setValue(v *Value, t Type, null bool, bytes []byte, n int64) {
+	v.Type, v.Null, v.Bytes, v.Int, v.Float, v.Size = t, null, bytes, n, 0, 0
 }
 
 // maxShortLine is the longest simple string decodeShort decodes, far below
@@ -58,8 +66,8 @@ const maxShortLine = 512
 const maxShortDigits = 18
 
 // decodeShort decodes into *v the reply at the start of b if it is a simple
-// string or simple error of up to maxShortLine bytes, an integer of up to 18
-// digits or the null bulk string, whole and canonical, within maxLine and maxReply ([Limits]
+// string or simple error of up to maxShortLine bytes or an integer of up to
+// 18 digits, whole and canonical, within maxLine and maxReply ([Limits]
 // fields as the caller got them: zero or negative means the default, which
 // no short reply exceeds). It sets every field of *v and returns the bytes
 // consumed, or returns 0 and leaves *v alone.
@@ -77,7 +85,7 @@ func decodeShort(v *Value, b []byte, maxLine, maxReply int) int {
 			!within(maxLine, j-1) || !within(maxReply, j+2) {
 			return 0
 		}
-		*v = Value{Type: t, Bytes: b[1:j:j]}
+		setValue(v, t, false, b[1:j:j], 0)
 		return j + 2
 
 	case TypeInteger:
@@ -104,11 +112,9 @@ func decodeShort(v *Value, b []byte, maxLine, maxReply int) int {
 		if neg {
 			u = -u
 		}
-		*v = Value{Type: t, Int: u}
+		setValue(v, t, false, nil, u)
 		return j + 2
 
-	case TypeBulk:
-		return decodeNullBulk(v, b, maxReply)
 	}
 	return 0
 }
