@@ -22,7 +22,9 @@ const delayLine = 256
 // dialTimeout bounds the dial to the target for one accepted connection.
 const dialTimeout = 2 * time.Second
 
-// Stats counts what a Proxy did since Start.
+// Stats counts what a Proxy did since Start. Bytes are counted when the
+// write that forwards them returns, so a peer may read bytes a moment
+// before they are counted.
 type Stats struct {
 	Accepted      uint64 // client connections accepted (refused ones included)
 	Refused       uint64 // closed at once by Refuse

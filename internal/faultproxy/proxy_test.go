@@ -115,11 +115,18 @@ func TestForwardAndStats(t *testing.T) {
 	msg := bytes.Repeat([]byte("volley"), 10000)
 	go c.Write(msg) // the echo comes back while we write
 	require.Equal(t, msg, readN(t, c, len(msg), 5*time.Second))
+	// A chunk is counted when its write returns, which can be just after
+	// the peer read it: wait for the counts to settle, then check them.
+	want := uint64(len(msg))
+	require.Eventually(t, func() bool {
+		st := p.Stats()
+		return st.BytesToServer >= want && st.BytesToClient >= want
+	}, 5*time.Second, time.Millisecond)
 	st := p.Stats()
 	assert.Equal(t, uint64(1), st.Accepted)
 	assert.Equal(t, 1, st.Active)
-	assert.Equal(t, uint64(len(msg)), st.BytesToServer)
-	assert.Equal(t, uint64(len(msg)), st.BytesToClient)
+	assert.Equal(t, want, st.BytesToServer)
+	assert.Equal(t, want, st.BytesToClient)
 	c.Close()
 	require.Eventually(t, func() bool { return p.Stats().Active == 0 }, 5*time.Second, 5*time.Millisecond)
 }
