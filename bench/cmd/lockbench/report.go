@@ -244,7 +244,15 @@ func ratio(a, b float64) string {
 
 func f3(x float64) string { return strconv.FormatFloat(x, 'f', 3, 64) }
 
-// errNote is " (N errors)" when N > 0.
+// field returns get(b), or NaN when there is no baseline result b.
+func field[T any](b *T, get func(*T) float64) float64 {
+	if b == nil {
+		return math.NaN()
+	}
+	return get(b)
+}
+
+// errNote is "N errors" when N > 0.
 func errNote(n int) string {
 	if n == 0 {
 		return ""
@@ -272,12 +280,16 @@ func (r *Report) WriteTables(w io.Writer) {
 	for i, c := range r.Contenders {
 		names[i] = c.Name
 	}
-
-	if len(r.Latency) > 0 {
+	// section ends the table before it and starts a new one under title.
+	section := func(title string) {
 		tw.Flush()
 		fmt.Fprintln(w)
 		tw = newTW(w)
-		fmt.Fprintln(w, "LATENCY: Lock+Unlock, 1 goroutine, fresh key, ms")
+		fmt.Fprintln(w, title)
+	}
+
+	if len(r.Latency) > 0 {
+		section("LATENCY: Lock+Unlock, 1 goroutine, fresh key, ms")
 		fmt.Fprintln(tw, "contender\tp50\tp90\tp99\tp99.9\tmax\tp50 ratio\tp99 ratio\tops\t\t")
 		b := r.latency(baseline)
 		for _, n := range names {
@@ -285,19 +297,13 @@ func (r *Report) WriteTables(w io.Writer) {
 			if l == nil {
 				continue
 			}
-			bp50, bp99 := math.NaN(), math.NaN()
-			if b != nil {
-				bp50, bp99 = b.P50, b.P99
-			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t\n", n, f3(l.P50), f3(l.P90), f3(l.P99), f3(l.P999), f3(l.Max),
-				ratio(l.P50, bp50), ratio(l.P99, bp99), l.N, errNote(l.Errors))
+				ratio(l.P50, field(b, func(b *LatencyResult) float64 { return b.P50 })),
+				ratio(l.P99, field(b, func(b *LatencyResult) float64 { return b.P99 })), l.N, errNote(l.Errors))
 		}
 	}
 	if len(r.Throughput) > 0 {
-		tw.Flush()
-		fmt.Fprintln(w)
-		tw = newTW(w)
-		fmt.Fprintln(w, "THROUGHPUT: Lock+Unlock ops/s, G goroutines on distinct keys (ratio to "+baseline+")")
+		section("THROUGHPUT: Lock+Unlock ops/s, G goroutines on distinct keys (ratio to " + baseline + ")")
 		hdr := "contender\t"
 		for _, g := range r.Config.Goroutines {
 			hdr += fmt.Sprintf("G=%d\tratio\t", g)
@@ -313,20 +319,14 @@ func (r *Report) WriteTables(w io.Writer) {
 					continue
 				}
 				errs += t.Errors
-				bo := math.NaN()
-				if b != nil {
-					bo = b.OpsPerSec
-				}
+				bo := field(b, func(b *ThroughputResult) float64 { return b.OpsPerSec })
 				line += fmt.Sprintf("%.0f\t%s\t", t.OpsPerSec, ratio(t.OpsPerSec, bo))
 			}
 			fmt.Fprintln(tw, line+errNote(errs)+"\t")
 		}
 	}
 	if len(r.Contended) > 0 {
-		tw.Flush()
-		fmt.Fprintln(w)
-		tw = newTW(w)
-		fmt.Fprintf(w, "CONTENDED: %d goroutines on one key, hold %v; hand-off = release started -> next holder has it\n", r.Config.ContendedG, dur(r.Config.HoldMs))
+		section(fmt.Sprintf("CONTENDED: %d goroutines on one key, hold %v; hand-off = release started -> next holder has it", r.Config.ContendedG, dur(r.Config.HoldMs)))
 		fmt.Fprintln(tw, "contender\tacq/s\tratio\thand-off p50 ms\tp99 ms\toverlaps\t\t")
 		b := r.contended(baseline)
 		for _, n := range names {
@@ -334,18 +334,12 @@ func (r *Report) WriteTables(w io.Writer) {
 			if c == nil {
 				continue
 			}
-			bo := math.NaN()
-			if b != nil {
-				bo = b.AcqPerSec
-			}
+			bo := field(b, func(b *ContendedResult) float64 { return b.AcqPerSec })
 			fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t%s\t%d\t%s\t\n", n, c.AcqPerSec, ratio(c.AcqPerSec, bo), f3(c.Handoff.P50), f3(c.Handoff.P99), c.Violations, errNote(c.Errors))
 		}
 	}
 	if len(r.Allocs) > 0 {
-		tw.Flush()
-		fmt.Fprintln(w)
-		tw = newTW(w)
-		fmt.Fprintln(w, "ALLOCS: Lock+Unlock, 1 goroutine, runtime.MemStats deltas less the idle process's over an equal window (raw: before)")
+		section("ALLOCS: Lock+Unlock, 1 goroutine, runtime.MemStats deltas less the idle process's over an equal window (raw: before)")
 		if r.Masters.Kind == kindFake {
 			fmt.Fprintln(w, "(the in-process fake masters' own allocations are included: not the client's figure)")
 		}
@@ -356,22 +350,16 @@ func (r *Report) WriteTables(w io.Writer) {
 			if a == nil {
 				continue
 			}
-			bo := math.NaN()
-			if b != nil {
-				bo = b.AllocsPerOp
-			}
+			bo := field(b, func(b *AllocResult) float64 { return b.AllocsPerOp })
 			fmt.Fprintf(tw, "%s\t%.2f\t%.0f\t%.2f\t%s\t\n", n, a.AllocsPerOp, a.BytesPerOp, a.RawAllocsPerOp, ratio(a.AllocsPerOp, bo))
 		}
 	}
 	if len(r.Skew) > 0 {
-		tw.Flush()
-		fmt.Fprintln(w)
-		tw = newTW(w)
 		line := "SKEW: Lock+Unlock p50 (p99) ms, 1 goroutine, every master behind a proxy; reply delays:"
 		for _, p := range r.SkewProfiles {
 			line += " " + p.Name + "=" + delays(p.Delays)
 		}
-		fmt.Fprintln(w, line)
+		section(line)
 		hdr := "contender\t"
 		for _, p := range r.SkewProfiles {
 			hdr += p.Name + "\t"
