@@ -1,7 +1,8 @@
 // Package faultproxy is a fault-injecting TCP proxy for tests, torture runs
 // and benchmarks: one Proxy stands in front of one master, and its knobs
 // add latency, partition it (blackhole), reset or refuse connections, and
-// corrupt, truncate or drip the replies, while traffic flows.
+// corrupt, truncate, drip or pace the replies (Slow: a master slower than
+// its request rate, whose backlog outlives the fault), while traffic flows.
 //
 //	p, err := faultproxy.Start(server.Addr())
 //	...

@@ -57,6 +57,7 @@ type Proxy struct {
 	refuse    atomic.Bool
 	truncate  atomic.Bool
 	drip      atomic.Bool
+	slow      atomic.Int64  // nanoseconds per server->client byte; 0 is off
 	corrupt   atomic.Uint64 // math.Float64bits of the probability
 	rngMu     sync.Mutex
 	rng       *rand.Rand
@@ -206,8 +207,18 @@ func (p *Proxy) Truncate(on bool) { p.truncate.Store(on) }
 // the processor between them, so the client sees replies in pieces.
 func (p *Proxy) Drip(on bool) { p.drip.Store(on) }
 
+// Slow makes the master slower than its clients: server->client bytes
+// leave one per perByte at most (0 turns it off), each reply trickling in
+// byte by byte. The pace is committed when the proxy reads the bytes, so a
+// backlog built while Slow is on drains at that pace even after it is
+// turned off, as a real backlog in a slow server or link does; a client
+// that keeps sending faster than the pace sees its replies fall further and
+// further behind. Only new connections escape a backlog.
+func (p *Proxy) Slow(perByte time.Duration) { p.slow.Store(int64(max(0, perByte))) }
+
 // Reset turns every knob back to normal: no latency, no blackhole, no
-// refusal, no corruption, truncation or drip. Connections stay open.
+// refusal, no corruption, truncation, drip or slowness. Connections stay
+// open; a backlog that Slow committed still drains at its pace.
 func (p *Proxy) Reset() {
 	p.SetLatency(0, 0)
 	p.Blackhole(false)
@@ -215,6 +226,7 @@ func (p *Proxy) Reset() {
 	p.corrupt.Store(0)
 	p.Truncate(false)
 	p.Drip(false)
+	p.Slow(0)
 }
 
 // Stats returns the proxy's counters.
@@ -304,11 +316,13 @@ func reset(c net.Conn) {
 	c.Close()
 }
 
-// chunk is a piece of the stream in a delay line; eof marks its end.
+// chunk is a piece of the stream in a delay line; eof marks its end. A
+// paced chunk (see Slow) leaves one byte per pace, the first at at+pace.
 type chunk struct {
-	b   []byte
-	at  time.Time
-	eof bool
+	b    []byte
+	at   time.Time
+	pace time.Duration
+	eof  bool
 }
 
 // pair is one proxied connection: the client's and the server's sockets.
@@ -318,6 +332,7 @@ type pair struct {
 	done           chan struct{}
 	once           sync.Once
 	tainted        atomic.Bool // lost bytes to a blackhole
+	paceEnd        time.Time   // when the last paced byte is due; the toClient reader's own
 }
 
 // close closes both sockets (with RST when rst) and tells the writers to
@@ -350,6 +365,13 @@ func (pr *pair) read(src net.Conn, line chan<- chunk, dir int) {
 				pr.drop(n)
 			} else {
 				c := chunk{b: append([]byte(nil), buf[:n]...), at: time.Now()}
+				if pace := time.Duration(pr.p.slow.Load()); pace > 0 && dir == toClient {
+					// Committed now: these bytes keep their place in the
+					// backlog even if Slow is turned off before they leave.
+					c.at = later(c.at, pr.paceEnd)
+					c.pace = pace
+					pr.paceEnd = c.at.Add(time.Duration(n) * pace)
+				}
 				select {
 				case line <- c:
 				case <-pr.done:
@@ -399,9 +421,12 @@ func (pr *pair) write(dst net.Conn, line <-chan chunk, dir int) {
 			continue
 		}
 		var err error
-		if dir == toClient {
+		switch {
+		case c.pace > 0:
+			err = pr.writePaced(dst, c, timer)
+		case dir == toClient:
 			err = pr.writeToClient(dst, c.b)
-		} else {
+		default:
 			_, err = dst.Write(c.b)
 			p.toServer.Add(uint64(len(c.b)))
 		}
@@ -451,6 +476,36 @@ func (pr *pair) writeToClient(dst net.Conn, b []byte) error {
 	n, err := dst.Write(b)
 	p.toClient.Add(uint64(n))
 	return err
+}
+
+// writePaced forwards a paced chunk one byte per c.pace (see Slow), each
+// byte at its due time after the chunk's start (latency included).
+func (pr *pair) writePaced(dst net.Conn, c chunk, timer *time.Timer) error {
+	start := c.at.Add(time.Duration(pr.p.latency[toClient].Load()))
+	for i := range c.b {
+		if d := time.Until(start.Add(time.Duration(i+1) * c.pace)); d > 0 {
+			timer.Reset(d)
+			select {
+			case <-timer.C:
+			case <-pr.done:
+				return net.ErrClosed
+			}
+		}
+		n, err := dst.Write(c.b[i : i+1])
+		pr.p.toClient.Add(uint64(n))
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 var errTruncated = errors.New("faultproxy: truncated")

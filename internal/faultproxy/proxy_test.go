@@ -172,6 +172,33 @@ func TestLatencyIsADelayLine(t *testing.T) {
 	assert.Less(t, time.Since(start), lat, "latency still applied after SetLatency(0, 0)")
 }
 
+// Slow paces replies byte by byte, and a backlog built while it is on
+// keeps its pace after it is turned off; a new connection does not.
+func TestSlowPacesAndItsBacklogOutlivesIt(t *testing.T) {
+	p := startProxy(t, echoServer(t))
+	c := dial(t, p)
+	const pace = 20 * time.Millisecond
+	p.Slow(pace)
+	msg := []byte("0123456789") // 10 bytes: 200ms at the pace
+	start := time.Now()
+	_, err := c.Write(msg)
+	require.NoError(t, err)
+	first := readN(t, c, 1, 5*time.Second)
+	assert.GreaterOrEqual(t, time.Since(start), pace, "the first byte did not wait its pace")
+	p.Slow(0) // the backlog was committed: it still drains at the pace
+	rest := readN(t, c, len(msg)-1, 5*time.Second)
+	assert.Equal(t, msg, append(first, rest...))
+	assert.GreaterOrEqual(t, time.Since(start), time.Duration(len(msg))*pace, "the backlog left faster than its pace")
+
+	// Without Slow, and on a new connection, bytes flow at once.
+	c2 := dial(t, p)
+	start = time.Now()
+	_, err = c2.Write(msg)
+	require.NoError(t, err)
+	readN(t, c2, len(msg), 5*time.Second)
+	assert.Less(t, time.Since(start), time.Duration(len(msg))*pace)
+}
+
 func TestBlackhole(t *testing.T) {
 	p := startProxy(t, echoServer(t))
 	c := dial(t, p)
