@@ -25,7 +25,7 @@ type Conn struct {
 	cancel context.CancelFunc
 
 	info     atomic.Pointer[ServerInfo]
-	replies  atomic.Uint64 // replies read so far: the liveness check's progress counter
+	latency  atomic.Int64  // of the latest reply, Send to arrival, in ns; 0 after a connect
 	connects atomic.Uint64 // successful connects so far
 
 	ready     chan struct{} // closed when the first connect attempt has ended
@@ -61,7 +61,7 @@ func New(opts Options) (*Conn, error) {
 	}
 	c := &Conn{
 		opts:    opts,
-		err:     &Error{Addr: opts.Addr, Op: "dial", Err: errConnecting},
+		err:     &Error{Addr: opts.Addr, Op: OpDial, Err: errConnecting},
 		ready:   make(chan struct{}),
 		closing: make(chan struct{}),
 	}
@@ -108,6 +108,12 @@ func (c *Conn) Addr() string { return c.opts.Addr }
 // the first one.
 func (c *Conn) Info() *ServerInfo { return c.info.Load() }
 
+// ReplyLatency returns how long the latest reply took, from Send to its
+// arrival, whether or not its caller still waited for it; zero before the
+// first reply of the current socket. A caller that needs an answer within
+// a bound can tell from it that the master is answering later than that.
+func (c *Conn) ReplyLatency() time.Duration { return time.Duration(c.latency.Load()) }
+
 // Err returns nil while connected, else why not.
 func (c *Conn) Err() error {
 	c.mu.Lock()
@@ -123,7 +129,7 @@ func (c *Conn) Err() error {
 // call more than once and concurrently with requests.
 func (c *Conn) Close() error {
 	c.closeOnce.Do(func() {
-		closedErr := &Error{Addr: c.opts.Addr, Op: "closed", Err: ErrClosed}
+		closedErr := &Error{Addr: c.opts.Addr, Op: OpClosed, Err: ErrClosed}
 		c.mu.Lock()
 		c.closed = true
 		if !c.up {
@@ -158,6 +164,7 @@ func (c *Conn) Send(r *Request, notify chan *Request) {
 	}
 	r.notify = notify
 	r.err = nil
+	r.sent = time.Now()
 	r.state.Store(statePending)
 
 	c.mu.Lock()
@@ -167,12 +174,22 @@ func (c *Conn) Send(r *Request, notify chan *Request) {
 		r.complete(nil, err)
 		return
 	}
-	if c.inflight.len()+len(c.queue) >= c.opts.MaxPending {
+	s := c.sock
+	if c.behind(r.sent) {
+		// The master is too far behind for r to be answered in time: do
+		// not queue r behind the backlog; reset the socket, which drops the
+		// backlog and reconnects at once.
 		c.mu.Unlock()
-		r.complete(nil, &Error{Addr: c.opts.Addr, Op: "write", Err: ErrTooManyPending})
+		err := c.lagError()
+		c.fail(s, err)
+		r.complete(nil, err)
 		return
 	}
-	s := c.sock
+	if c.inflight.len()+len(c.queue) >= c.opts.MaxPending {
+		c.mu.Unlock()
+		r.complete(nil, &Error{Addr: c.opts.Addr, Op: OpLimit, Err: ErrTooManyPending})
+		return
+	}
 	if s.writing || len(c.queue) > 0 || c.inflight.len() > 1 {
 		// Someone is writing, or the socket is busy with replies pending:
 		// join the next batch, which the writer sends with everything queued
@@ -190,7 +207,7 @@ func (c *Conn) Send(r *Request, notify chan *Request) {
 
 	_, err := s.nc.Write(r.Cmd)
 	if err != nil {
-		c.fail(s, &Error{Addr: c.opts.Addr, Op: "write", Err: err})
+		c.fail(s, &Error{Addr: c.opts.Addr, Op: OpWrite, Err: err})
 	}
 	c.mu.Lock()
 	s.writing = false
@@ -199,6 +216,20 @@ func (c *Conn) Send(r *Request, notify chan *Request) {
 	if more {
 		s.wakeWriter()
 	}
+}
+
+// behind reports whether the oldest request written to the current socket
+// has waited for its reply for longer than ReadTimeout at now: the master is
+// hung, or answers slower than requests arrive, and every request queued
+// behind that one would wait at least as long. c.mu must be held.
+func (c *Conn) behind(now time.Time) bool {
+	oldest := c.inflight.peek()
+	return oldest != nil && now.Sub(oldest.sent) > c.opts.ReadTimeout
+}
+
+// lagError is the failure of a socket that fell behind (see behind).
+func (c *Conn) lagError() error {
+	return &Error{Addr: c.opts.Addr, Op: OpTimeout, Err: ErrReadTimeout}
 }
 
 // Wait waits for a Request sent with a nil notify channel. On ctx's end it
@@ -217,7 +248,7 @@ func (c *Conn) wait(ctx context.Context, r *Request) (err error, owned bool) {
 		return r.err, true
 	case <-ctx.Done():
 		if r.Abandon() {
-			return &Error{Addr: c.opts.Addr, Op: "wait", Err: context.Cause(ctx)}, false
+			return &Error{Addr: c.opts.Addr, Op: OpWait, Err: context.Cause(ctx)}, false
 		}
 		<-r.own
 		return r.err, true

@@ -76,7 +76,7 @@ func TestHandshakeErrorHidesPassword(t *testing.T) {
 	err = c.WaitReady(context.Background())
 	var ce *Error
 	require.ErrorAs(t, err, &ce)
-	assert.Equal(t, "handshake", ce.Op)
+	assert.Equal(t, OpHandshake, ce.Op)
 	assert.Contains(t, err.Error(), "AUTH: WRONGPASS")
 	assert.NotContains(t, err.Error(), "hunter2")
 
@@ -255,7 +255,7 @@ func TestPeerCloseFailsAllPendingThenReconnects(t *testing.T) {
 		var ce *Error
 		require.ErrorAs(t, r.Err(), &ce)
 		assert.Equal(t, "pipe:1", ce.Addr)
-		assert.Equal(t, "read", ce.Op)
+		assert.Equal(t, OpRead, ce.Op)
 		r.Release()
 	}
 	// Back once the master is.
@@ -275,7 +275,7 @@ func TestGarbageReplyIsStickyProtocolError(t *testing.T) {
 	require.ErrorIs(t, err, resp.ErrProtocol)
 	var ce *Error
 	require.ErrorAs(t, err, &ce)
-	assert.Equal(t, "read", ce.Op)
+	assert.Equal(t, OpRead, ce.Op)
 	// Sticky: the next request fails at once with the same error.
 	_, err2 := c.Do(context.Background(), "PING")
 	require.ErrorIs(t, err2, resp.ErrProtocol)
@@ -331,7 +331,7 @@ func TestDialFailureFailsFast(t *testing.T) {
 	_, err = Dial(context.Background(), Options{Addr: addr, DialTimeout: time.Second})
 	var ce *Error
 	require.ErrorAs(t, err, &ce)
-	assert.Equal(t, "dial", ce.Op)
+	assert.Equal(t, OpDial, ce.Op)
 	assert.Equal(t, addr, ce.Addr)
 }
 

@@ -5,9 +5,10 @@ import "errors"
 var (
 	// ErrClosed is returned for requests on, or pending at, a closed Conn.
 	ErrClosed = errors.New("conn: closed")
-	// ErrReadTimeout is the cause when the master left the oldest pending
-	// request unanswered for longer than Options.ReadTimeout.
-	ErrReadTimeout = errors.New("conn: master stopped answering (read timeout)")
+	// ErrReadTimeout is the cause when the oldest pending request went
+	// unanswered for longer than Options.ReadTimeout: the master is hung,
+	// unreachable, or answering slower than requests arrive.
+	ErrReadTimeout = errors.New("conn: master too slow: oldest request unanswered past ReadTimeout")
 	// ErrTooManyPending is returned at once when Options.MaxPending requests
 	// are already waiting for replies.
 	ErrTooManyPending = errors.New("conn: too many pending requests")
@@ -16,21 +17,52 @@ var (
 	ErrUnexpectedReply = errors.New("conn: reply without a pending request")
 )
 
-// Error is a failure of the connection to one master: dialing, the
-// handshake, reading, writing, or the liveness check. It names the master
-// and the operation, and wraps the cause. It never contains a password.
+// Op names the step an Error happened in. The set is closed: these
+// constants are every value an Error carries.
+type Op string
+
+// Ops that end the socket. The error is sticky: every request pending on
+// the socket fails with it, and new requests fail with it at once until a
+// reconnect succeeds.
+const (
+	OpDial      Op = "dial"      // the connection could not be opened (also: not connected yet)
+	OpTLS       Op = "tls"       // the TLS handshake failed
+	OpHandshake Op = "handshake" // HELLO, AUTH, CLIENT SETNAME, SELECT or INFO failed
+	OpRead      Op = "read"      // reading or decoding a reply failed
+	OpWrite     Op = "write"     // writing a command failed
+	OpTimeout   Op = "timeout"   // the oldest pending request waited past ReadTimeout
+	OpClosed    Op = "closed"    // Close was called
+)
+
+// Ops that concern one request only: the connection is unharmed and
+// usable (see Error.ConnUsable).
+const (
+	OpWait  Op = "wait"  // the caller's context ended while it waited
+	OpLimit Op = "limit" // MaxPending requests were already waiting
+)
+
+// Error is a failed request on the connection to one master. It names the
+// master and the step (Op), and wraps the cause. It never contains a
+// password.
 //
-// A connection error is sticky: the socket is closed, every pending request
-// fails with it, and new requests fail with it at once until a reconnect
-// succeeds. A server's error reply (-ERR, -NOSCRIPT, ...) is not an Error: it
-// is an ordinary reply.
+// Most Ops are failures of the connection itself and sticky (see the Op
+// constants); OpWait and OpLimit concern one request only and leave the
+// connection usable, which ConnUsable reports. A server's error reply
+// (-ERR, -NOSCRIPT, ...) is not an Error: it is an ordinary reply.
 type Error struct {
 	Addr string // the master's address
-	Op   string // "dial", "handshake", "read", "write", "timeout", "closed"
+	Op   Op     // the step that failed
 	Err  error  // the cause
 }
 
-func (e *Error) Error() string { return "conn: " + e.Addr + ": " + e.Op + ": " + e.Err.Error() }
+func (e *Error) Error() string {
+	return "conn: " + e.Addr + ": " + string(e.Op) + ": " + e.Err.Error()
+}
 
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
+
+// ConnUsable reports whether the connection is still usable after e: true
+// for a caller's own cancellation (OpWait) and for the MaxPending limit
+// (OpLimit), false for every failure of the connection itself.
+func (e *Error) ConnUsable() bool { return e.Op == OpWait || e.Op == OpLimit }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"net"
+	"os"
 	"time"
 )
 
@@ -34,6 +35,7 @@ func (c *Conn) manage() {
 		}
 		if err == nil {
 			c.up, c.sock, c.err = true, s, nil
+			c.latency.Store(0)
 			info.Generation = c.connects.Add(1)
 			c.info.Store(info)
 		} else {
@@ -56,7 +58,9 @@ func (c *Conn) manage() {
 				t.Stop()
 				return
 			}
-			backoff = min(backoff*2, c.opts.ReconnectMax)
+			if !answeredLate(err) {
+				backoff = min(backoff*2, c.opts.ReconnectMax)
+			}
 			continue
 		}
 		backoff = c.opts.ReconnectMin
@@ -67,34 +71,37 @@ func (c *Conn) manage() {
 	}
 }
 
-// watch returns when s dies. It fails s when requests are pending and no
-// reply has arrived for at least ReadTimeout: a master that stopped answering
-// (hung, paused, partitioned) is recycled instead of swallowing requests.
+// answeredLate reports whether a connect failed because the master, which
+// accepted the connection, left the handshake unanswered past ReadTimeout.
+// Such an attempt paced itself (it waited ReadTimeout), and the master is
+// reachable: the backoff does not grow, so a master that was only slow is
+// back within about a ReadTimeout of recovering.
+func answeredLate(err error) bool {
+	var ce *Error
+	return errors.As(err, &ce) && ce.Op == OpHandshake && errors.Is(err, os.ErrDeadlineExceeded)
+}
+
+// watch returns when s dies. It fails s when the oldest pending request has
+// waited longer than ReadTimeout (see behind): a master that stopped
+// answering (hung, paused, partitioned) or fell behind (slower than the
+// requests arrive, its replies trickling in) is recycled, so its backlog
+// dies with the socket. Send makes the same check on every request; this
+// one catches it when no request comes.
 func (c *Conn) watch(s *socket) {
-	t := time.NewTicker(c.opts.ReadTimeout / 2)
+	t := time.NewTicker(c.opts.ReadTimeout / 4)
 	defer t.Stop()
-	last, stalled := c.replies.Load(), 0
 	for {
 		select {
 		case <-s.dead:
 			return
-		case <-t.C:
-		}
-		c.mu.Lock()
-		pending := c.sock == s && c.inflight.len() > 0
-		c.mu.Unlock()
-		n := c.replies.Load()
-		if pending && n == last {
-			stalled++
-		} else {
-			stalled = 0
-		}
-		last = n
-		// Three ticks without progress: the oldest pending request has waited
-		// at least two ticks, one ReadTimeout.
-		if stalled >= 3 {
-			c.fail(s, &Error{Addr: c.opts.Addr, Op: "timeout", Err: ErrReadTimeout})
-			return
+		case now := <-t.C:
+			c.mu.Lock()
+			late := c.sock == s && c.behind(now)
+			c.mu.Unlock()
+			if late {
+				c.fail(s, c.lagError())
+				return
+			}
 		}
 	}
 }
@@ -104,7 +111,7 @@ func (c *Conn) watch(s *socket) {
 func (c *Conn) connect() (*socket, *ServerInfo, error) {
 	ctx, cancel := context.WithTimeout(c.ctx, c.opts.DialTimeout)
 	defer cancel()
-	fail := func(op string, err error) (*socket, *ServerInfo, error) {
+	fail := func(op Op, err error) (*socket, *ServerInfo, error) {
 		if c.ctx.Err() != nil {
 			err = ErrClosed
 		}
@@ -117,7 +124,7 @@ func (c *Conn) connect() (*socket, *ServerInfo, error) {
 	}
 	nc, err := dial(ctx, c.opts.Network, c.opts.Addr)
 	if err != nil {
-		return fail("dial", err)
+		return fail(OpDial, err)
 	}
 	if c.opts.TLS != nil {
 		cfg := c.opts.TLS
@@ -130,14 +137,22 @@ func (c *Conn) connect() (*socket, *ServerInfo, error) {
 		tc := tls.Client(nc, cfg)
 		if err := tc.HandshakeContext(ctx); err != nil {
 			nc.Close()
-			return fail("tls", err)
+			return fail(OpTLS, err)
 		}
 		nc = tc
 	}
-	// The handshake reads and writes under the dial deadline; Close or the
-	// deadline interrupts it.
+	// The handshake writes under the dial deadline; Close or the deadline
+	// interrupts it. Its replies are pending requests like any other: a
+	// master that leaves them unanswered for ReadTimeout is too slow to use
+	// (see behind), and the manager tries again rather than wait out the
+	// whole DialTimeout.
 	deadline, _ := ctx.Deadline()
-	nc.SetDeadline(deadline)
+	nc.SetWriteDeadline(deadline)
+	readDeadline := time.Now().Add(c.opts.ReadTimeout)
+	if deadline.Before(readDeadline) {
+		readDeadline = deadline
+	}
+	nc.SetReadDeadline(readDeadline)
 	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })
 	s := newSocket(c, nc)
 	info, err := s.handshake()
@@ -146,7 +161,7 @@ func (c *Conn) connect() (*socket, *ServerInfo, error) {
 		if err == nil {
 			err = ctx.Err()
 		}
-		return fail("handshake", err)
+		return fail(OpHandshake, err)
 	}
 	nc.SetDeadline(time.Time{})
 	return s, info, nil

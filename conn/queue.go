@@ -19,6 +19,14 @@ func (q *fifo) push(r *Request) {
 	q.size++
 }
 
+// peek returns the oldest request without removing it, or nil when empty.
+func (q *fifo) peek() *Request {
+	if q.size == 0 {
+		return nil
+	}
+	return q.buf[q.head]
+}
+
 // pop removes and returns the oldest request, or nil when empty.
 func (q *fifo) pop() *Request {
 	if q.size == 0 {

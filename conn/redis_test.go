@@ -141,7 +141,7 @@ func TestRealRedisOverTLS(t *testing.T) {
 	_, err = Dial(context.Background(), Options{Addr: "localhost:" + port, TLS: &tls.Config{}})
 	var ce *Error
 	require.ErrorAs(t, err, &ce)
-	assert.Equal(t, "tls", ce.Op)
+	assert.Equal(t, OpTLS, ce.Op)
 }
 
 func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool) {

@@ -3,6 +3,7 @@ package conn
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/volleylock/volley/resp"
 )
@@ -42,6 +43,7 @@ type Request struct {
 	Tag int
 
 	state  atomic.Int32
+	sent   time.Time     // when Send accepted it: the lag check measures its age
 	notify chan *Request // where completion is announced
 	own    chan *Request // the Request's own notify channel, capacity 1
 

@@ -3,6 +3,7 @@ package conn
 import (
 	"net"
 	"sync"
+	"time"
 
 	"github.com/volleylock/volley/resp"
 )
@@ -89,7 +90,7 @@ func (s *socket) writeLoop() {
 			s.writing = false
 			c.mu.Unlock()
 			if err != nil {
-				c.fail(s, &Error{Addr: c.opts.Addr, Op: "write", Err: err})
+				c.fail(s, &Error{Addr: c.opts.Addr, Op: OpWrite, Err: err})
 				return
 			}
 		}
@@ -104,7 +105,7 @@ func (s *socket) readLoop() {
 	for {
 		vals, err := s.rd.ReadReply()
 		if err != nil {
-			c.fail(s, &Error{Addr: c.opts.Addr, Op: "read", Err: err})
+			c.fail(s, &Error{Addr: c.opts.Addr, Op: OpRead, Err: err})
 			return
 		}
 		if isPush(vals) {
@@ -118,10 +119,10 @@ func (s *socket) readLoop() {
 		r := c.inflight.pop()
 		c.mu.Unlock()
 		if r == nil {
-			c.fail(s, &Error{Addr: c.opts.Addr, Op: "read", Err: ErrUnexpectedReply})
+			c.fail(s, &Error{Addr: c.opts.Addr, Op: OpRead, Err: ErrUnexpectedReply})
 			return
 		}
-		c.replies.Add(1)
+		c.latency.Store(int64(time.Since(r.sent)))
 		r.complete(vals, nil)
 	}
 }

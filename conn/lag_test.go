@@ -1,0 +1,227 @@
+package conn
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/volleylock/volley/internal/faultproxy"
+	"github.com/volleylock/volley/internal/redistest"
+	"github.com/volleylock/volley/resp"
+)
+
+// The lag policy as a lock uses it: requests are given up after
+// nodeTimeout, and ReadTimeout is twice that (redlock's default).
+const (
+	nodeTimeout = 50 * time.Millisecond
+	lagLimit    = 2 * nodeTimeout
+)
+
+// sample is one request of a load run: when it was sent, when it ended,
+// and whether its reply came within nodeTimeout.
+type sample struct {
+	sent, end time.Time
+	ok        bool
+}
+
+// load sends PING from g goroutines, one request at a time each with a
+// pause of every between them, abandoning each request after nodeTimeout,
+// until stop closes. It returns every request's sample.
+func load(c *Conn, g int, every time.Duration, stop <-chan struct{}) []sample {
+	var mu sync.Mutex
+	var out []sample
+	var wg sync.WaitGroup
+	ping := resp.AppendCommand(nil, "PING")
+	for range g {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			timer := time.NewTimer(time.Hour)
+			defer timer.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				r := NewRequest()
+				r.Cmd = append(r.Cmd[:0], ping...)
+				s := sample{sent: time.Now()}
+				c.Send(r, nil)
+				timer.Reset(nodeTimeout)
+				select {
+				case <-r.own:
+					s.ok = r.Err() == nil
+					r.Release()
+				case <-timer.C:
+					if !r.Abandon() {
+						<-r.own
+						s.ok = r.Err() == nil
+						r.Release()
+					}
+				}
+				s.end = time.Now()
+				mu.Lock()
+				out = append(out, s)
+				mu.Unlock()
+				time.Sleep(every)
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// recoveredAfter returns how long after cleared the connection served
+// requests in time again for good: the end of the first successful request
+// sent after the last failed one (and after cleared).
+func recoveredAfter(samples []sample, cleared time.Time) (time.Duration, bool) {
+	lastFail := cleared
+	for _, s := range samples {
+		if !s.ok && s.sent.After(lastFail) {
+			lastFail = s.sent
+		}
+	}
+	var first time.Time
+	for _, s := range samples {
+		if s.ok && s.sent.After(lastFail) && (first.IsZero() || s.end.Before(first)) {
+			first = s.end
+		}
+	}
+	return first.Sub(cleared), !first.IsZero()
+}
+
+// A master that is slow for a while, then well again: whatever the kind of
+// slowness, the connection serves requests in time again soon after it
+// ends, instead of working through the backlog it built meanwhile. Each
+// case is a fault the connection cannot outwait: without the lag policy
+// the slow cases stay behind for seconds after the fault ends.
+func TestSlowMasterRecovers(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{})
+	tests := []struct {
+		name  string
+		g     int           // goroutines sending
+		every time.Duration // pause between one goroutine's requests
+		slow  func(p *faultproxy.Proxy)
+	}{
+		// Every reply 250ms late, in order: a slow link or master that
+		// still keeps up with the request rate.
+		{"slow then recovers", 4, 2 * time.Millisecond, func(p *faultproxy.Proxy) { p.SetLatency(0, 250*time.Millisecond) }},
+		// Replies trickle in at 10ms a byte (70ms per PONG), a little
+		// slower than one client's requests: the bytes keep arriving, so a
+		// liveness check that only looks for progress never fires.
+		{"dripping", 1, 10 * time.Millisecond, func(p *faultproxy.Proxy) { p.Slow(10 * time.Millisecond) }},
+		// Far slower than the request rate: 3.5ms per PONG against 32
+		// goroutines, a backlog of seconds in one.
+		{"slower than the request rate", 32, time.Millisecond, func(p *faultproxy.Proxy) { p.Slow(500 * time.Microsecond) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := faultproxy.Start(srv.Addr())
+			require.NoError(t, err)
+			defer p.Close()
+			c := dialT(t, Options{Addr: p.Addr(), ReadTimeout: lagLimit})
+			defer c.Close()
+
+			stop := make(chan struct{})
+			done := make(chan []sample)
+			go func() { done <- load(c, tt.g, tt.every, stop) }()
+			time.Sleep(200 * time.Millisecond) // healthy
+			tt.slow(p)
+			time.Sleep(time.Second) // the fault
+			p.Reset()
+			cleared := time.Now()
+			time.Sleep(time.Second) // recovery
+			close(stop)
+			samples := <-done
+
+			var before, during int
+			for _, s := range samples {
+				switch {
+				case s.ok && s.end.Before(cleared.Add(-time.Second)):
+					before++
+				case !s.ok && s.sent.Before(cleared):
+					during++
+				}
+			}
+			require.Positive(t, before, "no request succeeded before the fault")
+			require.Positive(t, during, "the fault failed no request: not a fault")
+			late, ok := recoveredAfter(samples, cleared)
+			require.True(t, ok, "requests still fail a second after the fault ended")
+			t.Logf("recovered %v after the fault ended; %d requests, %d failed during it, generation %d",
+				late.Round(time.Millisecond), len(samples), during, c.Info().Generation)
+			// A handshake under way when the fault ends may still wait its
+			// reply out (ReadTimeout), then the next one succeeds.
+			assert.LessOrEqual(t, late, lagLimit+nodeTimeout)
+		})
+	}
+}
+
+// A burst of 256 goroutines on a healthy master never trips the lag
+// policy: the connection stays on its first socket throughout.
+func TestLagPolicyDoesNotFlap(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{})
+	c := dialT(t, Options{Addr: srv.Addr(), ReadTimeout: lagLimit})
+	var wg sync.WaitGroup
+	errs := make(chan error, 256)
+	for range 256 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 100 {
+				if _, err := c.Do(context.Background(), "SET", "k", "v"); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	assert.Equal(t, uint64(1), c.Info().Generation, "the healthy connection was reset")
+}
+
+// A Send onto a socket whose oldest request is past ReadTimeout fails at
+// once with ErrReadTimeout naming the master, instead of queueing behind
+// the backlog, and resets the socket; the Conn reconnects at once.
+func TestBehindFailsFastAndReconnects(t *testing.T) {
+	c, d, p := newPipeConn(t, Options{ReadTimeout: time.Hour, ReconnectMin: time.Hour, ReconnectMax: time.Hour})
+	go p.expect("PING") // read, never answer
+	r := NewRequest()
+	r.Cmd = resp.AppendCommand(r.Cmd[:0], "PING")
+	c.Send(r, nil)
+	// Age the pending request past ReadTimeout without waiting an hour.
+	c.mu.Lock()
+	c.inflight.peek().sent = time.Now().Add(-2 * time.Hour)
+	c.mu.Unlock()
+
+	r2 := NewRequest()
+	r2.Cmd = resp.AppendCommand(r2.Cmd[:0], "PING")
+	c.Send(r2, nil)
+	select {
+	case <-r2.own:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Send onto a backlogged socket did not fail at once")
+	}
+	var ce *Error
+	require.ErrorAs(t, r2.Err(), &ce)
+	assert.Equal(t, OpTimeout, ce.Op)
+	assert.ErrorIs(t, r2.Err(), ErrReadTimeout)
+	assert.False(t, ce.ConnUsable())
+	<-r.own // the backlog failed with it
+	assert.ErrorIs(t, r.Err(), ErrReadTimeout)
+	r.Release()
+	r2.Release()
+
+	// The reconnect starts at once, not after the (hour-long) backoff.
+	p2 := d.accept(t)
+	p2.handshake()
+	require.Eventually(t, func() bool { return c.Err() == nil }, 5*time.Second, time.Millisecond)
+}
