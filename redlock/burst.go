@@ -31,6 +31,7 @@ type op struct {
 	res    []NodeResult
 	sent   []time.Time // when each master's request left (for latency)
 	evaled []bool      // a NOSCRIPT was answered with EVAL for this master
+	slow   []bool      // the master's latest reply came after NodeTimeout: not awaited
 
 	cmd []byte // the encoded command of the burst
 	alt []byte // the EVAL form of a script command, for NOSCRIPT
@@ -49,6 +50,7 @@ func (c *Client) newOp() *op {
 		res:    make([]NodeResult, n),
 		sent:   make([]time.Time, n),
 		evaled: make([]bool, n),
+		slow:   make([]bool, n),
 	}
 }
 
@@ -105,8 +107,9 @@ type burstResult struct {
 
 // run sends o.cmd to every master in one burst, then collects answers until
 // the outcome is decided: a quorum said yes, or so many said no or failed
-// that a quorum is out of reach, or NodeTimeout passed, or done closed.
-// Masters still pending then are abandoned (their replies are consumed and
+// that a quorum is out of reach, or NodeTimeout passed, or done closed, or
+// only slow masters (see OutcomeSlow) are left to answer. Masters still
+// pending then are abandoned (their replies are consumed and
 // recycled by their Conn). It fills o.res.
 func (o *op) run(kind opKind, done <-chan struct{}) burstResult {
 	c := o.c
@@ -123,13 +126,29 @@ func (o *op) run(kind opKind, done <-chan struct{}) burstResult {
 		r.Tag = i
 		o.res[i] = NodeResult{Addr: m.addr}
 		o.evaled[i] = false
+		o.slow[i] = m.conn.ReplyLatency() > c.cfg.NodeTimeout
 		o.sent[i] = br.start
 		m.conn.Send(r, o.notify)
 	}
+	// A master whose latest reply came later than NodeTimeout is slow: its
+	// answer to this burst will most likely come too late as well, so the
+	// decision does not wait for it (it still counts if it answers in time).
+	// Unless that leaves fewer than a quorum to wait for: then nothing is
+	// known to be wrong with the slow ones but with this client, and every
+	// master gets its NodeTimeout.
+	awaited := n
+	for _, slow := range o.slow {
+		if slow {
+			awaited--
+		}
+	}
+	if awaited < q {
+		awaited = n
+		clear(o.slow)
+	}
 	o.timer.Reset(c.cfg.NodeTimeout)
-	pending := n
 	timedOut := false
-	for pending > 0 && br.ok < q && br.taken+br.failed <= n-q {
+	for awaited > 0 && !decided(&br, n, q) {
 		select {
 		case r := <-o.notify:
 			i := r.Tag
@@ -142,7 +161,9 @@ func (o *op) run(kind opKind, done <-chan struct{}) burstResult {
 				c.masters[i].conn.Send(r, o.notify)
 				continue
 			}
-			pending--
+			if !o.slow[i] {
+				awaited--
+			}
 			switch o.record(kind, i, out, err) {
 			case OutcomeOK:
 				br.ok++
@@ -153,10 +174,10 @@ func (o *op) run(kind opKind, done <-chan struct{}) burstResult {
 			}
 		case <-o.timer.C:
 			timedOut = true
-			pending = 0 // the rest are settled below
+			awaited = 0 // the rest are settled below
 		case <-done:
 			br.cancelled = true
-			pending = 0
+			awaited = 0
 		}
 	}
 	o.timer.Stop()
@@ -167,6 +188,7 @@ func (o *op) run(kind opKind, done <-chan struct{}) burstResult {
 // settle deals with the masters that had not answered at the decision:
 // each is abandoned, or, if its answer raced in, received and recorded.
 func (o *op) settle(kind opKind, timedOut bool, br *burstResult) {
+	hung := !decided(br, len(o.reqs), o.c.quorum)
 	late := 0
 	for i, r := range o.reqs {
 		if o.res[i].Outcome != OutcomeNone {
@@ -180,6 +202,10 @@ func (o *op) settle(kind opKind, timedOut bool, br *burstResult) {
 				br.failed++
 			case br.cancelled:
 				o.res[i].Outcome = OutcomeCancelled
+			case o.slow[i] && hung:
+				// Not awaited, and the outcome hung on it.
+				o.res[i].Outcome = OutcomeSlow
+				br.failed++
 			}
 			continue
 		}
@@ -192,6 +218,12 @@ func (o *op) settle(kind opKind, timedOut bool, br *burstResult) {
 		// counted: the outcome was decided without it.
 		o.record(kind, r.Tag, out, err)
 	}
+}
+
+// decided reports whether a burst's outcome is known: a quorum said yes,
+// or so many said no or failed that a quorum is out of reach.
+func decided(br *burstResult, n, q int) bool {
+	return br.ok >= q || br.taken+br.failed > n-q
 }
 
 // record stores master i's answer in o.res and returns its final outcome:

@@ -107,6 +107,12 @@ func (c Config) withDefaults() (Config, error) {
 	if c.NodeTimeout == 0 {
 		c.NodeTimeout = 50 * time.Millisecond
 	}
+	if c.Conn.ReadTimeout == 0 {
+		// A connection whose oldest request has waited this long is behind:
+		// nothing sent on it now could be answered within NodeTimeout. See
+		// "Slow masters" in the package documentation.
+		c.Conn.ReadTimeout = 2 * c.NodeTimeout
+	}
 	if c.MaxTTL == 0 {
 		c.MaxTTL = 30 * time.Second
 	}

@@ -33,6 +33,41 @@
 // master's run_id and uptime on every connect. The price: a freshly started
 // set of masters grants no lock for MaxTTL. TTLs above MaxTTL are refused.
 //
+// # Slow masters
+//
+// A master that is slow but alive costs more than a dead one, which fails
+// fast. What it does to Redlock under contention, and what Volley does:
+//
+//   - Backlog. Requests given up at NodeTimeout still wait for their replies
+//     on the shared connection, so a master slower than its request rate
+//     builds a backlog that outlives the slowness. The connection is judged
+//     by the age of its oldest pending request: past Conn.ReadTimeout
+//     (default 2 x NodeTimeout) it is reset, the backlog dies with it,
+//     requests fail fast meanwhile, and it reconnects at once (see the conn
+//     package).
+//   - Waiting. An attempt whose other masters split their votes needs the
+//     slow master's answer and would wait a whole NodeTimeout for it while
+//     holding its votes elsewhere, blocking every other contender. A master
+//     whose latest reply came after NodeTimeout is therefore not awaited:
+//     its answer still counts if it comes in time, but when the outcome hangs
+//     on it the attempt fails at once (OutcomeSlow). Its replies, abandoned
+//     or not, keep that latency current, so it is awaited again from its
+//     first timely reply. When fewer than a quorum would be left to await,
+//     every master gets its NodeTimeout as before.
+//   - Late SETs. A SET given up at NodeTimeout may still run on the slow
+//     master after the attempt failed. The failed attempt's release follows
+//     it on the same connection, so it runs after the SET. If the
+//     connection is reset between the two, the release is lost and the key
+//     stays until its TTL: that master answers "taken" for that key for at
+//     most the TTL, an availability cost, never a safety one.
+//   - Fewer voters. With a master out, a lock needs a quorum of the others
+//     (3 of 4 for N = 5), so votes split more often; the random retry delay
+//     breaks the ties.
+//
+// None of this can grant a lock: skipping a master or resetting its
+// connection only turns votes into failures. lockbench's degraded mode
+// measures the result next to redsync.
+//
 // # Errors
 //
 // ErrNotAcquired, ErrNotHeld, ErrExtendFailed and ctx's errors tell the

@@ -39,9 +39,10 @@ const (
 	OutcomeServerError                // the master answered with an error
 	OutcomeGuarded                    // answered OK, but the restart guard kept it out of the quorum
 	OutcomeCancelled                  // the caller's context ended first
+	OutcomeSlow                       // not awaited: its replies lately came after Config.NodeTimeout, and the outcome hung on it
 )
 
-var outcomeNames = [...]string{"not awaited", "ok", "taken", "timeout", "connection error", "server error", "restart guard", "cancelled"}
+var outcomeNames = [...]string{"not awaited", "ok", "taken", "timeout", "connection error", "server error", "restart guard", "cancelled", "slow"}
 
 func (o Outcome) String() string {
 	if int(o) < len(outcomeNames) {

@@ -113,3 +113,50 @@ func TestRestartGuardOnFakeMasters(t *testing.T) {
 	require.ErrorIs(t, err, ErrNotAcquired, "two holders: the guard let restarted masters vote")
 	guardedNode(t, err)
 }
+
+// A master whose replies have been coming after NodeTimeout is not
+// awaited when the outcome hangs on it: the attempt fails at once with
+// OutcomeSlow for it, instead of holding its votes on the other masters
+// for a whole NodeTimeout. Unless fewer than a quorum would be left: then
+// every master is awaited as usual.
+func TestSlowMasterIsNotAwaited(t *testing.T) {
+	const nodeTimeout = 100 * time.Millisecond
+	servers, addrs := fakeMasters(t, 3)
+	c := fakeClient(t, addrs, Config{NodeTimeout: nodeTimeout})
+	other := fakeClient(t, addrs[1:2], Config{})
+	_, err := other.TryLock(bg, "k", 10*time.Second) // "k" taken on master 1 only
+	require.NoError(t, err)
+
+	// Slow replies (within ReadTimeout: the connection stays up), noticed
+	// from the first lock's straggling reply.
+	servers[2].SetFault("*", fakeredis.Fault{Latency: 3 * nodeTimeout / 2})
+	l, err := c.TryLock(bg, "a", 10*time.Second)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return c.masters[2].conn.ReplyLatency() > nodeTimeout },
+		5*time.Second, time.Millisecond)
+
+	// Master 0 says OK, master 1 taken: the outcome hangs on master 2.
+	_, err = c.TryLock(bg, "k", 10*time.Second)
+	var le *Error
+	require.ErrorAs(t, err, &le)
+	require.ErrorIs(t, err, ErrNotAcquired)
+	assert.Equal(t, []Outcome{OutcomeOK, OutcomeTaken, OutcomeSlow},
+		[]Outcome{le.Nodes[0].Outcome, le.Nodes[1].Outcome, le.Nodes[2].Outcome})
+
+	// A lock decided by the others does not care: it succeeds.
+	require.NoError(t, l.Unlock(bg))
+
+	// Two slow masters of three: only one would be awaited, less than a
+	// quorum, so all are, and the slow ones time out as before.
+	servers[1].SetFault("*", fakeredis.Fault{Latency: 3 * nodeTimeout / 2})
+	_, err = c.TryLock(bg, "b", 10*time.Second) // times out on master 1, which answers late
+	require.ErrorIs(t, err, ErrNotAcquired)
+	require.Eventually(t, func() bool { return c.masters[1].conn.ReplyLatency() > nodeTimeout },
+		5*time.Second, time.Millisecond)
+	_, err = c.TryLock(bg, "c", 10*time.Second)
+	require.ErrorAs(t, err, &le)
+	assert.Equal(t, OutcomeTimeout, le.Nodes[1].Outcome, "master 1 was awaited")
+	for _, n := range le.Nodes {
+		assert.NotEqual(t, OutcomeSlow, n.Outcome, n.Addr)
+	}
+}
