@@ -76,6 +76,9 @@ type contenderDef struct {
 	new  func(Setup) (Contender, error)
 }
 
+// Name returns the contender's name.
+func (d contenderDef) Name() string { return d.name }
+
 // allContenders lists every contender, redsync (go-redis) first: it is the
 // baseline of every ratio.
 func allContenders() []contenderDef {

@@ -27,7 +27,7 @@ func newRedsyncGoredis(s Setup) (Contender, error) {
 			Addr:         a,
 			PoolSize:     s.PoolSize,
 			MinIdleConns: 1,
-			ReadTimeout:  3 * time.Second, // as Volley's conn.Options.ReadTimeout
+			ReadTimeout:  3 * time.Second, // go-redis's default
 			WriteTimeout: 3 * time.Second,
 		})
 		c.clients = append(c.clients, cl)

@@ -24,6 +24,8 @@ func smokeOptions(defs []contenderDef) Options {
 		ContendedG: 4,
 		Contenders: defs,
 		StartProxy: startFaultProxy,
+
+		DegradedWindow: 200 * time.Millisecond,
 		Setup: Setup{
 			NodeTimeout: 50 * time.Millisecond,
 			TTL:         10 * time.Second,
@@ -76,7 +78,13 @@ func TestHarnessSmoke(t *testing.T) {
 	}
 	require.Len(t, rep.Allocs, len(defs))
 	require.Len(t, rep.Skew, 3*len(defs))
-	require.Len(t, rep.Targets, 9)
+	require.Len(t, rep.Degraded, len(defs))
+	for _, d := range rep.Degraded {
+		assert.Positive(t, d.AcqPerSecWarm, d.Name)
+		assert.Zero(t, d.Violations, d.Name)
+	}
+	require.Len(t, rep.DegradedSchedule, 3)
+	require.Len(t, rep.Targets, 12)
 
 	var out bytes.Buffer
 	rep.WriteTables(&out)
@@ -126,7 +134,11 @@ func (brokenHolder) Unlock(context.Context) error { return nil }
 // TestMutualExclusionCheck: the contended mode fails the run when two
 // holders overlap.
 func TestMutualExclusionCheck(t *testing.T) {
-	res := runContended(context.Background(), broken{}, "k", 8, time.Second, 50*time.Microsecond, 100*time.Millisecond)
+	holders := make([]Holder, 8)
+	for i := range holders {
+		holders[i] = brokenHolder{}
+	}
+	res := runContended(context.Background(), holders, "k", time.Second, 50*time.Microsecond, time.Now(), 100*time.Millisecond)
 	require.Positive(t, res.violations)
 
 	o := smokeOptions([]contenderDef{{"broken", func(Setup) (Contender, error) { return broken{}, nil }}})
@@ -170,4 +182,31 @@ func TestStats(t *testing.T) {
 	assert.Equal(t, 2.5, median([]float64{4, 1, 2, 3}))
 	assert.Equal(t, time.Millisecond, skewProfiles(5)[2].quorumDelay())
 	assert.True(t, strings.HasPrefix(ratio(1, 4), "0.25"))
+}
+
+// degradedFigures: rates per phase, the longest gap from the first fault
+// on (edges included), and the recovery after the last fault.
+func TestDegradedFigures(t *testing.T) {
+	sched := degradedSchedule(2, time.Second, time.Second, 1) // faults 1s-3s
+	require.Equal(t, []float64{1000, 2000}, []float64{sched[0].StartMs, sched[1].StartMs})
+	require.Equal(t, "drip", sched[1].Kind)
+	s := func(ms ...int) []time.Duration {
+		var out []time.Duration
+		for _, m := range ms {
+			out = append(out, time.Duration(m)*time.Millisecond)
+		}
+		return out
+	}
+	f := degradedFigures(s(100, 200, 1500, 1600, 2800, 3400, 3500), sched, 4*time.Second)
+	assert.Equal(t, 2.0, f.Warm)
+	assert.Equal(t, 1.5, f.Fault)    // 3 in 2s
+	assert.Equal(t, 2.0, f.After)    // 2 in 1s
+	assert.Equal(t, 1200.0, f.GapMs) // 1600 -> 2800
+	assert.True(t, f.Recovered)
+	assert.Equal(t, 400.0, f.RecoveryMs)
+
+	f = degradedFigures(s(100, 1200), sched, 4*time.Second)
+	assert.False(t, f.Recovered)
+	assert.Equal(t, 1000.0, f.RecoveryMs) // the whole tail
+	assert.Equal(t, 2800.0, f.GapMs)      // 1200 -> end
 }

@@ -52,6 +52,9 @@ func run(args []string) int {
 		jsonOut     = fs.String("json", "", "write the report as JSON to this file")
 		plotOut     = fs.String("plot", "", "write an SVG plot (latency CDF, throughput vs goroutines) to this file")
 		replot      = fs.String("replot", "", "read a report written by -json and only redraw it with -plot (no measurement)")
+		window      = fs.Duration("degraded-window", 2*time.Second, "degraded mode: how long each master stays slow")
+		degRounds   = fs.Int("degraded-rounds", 0, "degraded mode: rounds (default -rounds)")
+		seed        = fs.Uint64("seed", 1, "degraded mode: seed of the slow-master schedule")
 	)
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -67,6 +70,12 @@ func run(args []string) int {
 		}
 		if !set["duration"] {
 			*duration = 400 * time.Millisecond
+		}
+		if !set["degraded-window"] {
+			*window = time.Second
+		}
+		if !set["degraded-rounds"] {
+			*degRounds = 1
 		}
 	}
 	ms, err := parseModes(*modes)
@@ -119,6 +128,10 @@ func run(args []string) int {
 		Hold:       *hold,
 		Contenders: defs,
 		StartProxy: startFaultProxy,
+
+		DegradedWindow: *window,
+		DegradedRounds: *degRounds,
+		Seed:           *seed,
 		Setup: Setup{
 			NodeTimeout: *nodeTimeout,
 			TTL:         *ttl,

@@ -27,7 +27,10 @@ type Report struct {
 	Allocs       []AllocResult      `json:"allocs,omitempty"`
 	SkewProfiles []SkewProfile      `json:"skew_profiles,omitempty"`
 	Skew         []SkewResult       `json:"skew,omitempty"`
-	Targets      []Target           `json:"targets"`
+	// DegradedSchedule is the slow-master schedule every contender ran.
+	DegradedSchedule []SlowWindow     `json:"degraded_schedule,omitempty"`
+	Degraded         []DegradedResult `json:"degraded,omitempty"`
+	Targets          []Target         `json:"targets"`
 }
 
 // ReportConfig records the knobs of the run.
@@ -155,6 +158,15 @@ func (r *Report) allocs(name string) *AllocResult {
 	return nil
 }
 
+func (r *Report) degraded(name string) *DegradedResult {
+	for i := range r.Degraded {
+		if r.Degraded[i].Name == name {
+			return &r.Degraded[i]
+		}
+	}
+	return nil
+}
+
 func (r *Report) skew(profile, name string) *SkewResult {
 	for i := range r.Skew {
 		if s := &r.Skew[i]; s.Profile == profile && s.Name == name {
@@ -220,6 +232,30 @@ func evaluateTargets(r *Report) []Target {
 			Figure: fmt.Sprintf("%.3fms vs %.3fms = %.2fx", s.P50, n.P50, ratio)})
 	} else {
 		notMeasured(goal)
+	}
+	// Degraded: availability with one master at a time slow.
+	v, b := r.degraded(nameVolley), r.degraded(baseline)
+	for _, t := range []struct {
+		goal string
+		met  func() (bool, string)
+	}{
+		{"degraded: acquisitions/s while masters are slowed >= 1.5x redsync", func() (bool, string) {
+			ratio := v.AcqPerSecFault / b.AcqPerSecFault
+			return ratio >= 1.5, fmt.Sprintf("%.1f vs %.1f acq/s = %.2fx", v.AcqPerSecFault, b.AcqPerSecFault, ratio)
+		}},
+		{"degraded: longest gap <= 2s", func() (bool, string) {
+			return v.LongestGapMs <= 2000, fmt.Sprintf("%.2fs (redsync %.2fs)", v.LongestGapMs/1000, b.LongestGapMs/1000)
+		}},
+		{"degraded: last fault's end -> next acquisition <= 1s", func() (bool, string) {
+			return v.Recovered && v.RecoveryMs <= 1000, fmt.Sprintf("%.2fs (redsync %.2fs)", v.RecoveryMs/1000, b.RecoveryMs/1000)
+		}},
+	} {
+		if v == nil || b == nil {
+			notMeasured(t.goal)
+			continue
+		}
+		met, fig := t.met()
+		ts = append(ts, Target{Goal: t.goal, Measured: true, Met: met, Figure: fig})
 	}
 	// Contended.
 	goal = "contended hand-off G=8: acquisitions/s >= 2x redsync"
@@ -384,6 +420,30 @@ func (r *Report) WriteTables(w io.Writer) {
 				}
 			}
 			fmt.Fprintln(tw, line+errNote(errs)+"\t")
+		}
+	}
+	if len(r.Degraded) > 0 {
+		var sched []string
+		for _, win := range r.DegradedSchedule {
+			sched = append(sched, win.String())
+		}
+		section(fmt.Sprintf("DEGRADED: %d clients x %d goroutines on one key, TTL %v, per-master timeout %v, %d tries, retry [%v, %v]; one master at a time slow for %v: %s",
+			degradedClients, degradedPerClient, degradedTTL, degradedNodeTimeout, degradedTries, degradedRetryDelay/2, degradedRetryDelay,
+			dur(r.DegradedSchedule[0].EndMs-r.DegradedSchedule[0].StartMs), strings.Join(sched, ", ")))
+		fmt.Fprintln(tw, "contender	acq/s healthy	acq/s slowed	ratio	acq/s after	longest gap s	recovery s	overlaps		")
+		b := r.degraded(baseline)
+		for _, n := range names {
+			d := r.degraded(n)
+			if d == nil {
+				continue
+			}
+			rec := fmt.Sprintf("%.2f", d.RecoveryMs/1000)
+			if !d.Recovered {
+				rec = ">" + rec
+			}
+			bo := field(b, func(b *DegradedResult) float64 { return b.AcqPerSecFault })
+			fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%s\t%.1f\t%.2f\t%s\t%d\t%s\t\n", n, d.AcqPerSecWarm, d.AcqPerSecFault, ratio(d.AcqPerSecFault, bo),
+				d.AcqPerSecAfter, d.LongestGapMs/1000, rec, d.Violations, errNote(d.Errors))
 		}
 	}
 	tw.Flush()

@@ -20,9 +20,10 @@ const (
 	modeContended  = "contended"
 	modeAllocs     = "allocs"
 	modeSkew       = "skew"
+	modeDegraded   = "degraded"
 )
 
-var allModes = []string{modeLatency, modeThroughput, modeContended, modeAllocs, modeSkew}
+var allModes = []string{modeLatency, modeThroughput, modeContended, modeAllocs, modeSkew, modeDegraded}
 
 // Options configure one run of the harness.
 type Options struct {
@@ -35,14 +36,25 @@ type Options struct {
 	Setup      Setup         // Addrs is filled by the Runner
 	Contenders []contenderDef
 
-	// StartProxy starts a latency proxy in front of a master (skew mode).
-	StartProxy func(target string) (latencyProxy, error)
+	// DegradedWindow is how long each master stays slow in degraded mode,
+	// DegradedRounds how many rounds that mode runs, Seed what draws its
+	// schedule.
+	DegradedWindow time.Duration
+	DegradedRounds int
+	Seed           uint64
+
+	// StartProxy starts a fault proxy in front of a master (skew and
+	// degraded modes).
+	StartProxy func(target string) (faultProxy, error)
 }
 
-// latencyProxy is what skew mode needs from internal/faultproxy.
-type latencyProxy interface {
+// faultProxy is what the skew and degraded modes need from
+// internal/faultproxy.
+type faultProxy interface {
 	Addr() string
 	SetLatency(toServer, toClient time.Duration)
+	Slow(perByte time.Duration)
+	Reset()
 	Close() error
 }
 
@@ -66,6 +78,12 @@ func NewRunner(opts Options, masters Masters, p *progress) *Runner {
 	}
 	if opts.ContendedG <= 0 {
 		opts.ContendedG = 8
+	}
+	if opts.DegradedWindow <= 0 {
+		opts.DegradedWindow = 2 * time.Second
+	}
+	if opts.DegradedRounds <= 0 {
+		opts.DegradedRounds = opts.Rounds
 	}
 	if p == nil {
 		p = newProgress(nil)
@@ -129,6 +147,11 @@ func (r *Runner) Run(ctx context.Context) (*Report, error) {
 			return rep, err
 		}
 	}
+	if want[modeDegraded] {
+		if err := r.degraded(ctx); err != nil {
+			return rep, err
+		}
+	}
 	rep.Targets = evaluateTargets(rep)
 	return rep, nil
 }
@@ -175,13 +198,34 @@ func (r *Runner) skip(name, why string) {
 
 // order returns the contenders of round i, rotated so that no contender
 // always runs right after the same neighbour.
-func order(cs []Contender, round int) []Contender {
+func order[T any](cs []T, round int) []T {
 	n := len(cs)
-	out := make([]Contender, n)
+	out := make([]T, n)
 	for i := range cs {
 		out[i] = cs[(i+round)%n]
 	}
 	return out
+}
+
+// named is a contender or a contender's definition.
+type named interface{ Name() string }
+
+// eachRound is the loop every mode shares: Rounds rounds, each over every
+// contender in the round's rotated order, with a progress line, until ctx
+// ends or fn fails.
+func eachRound[T named](ctx context.Context, r *Runner, label string, cs []T, fn func(round int, c T) error) error {
+	for round := range r.opts.Rounds {
+		for _, c := range order(cs, round) {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			r.progress.step("%s round %d/%d: %s", label, round+1, r.opts.Rounds, c.Name())
+			if err := fn(round, c); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // keyRing returns size keys for goroutine g of contender c in mode m.
@@ -226,18 +270,16 @@ func (r *Runner) latency(ctx context.Context, cs []Contender) error {
 		keys[c.Name()] = r.keyRing(c, modeLatency, 0, 8192)
 	}
 	r.progress.phase("latency: %d rounds x %d contenders x %v", r.opts.Rounds, len(cs), r.opts.Duration)
-	for round := range r.opts.Rounds {
-		for _, c := range order(cs, round) {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			r.progress.step("latency round %d/%d: %s", round+1, r.opts.Rounds, c.Name())
-			warm(ctx, c, keys[c.Name()][:50], r.opts.Setup.TTL)
-			s, e := latencySamples(ctx, c, keys[c.Name()], r.opts.Setup.TTL, r.opts.Duration, nil)
-			rounds[c.Name()] = append(rounds[c.Name()], summarize(s))
-			all[c.Name()] = append(all[c.Name()], s...)
-			errs[c.Name()] += int(e)
-		}
+	err := eachRound(ctx, r, "latency", cs, func(_ int, c Contender) error {
+		warm(ctx, c, keys[c.Name()][:50], r.opts.Setup.TTL)
+		s, e := latencySamples(ctx, c, keys[c.Name()], r.opts.Setup.TTL, r.opts.Duration, nil)
+		rounds[c.Name()] = append(rounds[c.Name()], summarize(s))
+		all[c.Name()] = append(all[c.Name()], s...)
+		errs[c.Name()] += e
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	for _, c := range cs {
 		n := c.Name()
@@ -272,17 +314,15 @@ func (r *Runner) throughput(ctx context.Context, cs []Contender) error {
 		r.progress.phase("throughput G=%d: %d rounds x %d contenders x %v", g, r.opts.Rounds, len(cs), r.opts.Duration)
 		ops := map[string][]float64{}
 		errs := map[string]int{}
-		for round := range r.opts.Rounds {
-			for _, c := range order(cs, round) {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-				r.progress.step("throughput G=%d round %d/%d: %s", g, round+1, r.opts.Rounds, c.Name())
-				warm(ctx, c, keys[c.Name()][0][:min(20, len(keys[c.Name()][0]))], r.opts.Setup.TTL)
-				n, e, el := parallel(ctx, c, keys[c.Name()], r.opts.Setup.TTL, r.opts.Duration)
-				ops[c.Name()] = append(ops[c.Name()], float64(n)/el.Seconds())
-				errs[c.Name()] += int(e)
-			}
+		err := eachRound(ctx, r, "throughput G="+strconv.Itoa(g), cs, func(_ int, c Contender) error {
+			warm(ctx, c, keys[c.Name()][0][:min(20, len(keys[c.Name()][0]))], r.opts.Setup.TTL)
+			n, e, el := parallel(ctx, c, keys[c.Name()], r.opts.Setup.TTL, r.opts.Duration)
+			ops[c.Name()] = append(ops[c.Name()], float64(n)/el.Seconds())
+			errs[c.Name()] += int(e)
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 		for _, c := range cs {
 			r.report.Throughput = append(r.report.Throughput, ThroughputResult{
@@ -330,24 +370,24 @@ func (r *Runner) contended(ctx context.Context, cs []Contender) error {
 	g := r.opts.ContendedG
 	r.progress.phase("contended G=%d: %d rounds x %d contenders x %v", g, r.opts.Rounds, len(cs), r.opts.Duration)
 	acq := map[string][]float64{}
-	hand := map[string][]time.Duration{}
 	handRounds := map[string][]Latency{}
 	errs := map[string]int{}
 	viol := map[string]int{}
-	for round := range r.opts.Rounds {
-		for _, c := range order(cs, round) {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			r.progress.step("contended G=%d round %d/%d: %s", g, round+1, r.opts.Rounds, c.Name())
-			key := "lb:" + r.run + ":" + c.Name() + ":contended:" + strconv.Itoa(round)
-			res := runContended(ctx, c, key, g, r.opts.Setup.TTL, r.opts.Hold, r.opts.Duration)
-			acq[c.Name()] = append(acq[c.Name()], float64(res.acquired)/res.elapsed.Seconds())
-			hand[c.Name()] = append(hand[c.Name()], res.handoffs...)
-			handRounds[c.Name()] = append(handRounds[c.Name()], summarize(res.handoffs))
-			errs[c.Name()] += res.errs
-			viol[c.Name()] += res.violations
+	err := eachRound(ctx, r, "contended G="+strconv.Itoa(g), cs, func(round int, c Contender) error {
+		key := "lb:" + r.run + ":" + c.Name() + ":contended:" + strconv.Itoa(round)
+		holders := make([]Holder, g)
+		for i := range holders {
+			holders[i] = c.NewHolder()
 		}
+		res := runContended(ctx, holders, key, r.opts.Setup.TTL, r.opts.Hold, time.Now(), r.opts.Duration)
+		acq[c.Name()] = append(acq[c.Name()], float64(res.acquired)/res.elapsed.Seconds())
+		handRounds[c.Name()] = append(handRounds[c.Name()], summarize(res.handoffs))
+		errs[c.Name()] += res.errs
+		viol[c.Name()] += res.violations
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	var bad []string
 	for _, c := range cs {
@@ -371,12 +411,14 @@ type contendedResult struct {
 	errs       int
 	violations int
 	handoffs   []time.Duration
+	times      []time.Duration // when each acquisition happened, from t0, sorted
 	elapsed    time.Duration
 }
 
-// runContended runs g goroutines that each lock key, check that nobody
-// else holds it, hold it for hold, and unlock it, for d.
-func runContended(ctx context.Context, c Contender, key string, g int, ttl, hold, d time.Duration) contendedResult {
+// runContended runs one goroutine per holder, each locking key, checking
+// that nobody else holds it, holding it for hold, and unlocking it, from t0
+// for d.
+func runContended(ctx context.Context, holders []Holder, key string, ttl, hold time.Duration, t0 time.Time, d time.Duration) contendedResult {
 	var (
 		owner       atomic.Int64 // id of the holder, 0 when free
 		lastRelease atomic.Int64 // ns since t0 of the last release, 0 before the first
@@ -385,15 +427,15 @@ func runContended(ctx context.Context, c Contender, key string, g int, ttl, hold
 		nErrs       atomic.Int64
 		mu          sync.Mutex
 		handoffs    []time.Duration
+		times       []time.Duration
 	)
-	t0 := time.Now()
 	rctx, cancel := context.WithDeadline(ctx, t0.Add(d))
 	defer cancel()
 	var wg sync.WaitGroup
-	for id := int64(1); id <= int64(g); id++ {
-		h := c.NewHolder()
+	for i, h := range holders {
+		id := int64(i + 1)
 		wg.Go(func() {
-			var mine []time.Duration
+			var mine, got []time.Duration
 			for rctx.Err() == nil {
 				if err := h.Lock(rctx, key, ttl); err != nil {
 					if rctx.Err() == nil {
@@ -401,13 +443,14 @@ func runContended(ctx context.Context, c Contender, key string, g int, ttl, hold
 					}
 					continue
 				}
-				got := time.Since(t0)
+				at := time.Since(t0)
 				if !owner.CompareAndSwap(0, id) {
 					violations.Add(1)
 				}
 				if lr := lastRelease.Load(); lr > 0 {
-					mine = append(mine, got-time.Duration(lr))
+					mine = append(mine, at-time.Duration(lr))
 				}
+				got = append(got, at)
 				acquired.Add(1)
 				if hold > 0 {
 					time.Sleep(hold)
@@ -426,15 +469,18 @@ func runContended(ctx context.Context, c Contender, key string, g int, ttl, hold
 			}
 			mu.Lock()
 			handoffs = append(handoffs, mine...)
+			times = append(times, got...)
 			mu.Unlock()
 		})
 	}
 	wg.Wait()
+	slices.Sort(times)
 	return contendedResult{
 		acquired:   acquired.Load(),
 		errs:       int(nErrs.Load()),
 		violations: int(violations.Load()),
 		handoffs:   handoffs,
+		times:      times,
 		elapsed:    min(time.Since(t0), d),
 	}
 }
@@ -451,17 +497,15 @@ func (r *Runner) allocs(ctx context.Context, cs []Contender) error {
 	for _, c := range cs {
 		keys[c.Name()] = r.keyRing(c, modeAllocs, 0, 8192)
 	}
-	for round := range r.opts.Rounds {
-		for _, c := range order(cs, round) {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			r.progress.step("allocs round %d/%d: %s", round+1, r.opts.Rounds, c.Name())
-			a, b, raw := measureAllocs(ctx, c, keys[c.Name()], r.opts.Setup.TTL, r.opts.Duration)
-			per[c.Name()] = append(per[c.Name()], a)
-			rawPer[c.Name()] = append(rawPer[c.Name()], raw)
-			bytes[c.Name()] = append(bytes[c.Name()], b)
-		}
+	err := eachRound(ctx, r, "allocs", cs, func(_ int, c Contender) error {
+		a, b, raw := measureAllocs(ctx, c, keys[c.Name()], r.opts.Setup.TTL, r.opts.Duration)
+		per[c.Name()] = append(per[c.Name()], a)
+		rawPer[c.Name()] = append(rawPer[c.Name()], raw)
+		bytes[c.Name()] = append(bytes[c.Name()], b)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	for _, c := range cs {
 		n := c.Name()

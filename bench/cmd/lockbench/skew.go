@@ -68,7 +68,7 @@ func (r *Runner) skew(ctx context.Context) error {
 		return errors.New("lockbench: skew mode needs a proxy")
 	}
 	r.progress.phase("skew: starting %d proxies", len(r.masters.Addrs))
-	var proxies []latencyProxy
+	var proxies []faultProxy
 	defer func() {
 		for _, p := range proxies {
 			p.Close()
