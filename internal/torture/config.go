@@ -13,6 +13,11 @@ const (
 	FaultMinorityPartition Fault = "minority-partition"
 	// FaultSlow adds 5-100ms of latency each way to one or two masters.
 	FaultSlow Fault = "slow"
+	// FaultSlowRotation makes one master at a time slow for FaultTime/2,
+	// each in turn: its replies 20-200ms late, or dripped at 1-5ms a byte
+	// (slower than its request rate, a backlog that outlives the window).
+	// Locks must keep coming: see Report.Problems for the bounds.
+	FaultSlowRotation Fault = "slow-rotation"
 	// FaultResets resets the connections of random masters every 50-250ms.
 	FaultResets Fault = "resets"
 	// FaultCorrupt corrupts replies from a minority of the masters.
@@ -36,7 +41,7 @@ const (
 // restart guard on.
 func SafeFaults() []Fault {
 	return []Fault{
-		FaultMinorityPartition, FaultSlow, FaultResets, FaultCorrupt,
+		FaultMinorityPartition, FaultSlow, FaultSlowRotation, FaultResets, FaultCorrupt,
 		FaultPause, FaultCrashDelayed, FaultCrashImmediate, FaultMajorityPartition,
 	}
 }

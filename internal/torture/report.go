@@ -53,10 +53,21 @@ type Report struct {
 	Phases  []Phase      `json:"phases"`
 }
 
+// Liveness bounds of FaultSlowRotation, where one master at a time is slow
+// and a quorum stays healthy: locks must keep coming.
+const (
+	// MaxSlowGap bounds the longest time with no lock granted, from the
+	// fault's start to the first grant after its heal.
+	MaxSlowGap = 2 * time.Second
+	// MaxSlowRecovery bounds the time from the heal to the next grant.
+	MaxSlowRecovery = time.Second
+)
+
 // Problems lists what makes a run with the restart guard on (a safe
 // schedule) fail: violations, locks granted under a majority partition,
 // panics, stuck operations, leaked goroutines, faults never recovered from,
-// nemesis errors. Empty means the run passed.
+// a slow-rotation fault beyond its liveness bounds (MaxSlowGap,
+// MaxSlowRecovery), nemesis errors. Empty means the run passed.
 func (r *Report) Problems() []string {
 	var out []string
 	add := func(cond bool, format string, args ...any) {
@@ -70,6 +81,13 @@ func (r *Report) Problems() []string {
 	add(r.Stuck > 0, "%d operations stuck past their deadline", r.Stuck)
 	add(r.GoroutinesAfter > r.GoroutinesBefore, "goroutines leaked: %d before, %d after", r.GoroutinesBefore, r.GoroutinesAfter)
 	add(r.Unrecovered > 0, "%d faults not recovered from (no lock granted after the heal)", r.Unrecovered)
+	for _, p := range r.Phases {
+		if p.Fault != FaultSlowRotation {
+			continue
+		}
+		add(p.LongestGap > MaxSlowGap, "%s: %v with no lock granted (bound %v)", p, p.LongestGap.Round(time.Millisecond), MaxSlowGap)
+		add(p.Recovered && p.Recovery > MaxSlowRecovery, "%s: first lock %v after the heal (bound %v)", p, p.Recovery.Round(time.Millisecond), MaxSlowRecovery)
+	}
 	add(len(r.Errors) > 0, "nemesis errors: %s", strings.Join(r.Errors, "; "))
 	add(r.Acquisitions == 0, "no lock was ever granted")
 	return out
@@ -116,13 +134,14 @@ func (r *Report) WriteTable(w io.Writer) {
 	if len(r.Phases) > 0 {
 		fmt.Fprintln(w, "\nfaults:")
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "  start\tfault\tmasters\tlocks during\trecovery\tdetail")
+		fmt.Fprintln(tw, "  start\tfault\tmasters\tlocks during\tper second\tlongest gap\trecovery\tdetail")
 		for _, p := range r.Phases {
 			rec := "NOT RECOVERED"
 			if p.Recovered {
 				rec = p.Recovery.Round(time.Millisecond).String()
 			}
-			fmt.Fprintf(tw, "  %.1fs\t%s\t%v\t%d\t%s\t%s\n", p.Start.Seconds(), p.Fault, p.Targets, p.Acquisitions, rec, p.Detail)
+			fmt.Fprintf(tw, "  %.1fs\t%s\t%v\t%d\t%.1f\t%v\t%s\t%s\n", p.Start.Seconds(), p.Fault, p.Targets, p.Acquisitions,
+				p.PerSecond, p.LongestGap.Round(time.Millisecond), rec, p.Detail)
 		}
 		tw.Flush()
 	}

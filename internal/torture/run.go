@@ -31,6 +31,16 @@ type run struct {
 	mu     sync.Mutex
 	phases []Phase
 	errs   []string
+	grants []time.Duration // offset of every grant, in order
+}
+
+// granted records a lock granted at offset at.
+func (r *run) granted(at time.Duration) {
+	r.acquired.Add(1)
+	r.lastAcquire.Store(int64(at))
+	r.mu.Lock()
+	r.grants = append(r.grants, at)
+	r.mu.Unlock()
 }
 
 // stats are the counters the workers share.
@@ -70,7 +80,6 @@ func DefaultLocker(cfg Config, addrs []string) (Locker, error) {
 	return NewRedlockLocker(redlock.Config{
 		Addrs: addrs,
 		Conn: conn.Options{
-			ReadTimeout:  200 * time.Millisecond,
 			DialTimeout:  300 * time.Millisecond,
 			ReconnectMin: 5 * time.Millisecond,
 			ReconnectMax: 100 * time.Millisecond,
@@ -217,6 +226,10 @@ func (r *run) report(elapsed time.Duration) *Report {
 	rep.Checker = r.checker.Stats()
 	r.mu.Lock()
 	rep.Phases, rep.Errors = r.phases, r.errs
+	slices.Sort(r.grants) // workers record in nearly, not exactly, this order
+	for i := range rep.Phases {
+		rep.Phases[i].liveness(r.grants)
+	}
 	r.mu.Unlock()
 	for _, p := range rep.Phases {
 		if !p.Recovered {

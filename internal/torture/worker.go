@@ -78,8 +78,7 @@ func (r *run) round(ctx context.Context, rng *rand.Rand, holder string, lk Locke
 		return
 	}
 	start := t1.Sub(r.epoch)
-	r.acquired.Add(1)
-	r.lastAcquire.Store(int64(start))
+	r.granted(start)
 	r.stats.addLatency(t1.Sub(t0))
 	if from := r.majorityFrom.Load(); from != 0 {
 		if started := h.Started().Sub(r.epoch); started > time.Duration(from-1) {

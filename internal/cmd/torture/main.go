@@ -9,9 +9,10 @@
 // with immediate restart with the guard OFF, where violations are expected
 // and reported but do not fail the run. It exits 1 if the safe schedule
 // found a violation, a lock granted under a majority partition, a panic, a
-// stuck operation, a goroutine leak or a fault never recovered from; 2 on
-// a setup error. Ctrl-C or SIGTERM stops the run, kills the masters and
-// prints what was found so far.
+// stuck operation, a goroutine leak, a fault never recovered from or a
+// slow-rotation fault past its liveness bounds (torture.MaxSlowGap,
+// torture.MaxSlowRecovery); 2 on a setup error. Ctrl-C or SIGTERM stops the
+// run, kills the masters and prints what was found so far.
 package main
 
 import (
