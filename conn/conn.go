@@ -151,13 +151,18 @@ func (c *Conn) Close() error {
 // once with the sticky connection error; it never queues behind an outage.
 //
 // notify must have room for every request sent with it and not yet received:
-// the Conn never blocks on it. The Conn reads r.Cmd until r completes; the
-// caller must not touch r until then.
+// the Conn never blocks on it. The Conn owns r from Send until r completes
+// and Send has returned (a goroutine other than Send's caller may receive r
+// from notify before Send returns); the caller must not touch r until then.
 //
 // When the socket is idle (nothing being written, at most one reply pending)
 // the calling goroutine writes r itself, sparing a hand-off to the writer
 // goroutine; otherwise r joins the batch of the next write, so that under
 // load many callers' commands share one syscall.
+//
+// When the oldest request on the socket has waited longer than ReadTimeout,
+// the master is behind: r fails at once with ErrReadTimeout instead of
+// queueing behind the backlog, and the socket is reset and reconnected.
 func (c *Conn) Send(r *Request, notify chan *Request) {
 	if notify == nil {
 		notify = r.own

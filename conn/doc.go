@@ -22,9 +22,12 @@
 // pending request fails with an *Error that names the master, and new
 // requests fail at once with that error until a background reconnect (with
 // jittered exponential backoff) succeeds. A lock never queues behind a dead
-// master. A master that leaves requests unanswered for Options.ReadTimeout
-// is declared dead the same way. A server error reply (-ERR, -NOSCRIPT) is an
-// ordinary reply, not a failure.
+// master. A master whose oldest pending request has waited longer than
+// Options.ReadTimeout is hung or behind, and fails the same way: its backlog
+// dies with the socket, and a fresh one is dialed at once. Error.ConnUsable
+// tells these sticky failures from a caller's own cancellation and the
+// MaxPending limit. A server error reply (-ERR, -NOSCRIPT) is an ordinary
+// reply, not a failure.
 //
 // On every connect the Conn runs the handshake (HELLO or AUTH, CLIENT
 // SETNAME, SELECT, as configured) and reads INFO server; Info returns the

@@ -54,10 +54,17 @@ type Options struct {
 	// nesting depth). Zero fields mean resp's defaults.
 	Limits resp.Limits
 
-	// ReadTimeout is how long the oldest pending request may go unanswered
-	// before the master is declared dead and the socket recycled. It is a
-	// liveness check for the whole connection, not a per-request timeout
-	// (callers bound their own waits with a context or timer). Default 3s.
+	// ReadTimeout is how long the oldest pending request may wait for its
+	// reply. Past it the master is hung, unreachable or behind (answering
+	// slower than requests arrive, its replies trickling in): the socket is
+	// reset, which fails the pending requests with ErrReadTimeout and drops
+	// the backlog, requests fail fast until it reconnects, and it reconnects
+	// at once. It also bounds the wait for the handshake's replies. It is
+	// judged on the age of the oldest request, not on whether bytes arrive;
+	// it is not a per-request timeout (callers bound their own waits with a
+	// context or timer). Set it above the longest command you send (a
+	// blocking BLPOP, say). Default 3s; the redlock package defaults it to
+	// twice its NodeTimeout.
 	ReadTimeout time.Duration
 	// MaxPending bounds the requests written but not yet answered; a request
 	// beyond it fails at once with ErrTooManyPending. Default 65536.

@@ -1,0 +1,142 @@
+package conn
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/volleylock/volley/resp"
+)
+
+// The Conn's timer paths under testing/synctest: the clock is fake, so
+// each test states exact times and takes no wall-clock time.
+
+// The watcher fails a socket whose oldest request has waited longer than
+// ReadTimeout, at its first tick after that (ticks every ReadTimeout/4),
+// even when no further request comes to notice it.
+func TestWatchRecyclesLaggingSocket(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const rt = 100 * time.Millisecond
+		c, d, p := newPipeConn(t, Options{ReadTimeout: rt})
+		go p.expect("PING") // read, never answer
+		r := NewRequest()
+		r.Cmd = resp.AppendCommand(r.Cmd[:0], "PING")
+		start := time.Now()
+		c.Send(r, nil)
+		<-r.own
+		assert.Equal(t, 5*rt/4, time.Since(start), "not failed at the first tick past ReadTimeout")
+		assert.ErrorIs(t, r.Err(), ErrReadTimeout)
+		r.Release()
+		// It reconnects at once.
+		p2 := d.accept(t)
+		p2.handshake()
+		synctest.Wait()
+		assert.NoError(t, c.Err())
+		assert.Equal(t, uint64(2), c.Info().Generation)
+	})
+}
+
+// A socket whose replies keep coming, but ever later, is reset: the Conn
+// judges the oldest request's age, not whether bytes arrive.
+func TestFallingBehindIsReset(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const rt = 100 * time.Millisecond
+		c, _, p := newPipeConn(t, Options{ReadTimeout: rt})
+		// The peer reads every request at once but answers one per 60ms,
+		// in order: a master slower than the requests, sent every 30ms.
+		peerDone := make(chan struct{})
+		queued := make(chan struct{}, 1000)
+		go func() { // until the Conn resets the socket
+			defer close(queued)
+			for {
+				if _, err := p.rd.ReadReply(); err != nil {
+					return
+				}
+				queued <- struct{}{}
+			}
+		}()
+		go func() {
+			defer close(peerDone)
+			for range queued {
+				time.Sleep(60 * time.Millisecond)
+				p.nc.Write([]byte("+PONG\r\n")) // fails once reset: ignored
+			}
+		}()
+		var failed error
+		for i := 0; failed == nil && i < 100; i++ {
+			r := NewRequest()
+			r.Cmd = resp.AppendCommand(r.Cmd[:0], "PING")
+			c.Send(r, nil)
+			if !r.Abandon() {
+				<-r.own
+				failed = r.Err()
+				r.Release()
+			}
+			time.Sleep(30 * time.Millisecond)
+		}
+		require.ErrorIs(t, failed, ErrReadTimeout, "a socket falling further behind was never reset")
+		c.Close()
+		p.nc.Close()
+		<-peerDone
+	})
+}
+
+// Reconnects after failed dials wait a jittered, doubling backoff in
+// [b/2, b], b from ReconnectMin up to ReconnectMax.
+func TestReconnectBackoff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var dials []time.Time
+		refuse := func(context.Context, string, string) (net.Conn, error) {
+			mu.Lock()
+			dials = append(dials, time.Now())
+			mu.Unlock()
+			return nil, errors.New("refused")
+		}
+		const lo, hi = 10 * time.Millisecond, 80 * time.Millisecond
+		c, err := New(Options{Addr: "pipe:1", Dialer: refuse, ReconnectMin: lo, ReconnectMax: hi})
+		require.NoError(t, err)
+		time.Sleep(time.Second)
+		c.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		require.Greater(t, len(dials), 8)
+		b := lo
+		for i := 1; i < len(dials); i++ {
+			gap := dials[i].Sub(dials[i-1])
+			assert.True(t, gap >= b/2 && gap <= b, "dial %d after %v, want [%v, %v]", i, gap, b/2, b)
+			b = min(2*b, hi)
+		}
+	})
+}
+
+// A master that accepts the connection but answers the handshake past
+// ReadTimeout is retried after ReconnectMin each time: the backoff does not
+// grow, so a master that was only slow is back soon after it recovers.
+func TestSlowHandshakeDoesNotGrowBackoff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const rt, lo = 100 * time.Millisecond, 10 * time.Millisecond
+		d := newPipeDialer()
+		c, err := New(Options{Addr: "pipe:1", Dialer: d.dial, ReadTimeout: rt, ReconnectMin: lo, ReconnectMax: time.Hour})
+		require.NoError(t, err)
+		var prev time.Time
+		for i := range 6 {
+			p := d.accept(t)
+			now := time.Now()
+			if i > 0 {
+				gap := now.Sub(prev)
+				assert.True(t, gap >= rt+lo/2 && gap <= rt+lo, "attempt %d after %v", i, gap)
+			}
+			prev = now
+			go p.expect("INFO", "server") // read, answer never
+		}
+		c.Close()
+	})
+}
