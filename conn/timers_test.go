@@ -26,11 +26,14 @@ func TestWatchRecyclesLaggingSocket(t *testing.T) {
 		const rt = 100 * time.Millisecond
 		c, d, p := newPipeConn(t, Options{ReadTimeout: rt})
 		go p.expect("PING") // read, never answer
+		// Requests come from a pool shared with tests outside the bubble:
+		// wait on a channel of the bubble's, so that the wait is durable.
+		notify := make(chan *Request, 1)
 		r := NewRequest()
 		r.Cmd = resp.AppendCommand(r.Cmd[:0], "PING")
 		start := time.Now()
-		c.Send(r, nil)
-		<-r.own
+		c.Send(r, notify)
+		<-notify
 		assert.Equal(t, 5*rt/4, time.Since(start), "not failed at the first tick past ReadTimeout")
 		assert.ErrorIs(t, r.Err(), ErrReadTimeout)
 		r.Release()
@@ -70,12 +73,13 @@ func TestFallingBehindIsReset(t *testing.T) {
 			}
 		}()
 		var failed error
+		notify := make(chan *Request, 1) // the bubble's own, see above
 		for i := 0; failed == nil && i < 100; i++ {
 			r := NewRequest()
 			r.Cmd = resp.AppendCommand(r.Cmd[:0], "PING")
-			c.Send(r, nil)
+			c.Send(r, notify)
 			if !r.Abandon() {
-				<-r.own
+				<-notify
 				failed = r.Err()
 				r.Release()
 			}
@@ -127,6 +131,8 @@ func TestSlowHandshakeDoesNotGrowBackoff(t *testing.T) {
 		c, err := New(Options{Addr: "pipe:1", Dialer: d.dial, ReadTimeout: rt, ReconnectMin: lo, ReconnectMax: time.Hour})
 		require.NoError(t, err)
 		var prev time.Time
+		var readers sync.WaitGroup
+		defer readers.Wait()
 		for i := range 6 {
 			p := d.accept(t)
 			now := time.Now()
@@ -135,7 +141,7 @@ func TestSlowHandshakeDoesNotGrowBackoff(t *testing.T) {
 				assert.True(t, gap >= rt+lo/2 && gap <= rt+lo, "attempt %d after %v", i, gap)
 			}
 			prev = now
-			go p.expect("INFO", "server") // read, answer never
+			readers.Go(func() { p.rd.ReadReply() }) // read, answer never
 		}
 		c.Close()
 	})
