@@ -141,6 +141,22 @@ func (s *Server) Keys() int {
 	return n
 }
 
+// Lookup returns key's value in database 0 and its time to live (0 when it
+// has none); ok is false when the key does not exist or has expired.
+func (s *Server) Lookup(key string) (value string, ttl time.Duration, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.nowMs()
+	e, ok := s.lookupLocked(0, []byte(key), now)
+	if !ok {
+		return "", 0, false
+	}
+	if e.exp != 0 {
+		ttl = time.Duration(e.exp-now) * time.Millisecond
+	}
+	return e.val, ttl, true
+}
+
 // Commands returns the number of commands read from clients since Start,
 // including those answered with an error or by a fault. It is not reset by
 // Restart. Commands queued behind a hung command are not counted.

@@ -61,6 +61,8 @@ type Proxy struct {
 	corrupt   atomic.Uint64 // math.Float64bits of the probability
 	rngMu     sync.Mutex
 	rng       *rand.Rand
+	pauseMu   sync.Mutex
+	resume    chan struct{} // non-nil while paused; closed by Pause(false)
 
 	accepted, refused, dialFailed atomic.Uint64
 	toServer, toClient, dropped   atomic.Uint64
@@ -207,6 +209,28 @@ func (p *Proxy) Truncate(on bool) { p.truncate.Store(on) }
 // the processor between them, so the client sees replies in pieces.
 func (p *Proxy) Drip(on bool) { p.drip.Store(on) }
 
+// Pause holds every byte in both directions while on, dropping none, as a
+// master stopped with SIGSTOP does: connections stay open and commands
+// wait. Pause(false) lets everything through in order.
+func (p *Proxy) Pause(on bool) {
+	p.pauseMu.Lock()
+	defer p.pauseMu.Unlock()
+	switch {
+	case on && p.resume == nil:
+		p.resume = make(chan struct{})
+	case !on && p.resume != nil:
+		close(p.resume)
+		p.resume = nil
+	}
+}
+
+// paused returns the channel Pause(false) closes, or nil when not paused.
+func (p *Proxy) paused() chan struct{} {
+	p.pauseMu.Lock()
+	defer p.pauseMu.Unlock()
+	return p.resume
+}
+
 // Slow makes the master slower than its clients: server->client bytes
 // leave one per perByte at most (0 turns it off), each reply trickling in
 // byte by byte. The pace is committed when the proxy reads the bytes, so a
@@ -217,7 +241,7 @@ func (p *Proxy) Drip(on bool) { p.drip.Store(on) }
 func (p *Proxy) Slow(perByte time.Duration) { p.slow.Store(int64(max(0, perByte))) }
 
 // Reset turns every knob back to normal: no latency, no blackhole, no
-// refusal, no corruption, truncation, drip or slowness. Connections stay
+// refusal, no corruption, truncation, drip, slowness or pause. Connections stay
 // open; a backlog that Slow committed still drains at its pace.
 func (p *Proxy) Reset() {
 	p.SetLatency(0, 0)
@@ -227,6 +251,7 @@ func (p *Proxy) Reset() {
 	p.Truncate(false)
 	p.Drip(false)
 	p.Slow(0)
+	p.Pause(false)
 }
 
 // Stats returns the proxy's counters.
@@ -408,6 +433,13 @@ func (pr *pair) write(dst net.Conn, line <-chan chunk, dir int) {
 			timer.Reset(d)
 			select {
 			case <-timer.C:
+			case <-pr.done:
+				return
+			}
+		}
+		if ch := p.paused(); ch != nil {
+			select {
+			case <-ch:
 			case <-pr.done:
 				return
 			}

@@ -199,6 +199,19 @@ func TestSlowPacesAndItsBacklogOutlivesIt(t *testing.T) {
 	assert.Less(t, time.Since(start), time.Duration(len(msg))*pace)
 }
 
+// Pause holds bytes without dropping them; Pause(false) delivers them in
+// order on the same connection.
+func TestPauseHoldsBytes(t *testing.T) {
+	p := startProxy(t, echoServer(t))
+	c := dial(t, p)
+	p.Pause(true)
+	_, err := c.Write([]byte("abc"))
+	require.NoError(t, err)
+	expectSilence(t, c, 100*time.Millisecond)
+	p.Pause(false)
+	assert.Equal(t, []byte("abc"), readN(t, c, 3, 5*time.Second))
+}
+
 func TestBlackhole(t *testing.T) {
 	p := startProxy(t, echoServer(t))
 	c := dial(t, p)
