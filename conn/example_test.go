@@ -5,20 +5,20 @@ import (
 	"fmt"
 
 	"github.com/volleylock/volley/conn"
-	"github.com/volleylock/volley/internal/fakeredis"
+	"github.com/volleylock/volley/redlock/redlocktest"
 	"github.com/volleylock/volley/resp"
 )
 
 // Do is the convenient API: arguments in, owned values out.
 func ExampleConn_Do() {
-	srv, err := fakeredis.Start(fakeredis.Options{}) // in production: your master's address
+	ms, err := redlocktest.Start(1) // an in-process master; in production, yours
 	if err != nil {
 		panic(err)
 	}
-	defer srv.Close()
+	defer ms.Close()
 
 	ctx := context.Background()
-	c, err := conn.Dial(ctx, conn.Options{Addr: srv.Addr()})
+	c, err := conn.Dial(ctx, conn.Options{Addr: ms.Addrs()[0]})
 	if err != nil {
 		panic(err)
 	}
@@ -39,12 +39,12 @@ func ExampleConn_Do() {
 // into the Request, send it, wait for it on a channel, read the reply while
 // the Request is yours, then reuse it.
 func ExampleConn_Send() {
-	srv, err := fakeredis.Start(fakeredis.Options{})
+	ms, err := redlocktest.Start(1)
 	if err != nil {
 		panic(err)
 	}
-	defer srv.Close()
-	c, err := conn.Dial(context.Background(), conn.Options{Addr: srv.Addr()})
+	defer ms.Close()
+	c, err := conn.Dial(context.Background(), conn.Options{Addr: ms.Addrs()[0]})
 	if err != nil {
 		panic(err)
 	}

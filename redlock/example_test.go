@@ -6,30 +6,19 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/volleylock/volley/internal/fakeredis"
 	"github.com/volleylock/volley/redlock"
+	"github.com/volleylock/volley/redlock/redlocktest"
 )
 
-// masters starts three in-process fake masters that have been up for an
-// hour (so the restart guard lets them vote) and returns their addresses.
-// In production these are your Redis masters' addresses.
+// masters starts three in-process masters for the example (see package
+// redlocktest) and returns their addresses. In production these are your
+// Redis masters' addresses.
 func masters() (addrs []string, stop func()) {
-	var servers []*fakeredis.Server
-	for range 3 {
-		clock := fakeredis.NewManualClock(time.Now())
-		s, err := fakeredis.Start(fakeredis.Options{Clock: clock})
-		if err != nil {
-			panic(err)
-		}
-		clock.Advance(time.Hour) // uptime: one hour
-		servers = append(servers, s)
-		addrs = append(addrs, s.Addr())
+	ms, err := redlocktest.Start(3)
+	if err != nil {
+		panic(err)
 	}
-	return addrs, func() {
-		for _, s := range servers {
-			s.Close()
-		}
-	}
+	return ms.Addrs(), func() { ms.Close() }
 }
 
 func Example() {

@@ -1,0 +1,162 @@
+package redlocktest_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/internal/leakcheck"
+	"github.com/volleylock/volley/redlock"
+	"github.com/volleylock/volley/redlock/redlocktest"
+)
+
+func TestMain(m *testing.M) { leakcheck.Main(m) }
+
+var bg = context.Background()
+
+// client is a lock client on ms with quick timeouts and reconnects.
+func client(t *testing.T, ms *redlocktest.Masters) *redlock.Client {
+	t.Helper()
+	c, err := redlock.New(redlock.Config{
+		Addrs: ms.Addrs(), NodeTimeout: 50 * time.Millisecond, MaxTTL: 500 * time.Millisecond,
+		Conn: conn.Options{ReconnectMin: time.Millisecond, ReconnectMax: 10 * time.Millisecond},
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// outcomes returns each master's outcome in a failed operation.
+func outcomes(t *testing.T, err error) []redlock.Outcome {
+	t.Helper()
+	var le *redlock.Error
+	require.ErrorAs(t, err, &le)
+	out := make([]redlock.Outcome, len(le.Nodes))
+	for i, n := range le.Nodes {
+		out[i] = n.Outcome
+	}
+	return out
+}
+
+// A lock lands on every master with the same token and the TTL; Advance
+// expires it.
+func TestGetAndAdvance(t *testing.T) {
+	ms := redlocktest.NewMasters(t, 3)
+	c := client(t, ms)
+	_, err := c.TryLock(bg, "k", 400*time.Millisecond)
+	require.NoError(t, err)
+	var first string
+	for i := range ms.Len() {
+		m := ms.Master(i)
+		require.Eventually(t, func() bool { _, _, ok := m.Get("k"); return ok }, 5*time.Second, time.Millisecond)
+		v, ttl, _ := m.Get("k")
+		assert.Len(t, v, 32, "a token is 128 bits in hex")
+		assert.True(t, ttl > 0 && ttl <= 400*time.Millisecond, "ttl %v", ttl)
+		if i == 0 {
+			first = v
+		}
+		assert.Equal(t, first, v, "master %d holds another token", i)
+		assert.Equal(t, 1, m.Keys())
+	}
+	ms.Advance(time.Second)
+	for i := range ms.Len() {
+		assert.Zero(t, ms.Master(i).Keys())
+	}
+	_, err = c.TryLock(bg, "k", 400*time.Millisecond)
+	require.NoError(t, err, "the expired lock is free again")
+}
+
+// Stop takes masters down (connection errors, fast); Start brings them
+// back with their keys.
+func TestStopStart(t *testing.T) {
+	ms := redlocktest.NewMasters(t, 3)
+	c := client(t, ms)
+	l, err := c.TryLock(bg, "held", 400*time.Millisecond)
+	require.NoError(t, err)
+	for i := range 2 {
+		ms.Master(i).Stop()
+	}
+	_, err = c.TryLock(bg, "k", 400*time.Millisecond)
+	require.ErrorIs(t, err, redlock.ErrNotAcquired)
+	assert.Equal(t, redlock.OutcomeConnError, outcomes(t, err)[0])
+	for i := range 2 {
+		ms.Master(i).Start()
+		_, _, ok := ms.Master(i).Get("held")
+		assert.True(t, ok, "a stopped master kept its keys")
+	}
+	require.Eventually(t, func() bool {
+		l2, err := c.TryLock(bg, "k", 400*time.Millisecond)
+		return err == nil && l2.Unlock(bg) == nil
+	}, 5*time.Second, 5*time.Millisecond)
+	require.NoError(t, l.Unlock(bg))
+}
+
+// RestartEmpty forgets the keys and is held out by the restart guard.
+func TestRestartEmpty(t *testing.T) {
+	ms := redlocktest.NewMasters(t, 3)
+	c := client(t, ms)
+	_, err := c.TryLock(bg, "k", 400*time.Millisecond)
+	require.NoError(t, err)
+	m := ms.Master(0)
+	require.Eventually(t, func() bool { return m.Keys() == 1 }, 5*time.Second, time.Millisecond)
+	m.RestartEmpty()
+	assert.Zero(t, m.Keys())
+	require.Eventually(t, func() bool {
+		st := c.Masters()[0]
+		return st.Err == nil && !st.Guard.IsZero()
+	}, 5*time.Second, time.Millisecond, "the restarted master is not guarded")
+}
+
+// Pause, Partition, Slow and Garbage on a minority: locks still come;
+// on a majority: they fail, each with the outcome the fault gives.
+func TestFaultsOnAMajority(t *testing.T) {
+	tests := []struct {
+		name       string
+		on, off    func(m *redlocktest.Master)
+		wantOnFail redlock.Outcome
+	}{
+		{"pause", (*redlocktest.Master).Pause, (*redlocktest.Master).Resume, redlock.OutcomeTimeout},
+		{"partition", func(m *redlocktest.Master) { m.Partition(true) }, func(m *redlocktest.Master) { m.Partition(false) }, redlock.OutcomeTimeout},
+		{"slow", func(m *redlocktest.Master) { m.Slow(70 * time.Millisecond) }, func(m *redlocktest.Master) { m.Slow(0) }, redlock.OutcomeTimeout},
+		{"garbage", func(m *redlocktest.Master) { m.Garbage(true) }, func(m *redlocktest.Master) { m.Garbage(false) }, redlock.OutcomeConnError},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ms := redlocktest.NewMasters(t, 5)
+			c := client(t, ms)
+			for i := range 2 {
+				tt.on(ms.Master(i))
+			}
+			l, err := c.TryLock(bg, "minority", 400*time.Millisecond)
+			require.NoError(t, err, "two broken masters of five")
+			require.NoError(t, l.Unlock(bg))
+
+			tt.on(ms.Master(2))
+			_, err = c.TryLock(bg, "majority", 400*time.Millisecond)
+			require.ErrorIs(t, err, redlock.ErrNotAcquired)
+			assert.Equal(t, tt.wantOnFail, outcomes(t, err)[2])
+
+			for i := range 3 {
+				tt.off(ms.Master(i))
+			}
+			require.Eventually(t, func() bool {
+				l, err := c.TryLock(bg, "after", 400*time.Millisecond)
+				return err == nil && l.Unlock(bg) == nil
+			}, 5*time.Second, 5*time.Millisecond, "no lock after the fault ended")
+		})
+	}
+}
+
+func TestStartErrors(t *testing.T) {
+	_, err := redlocktest.Start(0)
+	require.Error(t, err)
+	ms, err := redlocktest.Start(1)
+	require.NoError(t, err)
+	require.NoError(t, ms.Close())
+	require.NoError(t, errors.Join(ms.Close()), "Close twice")
+}
