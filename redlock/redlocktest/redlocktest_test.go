@@ -160,3 +160,28 @@ func TestStartErrors(t *testing.T) {
 	require.NoError(t, ms.Close())
 	require.NoError(t, errors.Join(ms.Close()), "Close twice")
 }
+
+// The user's test shown in the README, as it would stand in their repo.
+func TestReadmeUserTest(t *testing.T) {
+	start := time.Now()
+	ms := redlocktest.NewMasters(t, 5)
+	c, err := redlock.New(redlock.Config{Addrs: ms.Addrs(), MaxTTL: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+
+	ms.Master(0).RestartEmpty() // out of the quorum for MaxTTL (restart guard)
+	ms.Master(1).Pause()        // answers nothing
+	defer ms.Master(1).Resume()
+
+	charged := 0
+	err = c.Do(context.Background(), "invoice:42", time.Second, func(context.Context) error {
+		charged++ // the user's code under the lock
+		return nil
+	})
+	if err != nil || charged != 1 {
+		t.Fatalf("charged %d times, err %v, with 3 of 5 masters healthy", charged, err)
+	}
+	t.Logf("took %v", time.Since(start))
+}
