@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/volleylock/volley/internal/ctxerr"
 )
 
 // Conn is a pipelined, multiplexed connection to one master: one socket
@@ -86,12 +88,13 @@ func Dial(ctx context.Context, opts Options) (*Conn, error) {
 }
 
 // WaitReady waits until the first connect attempt has ended and returns its
-// error (nil when connected), or ctx's error.
+// error (nil when connected), or ctx's error (matching both ctx.Err() and
+// context.Cause(ctx) with errors.Is).
 func (c *Conn) WaitReady(ctx context.Context) error {
 	select {
 	case <-c.ready:
 	case <-ctx.Done():
-		return context.Cause(ctx)
+		return ctxerr.Of(ctx)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -238,7 +241,8 @@ func (c *Conn) lagError() error {
 }
 
 // Wait waits for a Request sent with a nil notify channel. On ctx's end it
-// abandons r and returns ctx's error wrapped with the master's address; r
+// abandons r and returns an *Error with Op OpWait that wraps both ctx.Err()
+// and context.Cause(ctx) (errors.Is matches either); r
 // then belongs to the Conn and must not be used again. Otherwise it returns
 // r.Err() and the caller owns r again.
 func (c *Conn) Wait(ctx context.Context, r *Request) error {
@@ -253,7 +257,7 @@ func (c *Conn) wait(ctx context.Context, r *Request) (err error, owned bool) {
 		return r.err, true
 	case <-ctx.Done():
 		if r.Abandon() {
-			return &Error{Addr: c.opts.Addr, Op: OpWait, Err: context.Cause(ctx)}, false
+			return &Error{Addr: c.opts.Addr, Op: OpWait, Err: ctxerr.Of(ctx)}, false
 		}
 		<-r.own
 		return r.err, true

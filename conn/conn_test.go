@@ -344,3 +344,33 @@ func TestCloseDuringDial(t *testing.T) {
 	require.NoError(t, c.Close())
 	require.ErrorIs(t, c.WaitReady(context.Background()), ErrClosed)
 }
+
+// A caller's cancellation, with or without a cause of its own, matches
+// context.Canceled and the cause, and leaves the connection usable.
+func TestCancelWithCause(t *testing.T) {
+	c, _, p := newPipeConn(t, Options{})
+	go p.expect("GET", "k") // read, answer never
+	mine := errors.New("shutting down")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	go func() {
+		time.Sleep(10 * time.Millisecond)
+		cancel(mine)
+	}()
+	_, err := c.Do(ctx, "GET", "k")
+	require.ErrorIs(t, err, context.Canceled)
+	require.ErrorIs(t, err, mine)
+	var ce *Error
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, OpWait, ce.Op)
+	assert.True(t, ce.ConnUsable())
+	assert.NoError(t, c.Err())
+
+	// WaitReady on a Conn still dialing.
+	hang := func(ctx context.Context, _, _ string) (net.Conn, error) { <-ctx.Done(); return nil, ctx.Err() }
+	c2, err := New(Options{Addr: "pipe:2", Dialer: hang})
+	require.NoError(t, err)
+	defer c2.Close()
+	err = c2.WaitReady(ctx)
+	require.ErrorIs(t, err, context.Canceled)
+	require.ErrorIs(t, err, mine)
+}
