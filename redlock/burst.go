@@ -8,17 +8,6 @@ import (
 	"github.com/volleylock/volley/resp"
 )
 
-// opKind is what a burst asks of every master.
-type opKind uint8
-
-const (
-	kindAcquire opKind = iota // SET key token NX PX ttl
-	kindExtend                // EVALSHA extend 1 key token ttl
-	kindRelease               // EVALSHA release 1 key token
-)
-
-var opNames = [...]string{"lock", "extend", "unlock"}
-
 // op is the reusable state of one operation on all masters: the requests,
 // the channel their completions arrive on, the timer, and each master's
 // result. A Client pools ops so that steady-state operations allocate
@@ -29,9 +18,9 @@ type op struct {
 	notify chan *conn.Request
 	timer  *time.Timer
 	res    []NodeResult
-	sent   []time.Time // when each master's request left (for latency)
-	evaled []bool      // a NOSCRIPT was answered with EVAL for this master
-	slow   []bool      // the master's latest reply came after NodeTimeout: not awaited
+	start  time.Time // when the burst left: every master's latency counts from it
+	evaled []bool    // a NOSCRIPT was answered with EVAL for this master
+	slow   []bool    // the master's latest reply came after NodeTimeout: not awaited
 
 	cmd []byte // the encoded command of the burst
 	alt []byte // the EVAL form of a script command, for NOSCRIPT
@@ -48,7 +37,6 @@ func (c *Client) newOp() *op {
 		notify: make(chan *conn.Request, n),
 		timer:  t,
 		res:    make([]NodeResult, n),
-		sent:   make([]time.Time, n),
 		evaled: make([]bool, n),
 		slow:   make([]bool, n),
 	}
@@ -58,10 +46,10 @@ func (c *Client) getOp() *op  { return c.ops.Get().(*op) }
 func (c *Client) putOp(o *op) { c.ops.Put(o) }
 
 // encode writes the burst's command (and the EVAL fallback for scripts).
-func (o *op) encode(kind opKind, key string, tok *token, ttl time.Duration) {
+func (o *op) encode(kind Op, key string, tok *token, ttl time.Duration) {
 	o.num = strconv.AppendInt(o.num[:0], ttl.Milliseconds(), 10)
 	switch kind {
-	case kindAcquire:
+	case OpLock:
 		o.cmd = resp.AppendArrayHeader(o.cmd[:0], 6)
 		o.cmd = resp.AppendBulkString(o.cmd, "SET")
 		o.cmd = resp.AppendBulkString(o.cmd, key)
@@ -69,10 +57,10 @@ func (o *op) encode(kind opKind, key string, tok *token, ttl time.Duration) {
 		o.cmd = resp.AppendBulkString(o.cmd, "NX")
 		o.cmd = resp.AppendBulkString(o.cmd, "PX")
 		o.cmd = resp.AppendBulk(o.cmd, o.num)
-	case kindExtend:
+	case OpExtend:
 		o.cmd = appendScript(o.cmd[:0], "EVALSHA", extendSHA, key, tok, o.num)
 		o.alt = appendScript(o.alt[:0], "EVAL", extendScript, key, tok, o.num)
-	case kindRelease:
+	case OpUnlock:
 		o.cmd = appendScript(o.cmd[:0], "EVALSHA", releaseSHA, key, tok, nil)
 		o.alt = appendScript(o.alt[:0], "EVAL", releaseScript, key, tok, nil)
 	}
@@ -111,11 +99,12 @@ type burstResult struct {
 // only slow masters (see OutcomeSlow) are left to answer. Masters still
 // pending then are abandoned (their replies are consumed and
 // recycled by their Conn). It fills o.res.
-func (o *op) run(kind opKind, done <-chan struct{}) burstResult {
+func (o *op) run(kind Op, done <-chan struct{}) burstResult {
 	c := o.c
 	n, q := len(c.masters), c.quorum
 	var br burstResult
 	br.start = time.Now()
+	o.start = br.start
 	for i, m := range c.masters {
 		r := o.reqs[i]
 		if r == nil {
@@ -127,7 +116,6 @@ func (o *op) run(kind opKind, done <-chan struct{}) burstResult {
 		o.res[i] = NodeResult{Addr: m.addr}
 		o.evaled[i] = false
 		o.slow[i] = m.conn.ReplyLatency() > c.cfg.NodeTimeout
-		o.sent[i] = br.start
 		m.conn.Send(r, o.notify)
 	}
 	// A master whose latest reply came later than NodeTimeout is slow: its
@@ -152,8 +140,8 @@ func (o *op) run(kind opKind, done <-chan struct{}) burstResult {
 		select {
 		case r := <-o.notify:
 			i := r.Tag
-			out, err := classify(kind, r)
-			if out == outcomeNoScript && !o.evaled[i] {
+			out, err, noScript := classify(kind, r)
+			if noScript && !o.evaled[i] {
 				// The master lost its script cache (a restart): load and
 				// run the script in one EVAL, within the same deadline.
 				o.evaled[i] = true
@@ -187,7 +175,7 @@ func (o *op) run(kind opKind, done <-chan struct{}) burstResult {
 
 // settle deals with the masters that had not answered at the decision:
 // each is abandoned, or, if its answer raced in, received and recorded.
-func (o *op) settle(kind opKind, timedOut bool, br *burstResult) {
+func (o *op) settle(kind Op, timedOut bool, br *burstResult) {
 	hung := !decided(br, len(o.reqs), o.c.quorum)
 	late := 0
 	for i, r := range o.reqs {
@@ -213,7 +201,7 @@ func (o *op) settle(kind opKind, timedOut bool, br *burstResult) {
 	}
 	for ; late > 0; late-- {
 		r := <-o.notify
-		out, err := classify(kind, r)
+		out, err, _ := classify(kind, r)
 		// Recorded for the caller's picture (and release decisions) but not
 		// counted: the outcome was decided without it.
 		o.record(kind, r.Tag, out, err)
@@ -228,15 +216,12 @@ func decided(br *burstResult, n, q int) bool {
 
 // record stores master i's answer in o.res and returns its final outcome:
 // an OK to acquire or extend from a master the restart guard holds out
-// becomes OutcomeGuarded, and an unanswered NOSCRIPT a server error.
-func (o *op) record(kind opKind, i int, out Outcome, err error) Outcome {
-	if out == outcomeNoScript {
-		out = OutcomeServerError
-	}
+// becomes OutcomeGuarded.
+func (o *op) record(kind Op, i int, out Outcome, err error) Outcome {
 	now := time.Now()
 	res := &o.res[i]
-	res.Latency, res.Err = now.Sub(o.sent[i]), err
-	if out == OutcomeOK && kind != kindRelease {
+	res.Latency, res.Err = now.Sub(o.start), err
+	if out == OutcomeOK && kind != OpUnlock {
 		if since, until, g := o.c.guarded(o.c.masters[i], now); g {
 			out = OutcomeGuarded
 			res.GuardedSince, res.GuardedUntil = since, until
@@ -246,42 +231,37 @@ func (o *op) record(kind opKind, i int, out Outcome, err error) Outcome {
 	return out
 }
 
-// outcomeNoScript is classify's internal answer for -NOSCRIPT.
-const outcomeNoScript Outcome = 255
-
-// classify reads a completed request's answer.
-func classify(kind opKind, r *conn.Request) (Outcome, error) {
+// classify reads a completed request's answer. noScript reports a
+// -NOSCRIPT (a server error, worth one EVAL).
+func classify(kind Op, r *conn.Request) (out Outcome, err error, noScript bool) {
 	if err := r.Err(); err != nil {
-		return OutcomeConnError, err
+		return OutcomeConnError, err, false
 	}
 	vals := r.Reply()
 	if len(vals) == 0 {
-		return OutcomeServerError, errEmptyReply
+		return OutcomeServerError, errEmptyReply, false
 	}
 	v := &vals[0]
 	if v.IsError() {
-		if string(v.ErrorPrefix()) == "NOSCRIPT" {
-			return outcomeNoScript, nil
-		}
-		return OutcomeServerError, v.Err()
+		return OutcomeServerError, v.Err(), string(v.ErrorPrefix()) == "NOSCRIPT"
 	}
 	switch kind {
-	case kindAcquire:
+	case OpLock:
 		if v.Null {
-			return OutcomeTaken, nil
+			return OutcomeTaken, nil, false
 		}
 		if v.Type == resp.TypeSimpleString && string(v.Bytes) == "OK" {
-			return OutcomeOK, nil
+			return OutcomeOK, nil, false
 		}
 	default:
 		if v.Type == resp.TypeInteger {
 			if v.Int == 1 {
-				return OutcomeOK, nil
+				return OutcomeOK, nil, false
 			}
 			if v.Int == 0 {
-				return OutcomeTaken, nil
+				return OutcomeTaken, nil, false
 			}
 		}
 	}
-	return OutcomeServerError, errUnexpectedReply
+	return OutcomeServerError, errUnexpectedReply, false
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/internal/ctxerr"
 )
 
 // Client locks keys across the masters of its Config. It is safe for
@@ -28,10 +29,12 @@ type master struct {
 }
 
 // New connects to every master in cfg and returns a Client. It waits for
-// each master's first connect attempt (at most the dial timeout) but does
-// not fail when some are down: they reconnect in the background, and locks
-// need only a quorum. It fails on a bad Config. The caller must Close it.
-func New(cfg Config) (*Client, error) {
+// each master's first connect attempt (each bounded by the dial timeout),
+// but not for success: masters that are down reconnect in the background,
+// and locks need only a quorum. It fails on a bad Config, and when ctx ends
+// before the first attempts do: it then closes what it opened and returns
+// an error matching ctx's (errors.Is). The caller must Close the Client.
+func New(ctx context.Context, cfg Config) (*Client, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -58,9 +61,13 @@ func New(cfg Config) (*Client, error) {
 		}
 		c.masters = append(c.masters, &master{addr: opts.Addr, conn: cn})
 	}
-	ctx := context.Background()
 	for _, m := range c.masters {
-		m.conn.WaitReady(ctx) // bounded by the dial timeout; errors stay in the Conn
+		// A connect error stays in the Conn (it reconnects); only ctx's end
+		// stops the wait.
+		if m.conn.WaitReady(ctx) != nil && ctx.Err() != nil {
+			c.closeMasters()
+			return nil, fmt.Errorf("redlock: New: waiting for %s: %w", m.addr, ctxerr.Of(ctx))
+		}
 	}
 	c.ops.New = func() any { return c.newOp() }
 	return c, nil

@@ -1,6 +1,7 @@
 package redlock
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"time"
@@ -64,8 +65,8 @@ type Config struct {
 // performs the operation: keep them fast and never block.
 type Hooks struct {
 	// Node is called once per master per operation with its outcome and
-	// latency. op is "lock", "extend" or "unlock".
-	Node func(op string, addr string, outcome Outcome, latency time.Duration)
+	// latency.
+	Node func(op Op, addr string, outcome Outcome, latency time.Duration)
 	// Event is called for each lock event.
 	Event func(ev Event, key string)
 }
@@ -95,33 +96,17 @@ func (c Config) withDefaults() (Config, error) {
 	if len(c.Addrs) == 0 {
 		return c, errors.New("redlock: Config.Addrs is empty")
 	}
-	if c.Tries == 0 {
-		c.Tries = 32
-	}
-	if c.RetryDelay == 0 {
-		c.RetryDelay = 200 * time.Millisecond
-	}
-	if c.DriftFactor == 0 {
-		c.DriftFactor = 0.01
-	}
-	if c.NodeTimeout == 0 {
-		c.NodeTimeout = 50 * time.Millisecond
-	}
-	if c.Conn.ReadTimeout == 0 {
-		// A connection whose oldest request has waited this long is behind:
-		// nothing sent on it now could be answered within NodeTimeout. See
-		// "Slow masters" in the package documentation.
-		c.Conn.ReadTimeout = 2 * c.NodeTimeout
-	}
-	if c.MaxTTL == 0 {
-		c.MaxTTL = 30 * time.Second
-	}
-	if c.ExtendFraction == 0 {
-		c.ExtendFraction = 1.0 / 3
-	}
-	if c.MaxExtensions == 0 {
-		c.MaxExtensions = 1000
-	}
+	c.Tries = cmp.Or(c.Tries, 32)
+	c.RetryDelay = cmp.Or(c.RetryDelay, 200*time.Millisecond)
+	c.DriftFactor = cmp.Or(c.DriftFactor, 0.01)
+	c.NodeTimeout = cmp.Or(c.NodeTimeout, 50*time.Millisecond)
+	// A connection whose oldest request has waited this long is behind:
+	// nothing sent on it now could be answered within NodeTimeout. See
+	// "Slow masters" in the package documentation.
+	c.Conn.ReadTimeout = cmp.Or(c.Conn.ReadTimeout, 2*c.NodeTimeout)
+	c.MaxTTL = cmp.Or(c.MaxTTL, 30*time.Second)
+	c.ExtendFraction = cmp.Or(c.ExtendFraction, 1.0/3)
+	c.MaxExtensions = cmp.Or(c.MaxExtensions, 1000)
 	switch {
 	case c.Tries < 0:
 		return c, fmt.Errorf("redlock: Config.Tries %d is negative", c.Tries)

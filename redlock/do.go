@@ -68,7 +68,7 @@ func (c *Client) keepExtended(ctx context.Context, l *Lock, ttl time.Duration, s
 		case <-t.C:
 		}
 		if l.Validity() <= 0 {
-			return lose(&Error{Op: "extend", Key: l.key, Err: ErrNotHeld, Attempts: extensions})
+			return lose(&Error{Op: OpExtend, Key: l.key, Err: ErrNotHeld, Attempts: extensions})
 		}
 		if c.cfg.MaxExtensions >= 0 && extensions >= c.cfg.MaxExtensions {
 			// No more extensions: hold until the validity ends, then stop.

@@ -3,7 +3,7 @@
 // read concurrently, a return as soon as the outcome is decided, and no
 // allocation per Lock, Unlock or Extend in steady state.
 //
-//	c, err := redlock.New(redlock.Config{Addrs: []string{"10.0.0.1:6379", "10.0.0.2:6379", "10.0.0.3:6379"}})
+//	c, err := redlock.New(ctx, redlock.Config{Addrs: []string{"10.0.0.1:6379", "10.0.0.2:6379", "10.0.0.3:6379"}})
 //	...
 //	defer c.Close()
 //	l, err := c.Lock(ctx, "invoice:42", 10*time.Second)

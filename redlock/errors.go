@@ -27,6 +27,26 @@ var (
 	ErrClosed = errors.New("redlock: client closed")
 )
 
+// Op is an operation on a lock. The set is closed: OpLock, OpExtend and
+// OpUnlock are every value an Error or a Node hook carries.
+type Op uint8
+
+const (
+	OpLock   Op = iota // Lock or TryLock: SET key token NX PX ttl on every master
+	OpExtend           // Extend: the compare-and-pexpire script
+	OpUnlock           // Unlock: the compare-and-delete script
+)
+
+var opNames = [...]string{"lock", "extend", "unlock"}
+
+// String returns "lock", "extend" or "unlock".
+func (op Op) String() string {
+	if int(op) < len(opNames) {
+		return opNames[op]
+	}
+	return "op(" + strconv.Itoa(int(op)) + ")"
+}
+
 // Outcome is what one master did in one operation.
 type Outcome uint8
 
@@ -67,7 +87,7 @@ type NodeResult struct {
 // context.Canceled or context.DeadlineExceeded tells the kind. It never
 // contains the lock's token.
 type Error struct {
-	Op       string // "lock", "extend" or "unlock"
+	Op       Op
 	Key      string
 	Err      error // the kind, see above
 	Attempts int   // attempts made (Lock retries)
@@ -77,7 +97,7 @@ type Error struct {
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString("redlock: ")
-	b.WriteString(e.Op)
+	b.WriteString(e.Op.String())
 	b.WriteString(" ")
 	b.WriteString(strconv.Quote(e.Key))
 	b.WriteString(": ")

@@ -26,7 +26,7 @@ func Example() {
 	defer stop()
 	ctx := context.Background()
 
-	c, err := redlock.New(redlock.Config{Addrs: addrs})
+	c, err := redlock.New(context.Background(), redlock.Config{Addrs: addrs})
 	if err != nil {
 		panic(err)
 	}
@@ -55,7 +55,7 @@ func Example() {
 func ExampleClient_Do() {
 	addrs, stop := masters()
 	defer stop()
-	c, err := redlock.New(redlock.Config{Addrs: addrs})
+	c, err := redlock.New(context.Background(), redlock.Config{Addrs: addrs})
 	if err != nil {
 		panic(err)
 	}

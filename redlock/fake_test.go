@@ -1,12 +1,16 @@
 package redlock
 
 import (
+	"context"
+	"errors"
+	"net"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/volleylock/volley/conn"
 	"github.com/volleylock/volley/internal/fakeredis"
 )
 
@@ -29,7 +33,7 @@ func fakeClient(t *testing.T, addrs []string, cfg Config) *Client {
 	t.Helper()
 	cfg.Addrs = addrs
 	cfg.Conn.ReconnectMin, cfg.Conn.ReconnectMax = time.Millisecond, 5*time.Millisecond
-	c, err := New(cfg)
+	c, err := New(bg, cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	return c
@@ -159,4 +163,50 @@ func TestSlowMasterIsNotAwaited(t *testing.T) {
 	for _, n := range le.Nodes {
 		assert.NotEqual(t, OutcomeSlow, n.Outcome, n.Addr)
 	}
+}
+
+// A context cancelled with a cause of its own: the error matches both
+// context.Canceled and the cause, for every operation that waits on it.
+func TestCancelWithCause(t *testing.T) {
+	servers, addrs := fakeMasters(t, 3)
+	c := fakeClient(t, addrs, Config{NodeTimeout: 5 * time.Second})
+	l, err := c.TryLock(bg, "held", 10*time.Second)
+	require.NoError(t, err)
+	for _, s := range servers {
+		s.SetFault("*", fakeredis.Fault{Hang: true})
+	}
+	mine := errors.New("shutting down")
+	cancelSoon := func() context.Context {
+		ctx, cancel := context.WithCancelCause(bg)
+		time.AfterFunc(20*time.Millisecond, func() { cancel(mine) })
+		return ctx
+	}
+	_, err = c.TryLock(cancelSoon(), "k", 10*time.Second)
+	assert.ErrorIs(t, err, context.Canceled, "lock")
+	assert.ErrorIs(t, err, mine, "lock")
+	err = l.Extend(cancelSoon(), 10*time.Second)
+	assert.ErrorIs(t, err, context.Canceled, "extend")
+	assert.ErrorIs(t, err, mine, "extend")
+	err = l.Unlock(cancelSoon())
+	assert.ErrorIs(t, err, context.Canceled, "unlock")
+	assert.ErrorIs(t, err, mine, "unlock")
+
+	// Already ended before the call.
+	ctx, cancel := context.WithCancelCause(bg)
+	cancel(mine)
+	_, err = c.Lock(ctx, "k", 10*time.Second)
+	assert.ErrorIs(t, err, context.Canceled, "lock, ended before")
+	assert.ErrorIs(t, err, mine, "lock, ended before")
+}
+
+// New waits for the masters' first connects only as long as ctx lets it.
+func TestNewHonoursContext(t *testing.T) {
+	hang := func(ctx context.Context, _, _ string) (net.Conn, error) { <-ctx.Done(); return nil, ctx.Err() }
+	ctx, cancel := context.WithTimeout(bg, 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	c, err := New(ctx, Config{Addrs: []string{"127.0.0.1:1"}, Conn: conn.Options{Dialer: hang}})
+	assert.Nil(t, c)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Less(t, time.Since(start), 5*time.Second, "New waited out the dial timeout")
 }

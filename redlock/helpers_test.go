@@ -35,7 +35,7 @@ func newClient(t *testing.T, servers []*redistest.Server, cfg Config) *Client {
 	if cfg.Conn.ReconnectMax == 0 {
 		cfg.Conn.ReconnectMin, cfg.Conn.ReconnectMax = time.Millisecond, 20*time.Millisecond
 	}
-	c, err := New(cfg)
+	c, err := New(bg, cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	return c

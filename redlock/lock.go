@@ -2,9 +2,11 @@ package redlock
 
 import (
 	"context"
-	"github.com/volleylock/volley/conn"
 	"math/rand/v2"
 	"time"
+
+	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/internal/ctxerr"
 )
 
 // Lock is a held lock: a small value, returned without allocation. Copy it
@@ -64,18 +66,17 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, tri
 		return Lock{}, ErrClosed
 	}
 	if err := ctx.Err(); err != nil {
-		return Lock{}, &Error{Op: "lock", Key: key, Err: context.Cause(ctx)}
+		return Lock{}, &Error{Op: OpLock, Key: key, Err: ctxerr.Of(ctx)}
 	}
 	o := c.getOp()
 	defer c.putOp(o)
 	done := ctx.Done()
 	for attempt := 1; ; attempt++ {
 		tok := newToken()
-		o.encode(kindAcquire, key, &tok, ttl)
-		br := o.run(kindAcquire, done)
-		o.report(kindAcquire)
-		drift := time.Duration(float64(ttl)*c.cfg.DriftFactor) + 2*time.Millisecond
-		until := br.start.Add(ttl - drift)
+		o.encode(OpLock, key, &tok, ttl)
+		br := o.run(OpLock, done)
+		o.report(OpLock)
+		until := c.validUntil(br.start, ttl)
 		if !br.cancelled && br.ok >= c.quorum && time.Now().Before(until) {
 			c.event(EventAcquired, key)
 			return Lock{c: c, key: key, tok: tok, ttl: ttl, until: until}, nil
@@ -87,20 +88,33 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, tri
 		var err error
 		switch {
 		case br.cancelled:
-			return Lock{}, o.error("lock", key, context.Cause(ctx), attempt)
+			return Lock{}, o.error(OpLock, key, ctxerr.Of(ctx), attempt)
 		case br.failed == 0 && br.ok < c.quorum:
 			err = ErrNotAcquired // contention alone: no allocation
 		default:
 			// Faults, or a quorum whose validity ran out.
-			err = o.error("lock", key, ErrNotAcquired, attempt)
+			err = o.error(OpLock, key, ErrNotAcquired, attempt)
 		}
 		if attempt >= tries {
 			return Lock{}, err
 		}
 		if !o.pause(c.retryDelay(attempt), done) {
-			return Lock{}, o.error("lock", key, context.Cause(ctx), attempt)
+			return Lock{}, o.error(OpLock, key, ctxerr.Of(ctx), attempt)
 		}
 	}
+}
+
+// driftFloor is the part of the clock-drift allowance that does not scale
+// with the TTL: the Redlock spec's "few milliseconds" for the masters'
+// expiry resolution and the client's own timing.
+const driftFloor = 2 * time.Millisecond
+
+// validUntil is when a lock set (or extended) for ttl by a burst that left
+// at start stops being valid: ttl less the drift allowance,
+// ttl*DriftFactor + driftFloor, counted from start.
+func (c *Client) validUntil(start time.Time, ttl time.Duration) time.Time {
+	drift := time.Duration(float64(ttl)*c.cfg.DriftFactor) + driftFloor
+	return start.Add(ttl - drift)
 }
 
 // retryDelay is the pause after failed attempt number attempt.
@@ -133,7 +147,7 @@ func (o *op) pause(d time.Duration, done <-chan struct{}) bool {
 // after our SET on that master. A master that answered "taken" holds
 // nothing of ours and is skipped.
 func (o *op) releaseAfterFailure(key string, tok *token) {
-	o.encode(kindRelease, key, tok, 0)
+	o.encode(OpUnlock, key, tok, 0)
 	for i, m := range o.c.masters {
 		if o.res[i].Outcome == OutcomeTaken {
 			continue
@@ -164,14 +178,13 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	}
 	o := c.getOp()
 	defer c.putOp(o)
-	o.encode(kindExtend, l.key, &l.tok, ttl)
-	br := o.run(kindExtend, ctx.Done())
-	o.report(kindExtend)
-	drift := time.Duration(float64(ttl)*c.cfg.DriftFactor) + 2*time.Millisecond
-	until := br.start.Add(ttl - drift)
+	o.encode(OpExtend, l.key, &l.tok, ttl)
+	br := o.run(OpExtend, ctx.Done())
+	o.report(OpExtend)
+	until := c.validUntil(br.start, ttl)
 	switch {
 	case br.cancelled:
-		return o.error("extend", l.key, context.Cause(ctx), 1)
+		return o.error(OpExtend, l.key, ctxerr.Of(ctx), 1)
 	case br.ok >= c.quorum && time.Now().Before(until) && time.Now().Before(l.until):
 		l.until, l.ttl = until, ttl
 		c.event(EventExtended, l.key)
@@ -183,9 +196,9 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 		if br.failed == 0 {
 			return ErrNotHeld
 		}
-		return o.error("extend", l.key, ErrNotHeld, 1)
+		return o.error(OpExtend, l.key, ErrNotHeld, 1)
 	default:
-		return o.error("extend", l.key, ErrExtendFailed, 1)
+		return o.error(OpExtend, l.key, ErrExtendFailed, 1)
 	}
 }
 
@@ -208,36 +221,36 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	}
 	o := c.getOp()
 	defer c.putOp(o)
-	o.encode(kindRelease, l.key, &l.tok, 0)
-	br := o.run(kindRelease, done)
-	o.report(kindRelease)
+	o.encode(OpUnlock, l.key, &l.tok, 0)
+	br := o.run(OpUnlock, done)
+	o.report(OpUnlock)
 	l.until = time.Time{}
 	switch {
 	case br.ok >= c.quorum:
 		c.event(EventReleased, l.key)
 		return nil
 	case br.cancelled:
-		return o.error("unlock", l.key, context.Cause(ctx), 1)
+		return o.error(OpUnlock, l.key, ctxerr.Of(ctx), 1)
 	case br.failed == 0:
 		return ErrNotHeld
 	default:
-		return o.error("unlock", l.key, ErrNotHeld, 1)
+		return o.error(OpUnlock, l.key, ErrNotHeld, 1)
 	}
 }
 
 // error builds an *Error from the op's results (allocating: error path).
-func (o *op) error(opName, key string, kind error, attempts int) error {
-	return &Error{Op: opName, Key: key, Err: kind, Attempts: attempts, Nodes: append([]NodeResult(nil), o.res...)}
+func (o *op) error(op Op, key string, kind error, attempts int) error {
+	return &Error{Op: op, Key: key, Err: kind, Attempts: attempts, Nodes: append([]NodeResult(nil), o.res...)}
 }
 
 // report calls the Node hook for each master's outcome.
-func (o *op) report(kind opKind) {
+func (o *op) report(kind Op) {
 	h := o.c.cfg.Hooks.Node
 	if h == nil {
 		return
 	}
 	for i := range o.res {
-		h(opNames[kind], o.res[i].Addr, o.res[i].Outcome, o.res[i].Latency)
+		h(kind, o.res[i].Addr, o.res[i].Outcome, o.res[i].Latency)
 	}
 }
 

@@ -3,6 +3,7 @@ package redlock
 import (
 	"context"
 	"crypto/sha1"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -46,7 +47,7 @@ func TestConfigErrors(t *testing.T) {
 		"fraction":    {Addrs: []string{"127.0.0.1:1"}, ExtendFraction: 1.5},
 		"conn option": {Addrs: []string{"127.0.0.1:1"}, Conn: conn.Options{Protocol: 9}},
 	} {
-		_, err := New(cfg)
+		_, err := New(bg, cfg)
 		assert.Error(t, err, name)
 	}
 }
@@ -89,10 +90,14 @@ func TestLockUnlock(t *testing.T) {
 }
 
 // TestMutualExclusion: several clients with many goroutines each contend for
-// one key; never two in the critical section while their validity lasts.
+// one key; each holder does a read-modify-write of shared state with real
+// work in between and must still hold a valid lock when it leaves, so a
+// second holder inside, or a holder working past its validity, fails it.
 func TestMutualExclusion(t *testing.T) {
 	servers := masters(t, 5)
 	var inside, entries, maxInside atomic.Int32
+	var counter int64 // guarded by the distributed lock alone
+	var mu sync.Mutex // only makes the counter's reads and writes race-free for the detector
 	var wg sync.WaitGroup
 	deadline := time.Now().Add(2 * time.Second)
 	for range 3 {
@@ -111,8 +116,21 @@ func TestMutualExclusion(t *testing.T) {
 					n := inside.Add(1)
 					for m := maxInside.Load(); n > m && !maxInside.CompareAndSwap(m, n); m = maxInside.Load() {
 					}
+					mu.Lock()
+					v := counter
+					mu.Unlock()
+					sum := sha256.Sum256([]byte(l.Key())) // work between read and write
+					for range 200 {
+						sum = sha256.Sum256(sum[:])
+					}
+					mu.Lock()
+					counter = v + 1 // a lost update if another holder wrote meanwhile
+					mu.Unlock()
 					entries.Add(1)
 					inside.Add(-1)
+					if l.Validity() <= 0 {
+						t.Errorf("left the critical section %v after the lock expired", -l.Validity())
+					}
 					if err := l.Unlock(bg); err != nil {
 						t.Errorf("unlock: %v", err)
 					}
@@ -124,6 +142,7 @@ func TestMutualExclusion(t *testing.T) {
 	t.Logf("%d entries", entries.Load())
 	require.Greater(t, entries.Load(), int32(10), "too few entries to prove anything")
 	require.Equal(t, int32(1), maxInside.Load(), "two holders at once")
+	require.Equal(t, int64(entries.Load()), counter, "lost updates: two holders overlapped")
 }
 
 func TestMinorityDownStillLocks(t *testing.T) {

@@ -38,12 +38,15 @@ type redlockLocker struct {
 	drift float64
 }
 
-// NewRedlockLocker returns a Locker backed by redlock.New(cfg).
+// NewRedlockLocker returns a Locker backed by redlock.New(ctx, cfg); it
+// waits at most 10s for the masters' first connects.
 func NewRedlockLocker(cfg redlock.Config) (Locker, error) {
 	if cfg.DriftFactor == 0 {
 		cfg.DriftFactor = 0.01
 	}
-	c, err := redlock.New(cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := redlock.New(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -24,7 +24,7 @@ func Example() {
 		panic(err)
 	}
 	defer ms.Close()
-	c, err := redlock.New(redlock.Config{Addrs: ms.Addrs(), MaxTTL: 2 * time.Second})
+	c, err := redlock.New(context.Background(), redlock.Config{Addrs: ms.Addrs(), MaxTTL: 2 * time.Second})
 	if err != nil {
 		panic(err)
 	}
@@ -52,7 +52,7 @@ func ExampleMasters_Advance() {
 		panic(err)
 	}
 	defer ms.Close()
-	c, err := redlock.New(redlock.Config{Addrs: ms.Addrs()})
+	c, err := redlock.New(context.Background(), redlock.Config{Addrs: ms.Addrs()})
 	if err != nil {
 		panic(err)
 	}

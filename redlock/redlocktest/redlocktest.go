@@ -5,7 +5,7 @@
 // and its keys expired by moving its clock.
 //
 //	ms := redlocktest.NewMasters(t, 5) // closed when the test ends
-//	c, err := redlock.New(redlock.Config{Addrs: ms.Addrs()})
+//	c, err := redlock.New(ctx, redlock.Config{Addrs: ms.Addrs()})
 //	...
 //	ms.Master(0).RestartEmpty()
 //	ms.Master(1).Slow(time.Second)

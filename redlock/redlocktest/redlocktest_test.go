@@ -22,7 +22,7 @@ var bg = context.Background()
 // client is a lock client on ms with quick timeouts and reconnects.
 func client(t *testing.T, ms *redlocktest.Masters) *redlock.Client {
 	t.Helper()
-	c, err := redlock.New(redlock.Config{
+	c, err := redlock.New(bg, redlock.Config{
 		Addrs: ms.Addrs(), NodeTimeout: 50 * time.Millisecond, MaxTTL: 500 * time.Millisecond,
 		Conn: conn.Options{ReconnectMin: time.Millisecond, ReconnectMax: 10 * time.Millisecond},
 	})
@@ -165,7 +165,7 @@ func TestStartErrors(t *testing.T) {
 func TestReadmeUserTest(t *testing.T) {
 	start := time.Now()
 	ms := redlocktest.NewMasters(t, 5)
-	c, err := redlock.New(redlock.Config{Addrs: ms.Addrs(), MaxTTL: 2 * time.Second})
+	c, err := redlock.New(context.Background(), redlock.Config{Addrs: ms.Addrs(), MaxTTL: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,9 @@ type volley struct {
 }
 
 func newVolley(s Setup) (Contender, error) {
-	c, err := redlock.New(redlock.Config{
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := redlock.New(ctx, redlock.Config{
 		Addrs:               s.Addrs,
 		NodeTimeout:         s.NodeTimeout,
 		Tries:               s.Tries,
