@@ -61,8 +61,10 @@ func (o *op) encode(kind Op, key string, tok *token, ttl time.Duration) {
 		o.cmd = appendScript(o.cmd[:0], "EVALSHA", extendSHA, key, tok, o.num)
 		o.alt = appendScript(o.alt[:0], "EVAL", extendScript, key, tok, o.num)
 	case OpUnlock:
-		o.cmd = appendScript(o.cmd[:0], "EVALSHA", releaseSHA, key, tok, nil)
-		o.alt = appendScript(o.alt[:0], "EVAL", releaseScript, key, tok, nil)
+		// EVAL, not EVALSHA: a release answered NOSCRIPT after the decision
+		// (its master lost its scripts, and answered last) would go unseen,
+		// and the key would stay there for its TTL.
+		o.cmd = appendScript(o.cmd[:0], "EVAL", releaseScript, key, tok, nil)
 	}
 }
 

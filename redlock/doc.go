@@ -17,10 +17,12 @@
 // the answers; the lock is held when a quorum (N/2+1) said OK and the
 // validity, ttl - elapsed - (ttl*DriftFactor + 2ms) on the monotonic clock,
 // is still positive. A failed attempt is released on every master that may
-// hold it, then retried after a random delay. Extend and Unlock run the
-// compare-and-pexpire and compare-and-delete scripts of the Redlock spec
-// with EVALSHA, falling back to EVAL when a restarted master lost its
-// script cache. Every operation on a master is bounded by
+// hold it, then retried after a random delay. Extend runs the
+// compare-and-pexpire script of the Redlock spec with EVALSHA, falling back
+// to EVAL when a restarted master lost its script cache; Unlock runs the
+// compare-and-delete script with EVAL, so that a master that lost its
+// scripts and answers after the decision still releases (the cost is within
+// noise). Every operation on a master is bounded by
 // Config.NodeTimeout. Tokens carry 128 bits from a ChaCha8 CSPRNG seeded by
 // crypto/rand.
 //

@@ -152,9 +152,8 @@ func (o *op) releaseAfterFailure(key string, tok *token) {
 		if o.res[i].Outcome == OutcomeTaken {
 			continue
 		}
-		// EVAL, not EVALSHA: no one will read a NOSCRIPT answer.
 		r := conn.NewRequest()
-		r.Cmd = append(r.Cmd[:0], o.alt...)
+		r.Cmd = append(r.Cmd[:0], o.cmd...) // EVAL: no one will read a NOSCRIPT answer
 		m.conn.SendForget(r)
 	}
 }
