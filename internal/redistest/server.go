@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -127,9 +126,7 @@ func (s *Server) start() error {
 	}
 	args = append(args, s.opts.Args...)
 	cmd := exec.Command(s.bin, args...)
-	// Should the test binary die without running cleanups (a timeout panic,
-	// SIGKILL), the kernel kills the server too.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	dieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("redistest: starting %s: %w", s.bin, err)
 	}
@@ -179,7 +176,7 @@ func (s *Server) killLocked() {
 	if s.cmd == nil {
 		return
 	}
-	s.cmd.Process.Signal(syscall.SIGKILL)
+	s.cmd.Process.Kill()
 	<-s.exited
 	s.cmd, s.exited, s.paused = nil, nil, false
 }
@@ -205,21 +202,26 @@ func (s *Server) Restart(keepData bool) error {
 	return s.start()
 }
 
-// Pause stops the process with SIGSTOP: connections stay open, nothing is
-// answered, keys do not expire while it is stopped. Resume undoes it.
-func (s *Server) Pause() error { return s.signal(syscall.SIGSTOP, true) }
+// Pause stops the process (SIGSTOP): connections stay open, nothing is
+// answered, keys do not expire while it is stopped. Resume undoes it. On
+// systems without SIGSTOP (Windows) it returns ErrNoPause.
+func (s *Server) Pause() error { return s.setPaused(true) }
 
-// Resume continues a paused process with SIGCONT.
-func (s *Server) Resume() error { return s.signal(syscall.SIGCONT, false) }
+// Resume continues a paused process (SIGCONT).
+func (s *Server) Resume() error { return s.setPaused(false) }
 
-func (s *Server) signal(sig syscall.Signal, paused bool) error {
+// ErrNoPause is returned by Pause and Resume where processes cannot be
+// stopped and continued.
+var ErrNoPause = errors.New("redistest: pausing a process is not supported on this system")
+
+func (s *Server) setPaused(paused bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cmd == nil {
 		return errors.New("redistest: server is not running")
 	}
-	if err := s.cmd.Process.Signal(sig); err != nil {
-		return fmt.Errorf("redistest: %v: %w", sig, err)
+	if err := pauseProcess(s.cmd.Process, paused); err != nil {
+		return err
 	}
 	s.paused = paused
 	return nil
