@@ -2,6 +2,7 @@ package resp
 
 import (
 	"bytes"
+	"errors"
 	"math"
 	"strconv"
 )
@@ -633,7 +634,9 @@ func parseDouble(s []byte) (float64, bool) {
 		return 0, false
 	}
 	// The conversion does not allocate for inputs up to 32 bytes: the
-	// compiler places the temporary string on the stack.
+	// compiler places the temporary string on the stack. A valid double
+	// beyond float64's range is ±Inf (ParseFloat's value with ErrRange),
+	// as one too small is 0: both are what the server meant, rounded.
 	f, err := strconv.ParseFloat(string(s), 64)
-	return f, err == nil
+	return f, err == nil || errors.Is(err, strconv.ErrRange)
 }

@@ -93,6 +93,11 @@ func TestParseScalarFields(t *testing.T) {
 	assert.True(t, math.IsInf(one(t, ",inf\r\n").Float, 1))
 	assert.True(t, math.IsInf(one(t, ",-inf\r\n").Float, -1))
 	assert.True(t, math.IsNaN(one(t, ",nan\r\n").Float))
+	// Valid doubles beyond float64's range round to ±Inf, as tiny ones to 0.
+	assert.True(t, math.IsInf(one(t, ",1E900\r\n").Float, 1))
+	assert.True(t, math.IsInf(one(t, ",-1e309\r\n").Float, -1))
+	assert.Equal(t, 0.0, one(t, ",1e-400\r\n").Float)
+	assert.Equal(t, "1E900", string(one(t, ",1E900\r\n").Bytes), "the text is kept as sent")
 	assert.Equal(t, int64(1), one(t, "#t\r\n").Int)
 	assert.Equal(t, int64(0), one(t, "#f\r\n").Int)
 	assert.True(t, one(t, "_\r\n").Null)
@@ -186,7 +191,7 @@ var parseBad = []struct {
 	{"double dot only", ",1.\r\n", 1, "invalid double"},
 	{"double leading dot", ",.5\r\n", 1, "invalid double"},
 	{"double bad exp", ",1e\r\n", 1, "invalid double"},
-	{"double out of range", ",1e400\r\n", 1, "invalid double"},
+	{"double plus nan", ",+nan\r\n", 1, "invalid double"},
 	{"big number empty", "(\r\n", 1, "invalid big number"},
 	{"big number letters", "(12x\r\n", 1, "invalid big number"},
 	{"verbatim short", "=3\r\ntxt\r\n", 1, "verbatim string shorter than its format"},
