@@ -61,9 +61,6 @@ func (*loopConn) SetWriteDeadline(time.Time) error { return nil }
 //
 //   - volley-Parse: resp.Parse over a byte slice, a full flat tree of
 //     Values (zero-copy), into a reused slice.
-//   - volley-ParseValue: resp.ParseValue, the pull parser, on the
-//     one-Value replies: the same decoding into one caller-owned Value,
-//     the shape of redcon's ReadNextRESP (one call, one value).
 //   - volley-Reader: resp.Reader.ReadReply over a stream of the reply,
 //     buffer refills included.
 //   - redcon-ReadNextRESP: redcon's slice parser; it walks an array to find
@@ -78,7 +75,7 @@ func (*loopConn) SetWriteDeadline(time.Time) error { return nil }
 //
 // The stream decoders (volley-Reader, rueidis, go-redis, redigo) refill
 // their buffers from the same loopReader; the slice decoders (volley-Parse,
-// volley-ParseValue, redcon) read a byte slice.
+// redcon) read a byte slice.
 func BenchmarkDecode(b *testing.B) {
 	for _, tc := range codecCases {
 		wire := []byte(tc.wire)
@@ -94,19 +91,6 @@ func BenchmarkDecode(b *testing.B) {
 				}
 			}
 		})
-		if !resp.Type(wire[0]).IsAggregate() {
-			// A one-Value reply is what the pull parser decodes whole.
-			b.Run(tc.name+"/volley-ParseValue", func(b *testing.B) {
-				b.ReportAllocs()
-				b.SetBytes(int64(len(wire)))
-				var v resp.Value
-				for b.Loop() {
-					if _, err := resp.ParseValue(&v, wire, resp.Limits{}); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
-		}
 		b.Run(tc.name+"/volley-Reader", func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(wire)))
@@ -179,12 +163,6 @@ func TestDecodersAgree(t *testing.T) {
 		_, n, err := resp.Parse(nil, wire, resp.Limits{})
 		if err != nil || n != len(wire) {
 			t.Errorf("%s: resp.Parse: n=%d err=%v", tc.name, n, err)
-		}
-		if !resp.Type(wire[0]).IsAggregate() {
-			var v resp.Value
-			if n, err := resp.ParseValue(&v, wire, resp.Limits{}); err != nil || n != len(wire) {
-				t.Errorf("%s: resp.ParseValue: n=%d err=%v", tc.name, n, err)
-			}
 		}
 		if n, _ := redcon.ReadNextRESP(wire); n != len(wire) {
 			t.Errorf("%s: redcon: n=%d", tc.name, n)

@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"reflect"
 	"testing"
 
 	"github.com/volleylock/volley/resp"
@@ -255,91 +254,6 @@ func FuzzReaderAgrees(f *testing.F) {
 				}
 				break
 			}
-		}
-	})
-}
-
-// FuzzParseValueAgrees: ParseValue, the pull parser, walked Value by Value
-// over a reply, returns the Values of Parse (Size aside, which it leaves
-// 0) and the same length; on a scalar reply it returns exactly what Parse
-// does, errors included; and it fails only where Parse fails.
-func FuzzParseValueAgrees(f *testing.F) {
-	for _, s := range respSeeds(f) {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, lim := range []resp.Limits{{}, respSmallLimits} {
-			tree, treeN, treeErr := resp.Parse(nil, data, lim)
-
-			var first resp.Value
-			n, err := resp.ParseValue(&first, data, lim)
-			if len(data) > 0 && !resp.Type(data[0]).IsAggregate() {
-				// One Value is the whole reply: the same result exactly.
-				if n != treeN || !reflect.DeepEqual(err, treeErr) {
-					t.Fatalf("scalar: ParseValue n=%d err=%v, Parse n=%d err=%v", n, err, treeN, treeErr)
-				}
-				if err == nil {
-					respSameValues(t, tree, []resp.Value{first})
-				}
-			}
-
-			// Walk the reply: pending counts the Values still expected.
-			var walked []resp.Value
-			off, pending := 0, 1
-			for pending > 0 && off <= len(data) {
-				var v resp.Value
-				n, err := resp.ParseValue(&v, data[off:], lim)
-				if err != nil {
-					respCheckErr(t, err, len(data)-off)
-					if n != 0 {
-						t.Fatalf("error %v with n=%d", err, n)
-					}
-					if treeErr == nil {
-						t.Fatalf("ParseValue at %d: %v; Parse accepted the reply", off, err)
-					}
-					if err == resp.ErrIncomplete {
-						if !errors.Is(treeErr, resp.ErrIncomplete) && !errors.Is(treeErr, resp.ErrProtocol) {
-							t.Fatalf("ParseValue incomplete at %d, Parse %v", off, treeErr)
-						}
-					} else if !errors.Is(treeErr, resp.ErrProtocol) {
-						t.Fatalf("ParseValue at %d: %v; Parse %v", off, err, treeErr)
-					}
-					return
-				}
-				if n <= 0 || n > len(data)-off || v.Size != 0 {
-					t.Fatalf("n=%d of %d bytes, Size %d", n, len(data)-off, v.Size)
-				}
-				walked = append(walked, v)
-				off += n
-				pending--
-				if v.Type.IsAggregate() && !v.Null {
-					kids := int(v.Int)
-					if v.Type == resp.TypeMap || v.Type == resp.TypeAttribute {
-						kids *= 2
-					}
-					pending += kids
-					if v.Type == resp.TypeAttribute {
-						pending++ // the Value it annotates follows it
-					}
-				}
-				if len(walked) > len(data) {
-					t.Fatalf("%d Values from %d bytes", len(walked), len(data))
-				}
-			}
-			if treeErr != nil {
-				// Only the limits on whole trees can fail Parse here.
-				if !errors.Is(treeErr, resp.ErrProtocol) {
-					t.Fatalf("ParseValue walked %d bytes, Parse %v", off, treeErr)
-				}
-				continue
-			}
-			if off != treeN {
-				t.Fatalf("ParseValue walked %d bytes, Parse took %d", off, treeN)
-			}
-			for i := range tree {
-				tree[i].Size = 0
-			}
-			respSameValues(t, tree, walked)
 		}
 	})
 }

@@ -103,21 +103,6 @@ func TestAllocsParse(t *testing.T) {
 	}
 }
 
-func TestAllocsParseValue(t *testing.T) {
-	for limName, lim := range allocLimits {
-		for name, in := range allocReplies {
-			b := []byte(in)
-			var v Value
-			var err error
-			allocs := testing.AllocsPerRun(100, func() {
-				_, err = ParseValue(&v, b, lim)
-			})
-			require.NoError(t, err, name)
-			assert.Equal(t, 0.0, allocs, "%s, %s limits", name, limName)
-		}
-	}
-}
-
 func TestAllocsReader(t *testing.T) {
 	for name, in := range allocReplies {
 		// A few replies per Read, and replies that straddle reads.

@@ -36,28 +36,6 @@ func BenchmarkParse(b *testing.B) {
 	}
 }
 
-// BenchmarkParseValue decodes the first Value of each reply: the whole
-// reply for a scalar, the header for an aggregate.
-func BenchmarkParseValue(b *testing.B) {
-	for _, bc := range benchReplies {
-		b.Run(bc.name, func(b *testing.B) {
-			in := []byte(bc.in)
-			var v Value
-			n, err := ParseValue(&v, in, Limits{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ReportAllocs()
-			b.SetBytes(int64(n))
-			for b.Loop() {
-				if _, err := ParseValue(&v, in, Limits{}); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
-
 // BenchmarkReadReply reads a stream that repeats one reply, many replies per
 // Read as in a pipelined connection.
 func BenchmarkReadReply(b *testing.B) {

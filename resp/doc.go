@@ -15,21 +15,18 @@
 //
 // A reply is a tree, returned flat, in pre-order, as a []Value: an
 // aggregate (array, map, set, push, attribute) is followed by its subtree,
-// whose length is its Size. There are three entry points sharing one
+// whose length is its Size. There are two entry points sharing one
 // decoder:
 //
 //   - [Parse] decodes one reply from a byte slice, zero-copy, and tells a
 //     frame that needs more bytes ([ErrIncomplete]) from an invalid one
 //     ([*ProtocolError], matching [ErrProtocol]).
-//   - [ParseValue] decodes one Value from a byte slice into a Value the
-//     caller owns: a whole scalar, or an aggregate's header. It is a pull
-//     parser for callers that walk replies themselves, and the cheapest way
-//     to decode a one-Value reply such as +OK or :1.
 //   - [Reader] decodes replies from an io.Reader through its own buffer;
 //     the Values it returns are valid until its next call.
 //
-// The replies of lock commands (+OK, $-1, :0, :1, short errors) take a fast
-// path in all three, checked against the general decoder by the tests.
+// In the Reader, the replies of lock commands (+OK, $-1, :0, :1, short
+// errors) take a fast path, checked against the general decoder by the
+// tests.
 //
 // The decoder treats its input as hostile: every length is parsed with
 // overflow checks and bounded by [Limits] before use, memory grows only as
@@ -42,15 +39,15 @@
 //
 // Nothing in this package retains the slices passed to it. Slices returned
 // by the Append functions and by Parse belong to the caller; the Bytes of
-// Values returned by Parse and ParseValue alias their input. Values returned by
+// Values returned by Parse alias their input. Values returned by
 // [Reader.ReadReply] belong to the Reader and are overwritten by its next
-// call. Parse, ParseValue, the Append functions and ReadReply do not
+// call. Parse, the Append functions and ReadReply do not
 // allocate in steady state; alloc_test.go pins this.
 //
 // # Concurrency
 //
 // A [Reader] is not safe for concurrent use: one goroutine reads replies.
-// Parse, ParseValue, the Append functions and the methods of [Value] and
+// Parse, the Append functions and the methods of [Value] and
 // [Type] are pure functions of their arguments and are safe to call from
 // any number of goroutines, provided the slices (and the Value) they are
 // given are not being used concurrently. The package starts no goroutines and does no network I/O.

@@ -2,83 +2,8 @@ package resp
 
 import (
 	"bytes"
-	"errors"
-	"math"
 	"strconv"
 )
-
-var (
-	posInf = math.Inf(1)
-	negInf = math.Inf(-1)
-	nan    = math.NaN()
-)
-
-// Limits bound what a decoder accepts, so that a hostile or broken peer
-// cannot make it reserve unbounded memory. A zero (or negative) field means
-// its default. A reply that exceeds a limit is a [*ProtocolError].
-//
-// Memory is never reserved from a length read off the wire: the decoder
-// grows only as bytes arrive, so a header such as "$536870912\r\n" followed
-// by nothing costs nothing beyond the bytes received.
-type Limits struct {
-	// MaxBulk is the largest payload of a bulk string, bulk error or
-	// verbatim string. Default 512 MiB, Redis's proto-max-bulk-len.
-	MaxBulk int
-	// MaxElems is the largest count in an aggregate header, as written on
-	// the wire (pairs for maps and attributes). Default 1<<20.
-	MaxElems int
-	// MaxDepth is the deepest nesting of aggregates: 1 allows a flat array
-	// but no array inside it. Default 32.
-	MaxDepth int
-	// MaxLine is the longest simple string, simple error, double or big
-	// number, CRLF excluded. Default 64 KiB.
-	MaxLine int
-	// MaxValues is the largest number of Values (nodes) in one reply.
-	// Default 1<<21 (a Value is 56 bytes on 64-bit platforms).
-	MaxValues int
-	// MaxReply is the largest encoded size of one reply, in bytes.
-	// Default 1 GiB.
-	MaxReply int
-}
-
-// The defaults of [Limits].
-const (
-	DefaultMaxBulk   = 512 << 20
-	DefaultMaxElems  = 1 << 20
-	DefaultMaxDepth  = 32
-	DefaultMaxLine   = 64 << 10
-	DefaultMaxValues = 1 << 21
-	DefaultMaxReply  = 1 << 30
-)
-
-func orDefault(v, d int) int {
-	if v <= 0 {
-		return d
-	}
-	return v
-}
-
-// defaultLimits is Limits{}.withDefaults(), computed once.
-var defaultLimits = Limits{}.withDefaults()
-
-// isZero reports whether l is Limits{}. It is written out because the
-// compiler turns l == Limits{} into a call to memequal, which costs more
-// than decoding +OK.
-func (l *Limits) isZero() bool {
-	return l.MaxBulk|l.MaxElems|l.MaxDepth|l.MaxLine|l.MaxValues|l.MaxReply == 0
-}
-
-// withDefaults returns l with its zero fields set to their defaults.
-func (l Limits) withDefaults() Limits {
-	return Limits{
-		MaxBulk:   orDefault(l.MaxBulk, DefaultMaxBulk),
-		MaxElems:  orDefault(l.MaxElems, DefaultMaxElems),
-		MaxDepth:  orDefault(l.MaxDepth, DefaultMaxDepth),
-		MaxLine:   orDefault(l.MaxLine, DefaultMaxLine),
-		MaxValues: orDefault(l.MaxValues, DefaultMaxValues),
-		MaxReply:  orDefault(l.MaxReply, DefaultMaxReply),
-	}
-}
 
 // Parse decodes exactly one reply from the start of b. It appends the
 // reply's Values, a flat pre-order tree (see [Value]), to dst and returns
@@ -106,82 +31,6 @@ func (l Limits) withDefaults() Limits {
 // [DefaultMaxDepth] when lim allows it (a stack of open aggregates). It
 // is safe for concurrent use.
 func Parse(dst []Value, b []byte, lim Limits) (vals []Value, n int, err error) {
-	if len(dst) < cap(dst) {
-		// +OK, :1 and $-1, inlined, straight into the free slot. Nothing
-		// here calls a function before the last line, so the fast path
-		// saves no registers.
-		v := &dst[:len(dst)+1][len(dst)]
-		n := decodeOK(v, b, lim.MaxLine, lim.MaxReply)
-		if n == 0 {
-			n = decodeDigit(v, b, lim.MaxReply)
-		}
-		if n == 0 {
-			n = decodeNullBulk(v, b, lim.MaxReply)
-		}
-		if n > 0 {
-			return dst[:len(dst)+1], n, nil
-		}
-	}
-	return parseGeneral(dst, b, &lim)
-}
-
-// ParseValue decodes the one Value at the start of b into *v and returns
-// the number of bytes it took. For a scalar that is the whole reply. For an
-// aggregate (array, map, set, push, attribute) it is only the header: v.Int
-// holds the number of elements (pairs for a map or an attribute), v.Size is
-// 0, and the elements follow in b, each to be decoded by a further call.
-//
-// ParseValue is a pull parser, for callers that walk replies themselves
-// without building a tree, and the cheapest way to decode a one-Value
-// reply: the replies of lock commands (+OK, $-1, :1, short errors) take a
-// few nanoseconds. The Bytes of *v alias b, as with [Parse].
-//
-// It accepts and rejects exactly what [Parse] does, Value by Value: if b is
-// a valid strict prefix of a Value it returns 0 and [ErrIncomplete]; if b
-// cannot start a valid Value it returns 0 and a [*ProtocolError]. On error
-// *v may have been overwritten. lim applies to the one Value: MaxBulk,
-// MaxElems, MaxLine, and MaxReply for its size; MaxDepth and MaxValues
-// bound trees, which are the caller's here.
-//
-// ParseValue does not allocate, except for a double longer than 32 bytes
-// (one temporary string). It is safe for concurrent use.
-func ParseValue(v *Value, b []byte, lim Limits) (n int, err error) {
-	if n := decodeOK(v, b, lim.MaxLine, lim.MaxReply); n > 0 {
-		return n, nil
-	}
-	if n := decodeDigit(v, b, lim.MaxReply); n > 0 {
-		return n, nil
-	}
-	if n := decodeNullBulk(v, b, lim.MaxReply); n > 0 {
-		return n, nil
-	}
-	if n := decodeShort(v, b, lim.MaxLine, lim.MaxReply); n > 0 {
-		return n, nil
-	}
-	var tmp Limits
-	return parseOne(v, b, lim.orDefaults(&tmp))
-}
-
-// orDefaults returns the Limits to decode with: l with its zero fields set
-// to their defaults, stored in *tmp (a variable of the caller, so nothing
-// escapes to the heap), or the shared defaults when l is all zero.
-func (l *Limits) orDefaults(tmp *Limits) *Limits {
-	if l.isZero() {
-		return &defaultLimits
-	}
-	*tmp = l.withDefaults()
-	return tmp
-}
-
-// parseGeneral is Parse for any reply but +OK, :1 and $-1.
-func parseGeneral(dst []Value, b []byte, lim *Limits) ([]Value, int, error) {
-	if len(dst) < cap(dst) {
-		// The other short replies of lock commands, without the general
-		// decoder's set-up.
-		if n := decodeShort(&dst[:len(dst)+1][len(dst)], b, lim.MaxLine, lim.MaxReply); n > 0 {
-			return dst[:len(dst)+1], n, nil
-		}
-	}
 	var tmp Limits
 	l := lim.orDefaults(&tmp)
 	if len(b) > 0 && isScalar(Type(b[0])) {
@@ -195,7 +44,7 @@ func parseGeneral(dst []Value, b []byte, lim *Limits) ([]Value, int, error) {
 	}
 	var stk [DefaultMaxDepth + 1]frame // no allocation up to the default depth
 	p := parser{vals: dst, base: len(dst)}
-	_, _, err := p.run(b, l, p.start(stk[:0]))
+	_, _, err = p.run(b, l, p.start(stk[:0]))
 	if err != nil {
 		return dst, 0, err
 	}
@@ -278,17 +127,13 @@ func (p *parser) run(b []byte, lim *Limits, stack []frame) (_ []frame, need int,
 // one decodes the value starting at b[p.pos] into *v: a whole scalar, or
 // the header of an aggregate, whose kids children (-1 for a scalar) follow.
 // next is the offset after it. On error *v may have been written.
-//
-// It writes into the caller's slot rather than returning a Value: a
-// returned Value travels through memory, and copying it into the slice
-// after its bytes were stored piecewise costs a store-forwarding stall.
 func (p *parser) one(v *Value, b []byte, lim *Limits) (next, kids, need int, err error) {
 	i := p.pos
 	if i >= len(b) {
 		return 0, 0, i + 1, ErrIncomplete
 	}
 	t := Type(b[i])
-	setValue(v, t, false, nil, 0)
+	*v = Value{Type: t}
 	kids = -1
 	switch t {
 	case TypeSimpleString, TypeError:
@@ -515,128 +360,4 @@ func (p *parser) line(b []byte, start int, lim *Limits) (end, need int, err erro
 		return 0, 0, protoErr(start+j, "carriage return inside line")
 	}
 	return nl - 1, 0, nil
-}
-
-// parseInt parses the canonical decimal int64 at b[i:] and its CRLF, and
-// returns it with the offset after the CRLF. It checks for overflow and
-// rejects an empty number, a '+' sign, leading zeros and "-0".
-func parseInt(b []byte, i int) (n int64, next, need int, err error) {
-	j := i
-	neg := false
-	if j < len(b) && b[j] == '-' {
-		neg = true
-		j++
-	}
-	digits := j
-	limit := uint64(1<<63 - 1)
-	if neg {
-		limit = 1 << 63
-	}
-	var u uint64
-	for ; j < len(b); j++ {
-		c := b[j]
-		if c == '\r' {
-			break
-		}
-		d := c - '0'
-		if d > 9 {
-			return 0, 0, 0, protoErr(j, "invalid digit")
-		}
-		if j == digits+1 && b[digits] == '0' {
-			return 0, 0, 0, protoErr(digits, "leading zero")
-		}
-		// 18 digits cannot overflow; only longer numbers pay the division.
-		if j-digits >= 18 && u > (limit-uint64(d))/10 {
-			return 0, 0, 0, protoErr(i, "integer overflows int64")
-		}
-		u = u*10 + uint64(d)
-	}
-	if j >= len(b) {
-		return 0, 0, len(b) + 1, ErrIncomplete
-	}
-	if j == digits {
-		return 0, 0, 0, protoErr(j, "empty number")
-	}
-	if neg && u == 0 {
-		return 0, 0, 0, protoErr(i, "negative zero")
-	}
-	if j+1 >= len(b) {
-		return 0, 0, j + 2, ErrIncomplete
-	}
-	if b[j+1] != '\n' {
-		return 0, 0, 0, protoErr(j+1, "expected CRLF")
-	}
-	if neg {
-		return -int64(u), j + 2, 0, nil // -(1<<63) wraps to itself: correct
-	}
-	return int64(u), j + 2, 0, nil
-}
-
-// digitsEnd returns the index of the first non-digit of b at or after i.
-func digitsEnd(b []byte, i int) int {
-	for i < len(b) && b[i]-'0' <= 9 {
-		i++
-	}
-	return i
-}
-
-// validBigNumber reports whether s is an optional sign and one or more
-// decimal digits.
-func validBigNumber(s []byte) bool {
-	i := 0
-	if len(s) > 0 && (s[0] == '-' || s[0] == '+') {
-		i++
-	}
-	return i < len(s) && digitsEnd(s, i) == len(s)
-}
-
-// parseDouble parses a RESP3 double: "inf", "-inf", "nan" (also "+inf" and
-// "-nan", which older servers print), or
-// [sign] digits [ "." digits ] [ ("e"|"E") [sign] digits ].
-// strconv.ParseFloat alone would also accept hex floats, "Infinity" and
-// underscores, so the grammar is checked first.
-func parseDouble(s []byte) (float64, bool) {
-	switch string(s) {
-	case "inf", "+inf":
-		return posInf, true
-	case "-inf":
-		return negInf, true
-	case "nan", "-nan":
-		return nan, true
-	}
-	i := 0
-	if len(s) > 0 && (s[0] == '-' || s[0] == '+') {
-		i++
-	}
-	j := digitsEnd(s, i)
-	if j == i {
-		return 0, false
-	}
-	if j < len(s) && s[j] == '.' {
-		k := digitsEnd(s, j+1)
-		if k == j+1 {
-			return 0, false
-		}
-		j = k
-	}
-	if j < len(s) && (s[j] == 'e' || s[j] == 'E') {
-		j++
-		if j < len(s) && (s[j] == '-' || s[j] == '+') {
-			j++
-		}
-		k := digitsEnd(s, j)
-		if k == j {
-			return 0, false
-		}
-		j = k
-	}
-	if j != len(s) {
-		return 0, false
-	}
-	// The conversion does not allocate for inputs up to 32 bytes: the
-	// compiler places the temporary string on the stack. A valid double
-	// beyond float64's range is ±Inf (ParseFloat's value with ErrRange),
-	// as one too small is 0: both are what the server meant, rounded.
-	f, err := strconv.ParseFloat(string(s), 64)
-	return f, err == nil || errors.Is(err, strconv.ErrRange)
 }

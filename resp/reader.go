@@ -86,16 +86,7 @@ func (r *Reader) ReadReply() ([]Value, error) {
 		// A reply whole in the buffer that is one scalar needs no stack;
 		// the short replies of lock commands not even the general decoder.
 		v, b := &r.p.vals[:1][0], r.buf[r.r:r.w]
-		n := decodeOK(v, b, r.lim.MaxLine, r.lim.MaxReply)
-		if n == 0 {
-			n = decodeDigit(v, b, r.lim.MaxReply)
-		}
-		if n == 0 {
-			n = decodeNullBulk(v, b, r.lim.MaxReply)
-		}
-		if n == 0 {
-			n = decodeShort(v, b, r.lim.MaxLine, r.lim.MaxReply)
-		}
+		n := decodeShort(v, b, r.lim.MaxLine, r.lim.MaxReply)
 		if n == 0 && isScalar(Type(b[0])) {
 			n, _ = parseOne(v, b, &r.lim) // on error, the general path below says which
 		}

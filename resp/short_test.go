@@ -7,12 +7,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestShortAgrees checks the fast path for short replies (decodeOK,
-// decodeDigit, decodeNullBulk, decodeShort) against the general decoder
-// (parseOne) on random short inputs built from the bytes that matter, under
-// default, tight and negative limits: whenever a fast decoder takes an
-// input, its Value and length must be the general decoder's; when it
-// declines, it must leave the Value alone.
+// TestShortAgrees checks the fast path for short replies (decodeShort)
+// against the general decoder (parseOne) on random short inputs built from
+// the bytes that matter, under default, tight and negative limits: whenever
+// it takes an input, its Value and length must be the general decoder's;
+// when it declines, it must leave the Value alone.
 func TestShortAgrees(t *testing.T) {
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
@@ -21,10 +20,7 @@ func TestShortAgrees(t *testing.T) {
 	heads := []byte{'+', '-', ':', '$', '_', '#', ',', '(', '!', '=', '*'}
 	lims := []Limits{{}, {MaxLine: 3, MaxBulk: 4, MaxReply: 6}, {MaxLine: 1, MaxReply: 4}, {MaxLine: 1}, {MaxReply: 5}, {MaxLine: -1, MaxReply: -5}}
 	fast := map[string]func(v *Value, b []byte, lim Limits) int{
-		"decodeOK":       func(v *Value, b []byte, lim Limits) int { return decodeOK(v, b, lim.MaxLine, lim.MaxReply) },
-		"decodeDigit":    func(v *Value, b []byte, lim Limits) int { return decodeDigit(v, b, lim.MaxReply) },
-		"decodeNullBulk": func(v *Value, b []byte, lim Limits) int { return decodeNullBulk(v, b, lim.MaxReply) },
-		"decodeShort":    func(v *Value, b []byte, lim Limits) int { return decodeShort(v, b, lim.MaxLine, lim.MaxReply) },
+		"decodeShort": func(v *Value, b []byte, lim Limits) int { return decodeShort(v, b, lim.MaxLine, lim.MaxReply) },
 	}
 	taken := map[string]int{}
 	b := make([]byte, 0, 40)
