@@ -75,7 +75,11 @@ func (c *Client) keepExtended(ctx context.Context, l *Lock, ttl time.Duration, s
 			t.Reset(l.Validity())
 			continue
 		}
-		err := l.Extend(context.WithoutCancel(ctx), ttl)
+		// Bounded by the validity: an extension still waiting for its
+		// masters when the validity ends must not keep fn running past it.
+		ectx, cancelExtend := context.WithDeadline(context.WithoutCancel(ctx), l.Until())
+		err := l.Extend(ectx, ttl)
+		cancelExtend()
 		switch {
 		case err == nil:
 			extensions++

@@ -1,0 +1,174 @@
+package redlock
+
+import (
+	"context"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/resp"
+)
+
+// Do's extender under testing/synctest: masters served over net.Pipe
+// inside the bubble, a fake clock, exact times.
+
+// pipeMaster answers what a lock sends: INFO server, SET NX PX (+OK),
+// the extend script (:1, or :0 once lost, or nothing while hung) and the
+// release script (:1). It counts extensions.
+type pipeMaster struct {
+	lost, hung atomic.Bool
+	extends    atomic.Int32
+}
+
+// pipeMasters serves n pipeMasters behind a Config.Conn.Dialer; every
+// served connection is waited for by wait.
+type pipeMasters struct {
+	ms    map[string]*pipeMaster
+	conns sync.WaitGroup
+}
+
+func newPipeMasters(n int) (*pipeMasters, []string) {
+	pm := &pipeMasters{ms: map[string]*pipeMaster{}}
+	var addrs []string
+	for i := range n {
+		addr := "pipe:" + string(rune('1'+i))
+		pm.ms[addr] = &pipeMaster{}
+		addrs = append(addrs, addr)
+	}
+	return pm, addrs
+}
+
+func (pm *pipeMasters) each(fn func(m *pipeMaster)) {
+	for _, m := range pm.ms {
+		fn(m)
+	}
+}
+
+func (pm *pipeMasters) dial(_ context.Context, _, addr string) (net.Conn, error) {
+	client, server := net.Pipe()
+	m := pm.ms[addr]
+	pm.conns.Go(func() { m.serve(server) })
+	return client, nil
+}
+
+func (m *pipeMaster) serve(nc net.Conn) {
+	defer nc.Close()
+	rd := resp.NewReader(nc, 0, resp.Limits{})
+	for {
+		vals, err := rd.ReadReply()
+		if err != nil {
+			return
+		}
+		args := vals[1:]
+		var out string
+		switch strings.ToUpper(string(args[0].Bytes)) {
+		case "INFO":
+			out = string(resp.AppendBulkString(nil, "# Server\r\nrun_id:0123456789abcdef0123456789abcdef01234567\r\nuptime_in_seconds:3600\r\n"))
+		case "SET":
+			out = "+OK\r\n"
+		case "EVALSHA", "EVAL":
+			if len(args) == 5 { // release: script, 1, key, token
+				out = ":1\r\n"
+				break
+			}
+			m.extends.Add(1)
+			switch {
+			case m.hung.Load():
+				continue
+			case m.lost.Load():
+				out = ":0\r\n"
+			default:
+				out = ":1\r\n"
+			}
+		default:
+			out = "-ERR unknown command\r\n"
+		}
+		if _, err := nc.Write([]byte(out)); err != nil {
+			return
+		}
+	}
+}
+
+// pipeClient is a Client on the pipe masters, for use inside a bubble.
+func pipeClient(t *testing.T, pm *pipeMasters, addrs []string) *Client {
+	t.Helper()
+	c, err := New(bg, Config{
+		Addrs: addrs, NodeTimeout: 50 * time.Millisecond, DisableRestartGuard: true,
+		Conn: conn.Options{Dialer: pm.dial},
+	})
+	require.NoError(t, err)
+	return c
+}
+
+// Do extends the lock every ttl*ExtendFraction while fn runs: at 100, 200
+// and 300ms for a 300ms TTL and work of 350ms.
+func TestDoExtendsOnSchedule(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		pm, addrs := newPipeMasters(3)
+		c := pipeClient(t, pm, addrs)
+		err := c.Do(bg, "k", 300*time.Millisecond, func(ctx context.Context) error {
+			time.Sleep(350 * time.Millisecond)
+			return ctx.Err()
+		})
+		require.NoError(t, err)
+		pm.each(func(m *pipeMaster) { assert.Equal(t, int32(3), m.extends.Load()) })
+		c.Close()
+		pm.conns.Wait()
+	})
+}
+
+// An extension answered "not ours" cancels fn's context at once, with
+// cause ErrNotHeld, and Do reports it.
+func TestDoCancelsWhenExtensionFindsLockGone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		pm, addrs := newPipeMasters(3)
+		c := pipeClient(t, pm, addrs)
+		start := time.Now()
+		var stopped time.Duration
+		err := c.Do(bg, "k", 300*time.Millisecond, func(ctx context.Context) error {
+			pm.each(func(m *pipeMaster) { m.lost.Store(true) })
+			<-ctx.Done()
+			stopped = time.Since(start)
+			assert.ErrorIs(t, context.Cause(ctx), ErrNotHeld)
+			return ctx.Err()
+		})
+		assert.Equal(t, 100*time.Millisecond, stopped, "not cancelled at the first extension")
+		require.ErrorIs(t, err, ErrNotHeld)
+		require.ErrorIs(t, err, context.Canceled)
+		c.Close()
+		pm.conns.Wait()
+	})
+}
+
+// Masters that stop answering extensions: the extender keeps trying, and
+// when the validity (ttl less drift: 300 - 3 - 2 = 295ms) runs out it
+// cancels fn's context with cause ErrNotHeld, not a moment later than
+// that validity.
+func TestDoCancelsWhenValidityRunsOut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		pm, addrs := newPipeMasters(3)
+		c := pipeClient(t, pm, addrs)
+		start := time.Now()
+		var stopped time.Duration
+		err := c.Do(bg, "k", 300*time.Millisecond, func(ctx context.Context) error {
+			pm.each(func(m *pipeMaster) { m.hung.Store(true) })
+			<-ctx.Done()
+			stopped = time.Since(start)
+			assert.ErrorIs(t, context.Cause(ctx), ErrNotHeld)
+			return ctx.Err()
+		})
+		assert.Equal(t, 295*time.Millisecond, stopped)
+		require.ErrorIs(t, err, ErrNotHeld)
+		pm.each(func(m *pipeMaster) { assert.Greater(t, m.extends.Load(), int32(1), "the extender gave up early") })
+		c.Close()
+		pm.conns.Wait()
+	})
+}
