@@ -125,50 +125,47 @@ func TestDoExtendsOnSchedule(t *testing.T) {
 	})
 }
 
+// doUntilLost runs Do on fresh pipe masters with a 300ms TTL; fn breaks
+// the masters with brk, then waits for its context to end. It returns when
+// that happened, from the start of Do, and Do's error.
+func doUntilLost(t *testing.T, brk func(m *pipeMaster)) (time.Duration, error) {
+	t.Helper()
+	pm, addrs := newPipeMasters(3)
+	c := pipeClient(t, pm, addrs)
+	defer pm.conns.Wait()
+	defer c.Close()
+	start := time.Now()
+	var stopped time.Duration
+	err := c.Do(bg, "k", 300*time.Millisecond, func(ctx context.Context) error {
+		pm.each(brk)
+		<-ctx.Done()
+		stopped = time.Since(start)
+		assert.ErrorIs(t, context.Cause(ctx), ErrNotHeld)
+		return ctx.Err()
+	})
+	pm.each(func(m *pipeMaster) { assert.Positive(t, m.extends.Load(), "never extended") })
+	return stopped, err
+}
+
 // An extension answered "not ours" cancels fn's context at once, with
 // cause ErrNotHeld, and Do reports it.
 func TestDoCancelsWhenExtensionFindsLockGone(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		pm, addrs := newPipeMasters(3)
-		c := pipeClient(t, pm, addrs)
-		start := time.Now()
-		var stopped time.Duration
-		err := c.Do(bg, "k", 300*time.Millisecond, func(ctx context.Context) error {
-			pm.each(func(m *pipeMaster) { m.lost.Store(true) })
-			<-ctx.Done()
-			stopped = time.Since(start)
-			assert.ErrorIs(t, context.Cause(ctx), ErrNotHeld)
-			return ctx.Err()
-		})
+		stopped, err := doUntilLost(t, func(m *pipeMaster) { m.lost.Store(true) })
 		assert.Equal(t, 100*time.Millisecond, stopped, "not cancelled at the first extension")
 		require.ErrorIs(t, err, ErrNotHeld)
 		require.ErrorIs(t, err, context.Canceled)
-		c.Close()
-		pm.conns.Wait()
 	})
 }
 
 // Masters that stop answering extensions: the extender keeps trying, and
 // when the validity (ttl less drift: 300 - 3 - 2 = 295ms) runs out it
-// cancels fn's context with cause ErrNotHeld, not a moment later than
-// that validity.
+// cancels fn's context with cause ErrNotHeld, not a moment later, even
+// with an extension still waiting for its masters.
 func TestDoCancelsWhenValidityRunsOut(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		pm, addrs := newPipeMasters(3)
-		c := pipeClient(t, pm, addrs)
-		start := time.Now()
-		var stopped time.Duration
-		err := c.Do(bg, "k", 300*time.Millisecond, func(ctx context.Context) error {
-			pm.each(func(m *pipeMaster) { m.hung.Store(true) })
-			<-ctx.Done()
-			stopped = time.Since(start)
-			assert.ErrorIs(t, context.Cause(ctx), ErrNotHeld)
-			return ctx.Err()
-		})
+		stopped, err := doUntilLost(t, func(m *pipeMaster) { m.hung.Store(true) })
 		assert.Equal(t, 295*time.Millisecond, stopped)
 		require.ErrorIs(t, err, ErrNotHeld)
-		pm.each(func(m *pipeMaster) { assert.Greater(t, m.extends.Load(), int32(1), "the extender gave up early") })
-		c.Close()
-		pm.conns.Wait()
 	})
 }

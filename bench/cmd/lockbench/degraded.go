@@ -170,24 +170,15 @@ func (r *Runner) degraded(ctx context.Context) error {
 
 // degradedRun runs one contender through the schedule on fresh proxies.
 func (r *Runner) degradedRun(ctx context.Context, d contenderDef, sched []SlowWindow, round int, total time.Duration) (degradedRunResult, error) {
-	var proxies []faultProxy
-	defer func() {
-		for _, p := range proxies {
-			p.Close()
-		}
-	}()
+	proxies, closeProxies, err := r.startProxies()
+	defer closeProxies()
+	if err != nil {
+		return degradedRunResult{}, err
+	}
 	s := r.opts.Setup
-	s.Addrs = nil
+	s.Addrs = proxyAddrs(proxies)
 	s.TTL, s.NodeTimeout, s.Tries, s.RetryDelay = degradedTTL, degradedNodeTimeout, degradedTries, degradedRetryDelay
 	s.PoolSize = degradedPerClient * 2
-	for _, a := range r.masters.Addrs {
-		p, err := r.opts.StartProxy(a)
-		if err != nil {
-			return degradedRunResult{}, err
-		}
-		proxies = append(proxies, p)
-		s.Addrs = append(s.Addrs, p.Addr())
-	}
 	var holders []Holder
 	note := ""
 	for i := range degradedClients {

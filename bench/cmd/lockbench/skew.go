@@ -68,22 +68,13 @@ func (r *Runner) skew(ctx context.Context) error {
 		return errors.New("lockbench: skew mode needs a proxy")
 	}
 	r.progress.phase("skew: starting %d proxies", len(r.masters.Addrs))
-	var proxies []faultProxy
-	defer func() {
-		for _, p := range proxies {
-			p.Close()
-		}
-	}()
-	s := r.opts.Setup
-	s.Addrs = nil
-	for _, a := range r.masters.Addrs {
-		p, err := r.opts.StartProxy(a)
-		if err != nil {
-			return err
-		}
-		proxies = append(proxies, p)
-		s.Addrs = append(s.Addrs, p.Addr())
+	proxies, closeProxies, err := r.startProxies()
+	defer closeProxies()
+	if err != nil {
+		return err
 	}
+	s := r.opts.Setup
+	s.Addrs = proxyAddrs(proxies)
 	cs, err := r.connect(s)
 	if err != nil {
 		return err
@@ -138,4 +129,32 @@ func (r *Runner) skew(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// startProxies starts a fault proxy in front of every master. The returned
+// function closes those started, also after an error.
+func (r *Runner) startProxies() ([]faultProxy, func(), error) {
+	var proxies []faultProxy
+	closeAll := func() {
+		for _, p := range proxies {
+			p.Close()
+		}
+	}
+	for _, a := range r.masters.Addrs {
+		p, err := r.opts.StartProxy(a)
+		if err != nil {
+			return nil, closeAll, err
+		}
+		proxies = append(proxies, p)
+	}
+	return proxies, closeAll, nil
+}
+
+// proxyAddrs returns the proxies' addresses, what the contenders dial.
+func proxyAddrs(proxies []faultProxy) []string {
+	out := make([]string, len(proxies))
+	for i, p := range proxies {
+		out[i] = p.Addr()
+	}
+	return out
 }
