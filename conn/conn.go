@@ -149,8 +149,9 @@ func (c *Conn) Close() error {
 
 // Send queues r for the master and returns without waiting for the reply.
 // Exactly one completion follows each Send: r arrives on notify (or, when
-// notify is nil, on r's own channel, see Wait) once its reply or its failure
-// is in; unless the caller abandons r first. A Conn that is down fails r at
+// notify is nil, on r's own channel, see Wait, made by the first such Send
+// and kept until r is released) once its reply or its failure is in;
+// unless the caller abandons r first. A Conn that is down fails r at
 // once with the sticky connection error; it never queues behind an outage.
 //
 // notify must have room for every request sent with it and not yet received:
@@ -167,7 +168,10 @@ func (c *Conn) Close() error {
 // the master is behind: r fails at once with ErrReadTimeout instead of
 // queueing behind the backlog, and the socket is reset and reconnected.
 func (c *Conn) Send(r *Request, notify chan *Request) {
-	if notify == nil {
+	if notify == nil && !r.forget {
+		if r.own == nil {
+			r.own = make(chan *Request, 1) // kept until r is released
+		}
 		notify = r.own
 	}
 	r.notify = notify
@@ -296,9 +300,10 @@ func (c *Conn) fail(s *socket, err error) {
 // reply (or failure) comes. For commands whose reply does not matter, such as
 // the release after a failed lock attempt. The caller must not use r again.
 func (c *Conn) SendForget(r *Request) {
+	r.forget = true
 	c.Send(r, nil)
+	// Send has returned: now whichever of us finishes second recycles r.
 	if !r.Abandon() {
-		<-r.own // failed fast: it is ours again
-		r.Release()
+		r.recycle() // completed already (failed fast, or answered at once)
 	}
 }

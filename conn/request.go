@@ -22,9 +22,10 @@ const (
 // are dropped so that one huge reply does not pin memory in the pool.
 const maxKeptBuffer = 64 << 10
 
-var requestPool = sync.Pool{New: func() any {
-	return &Request{own: make(chan *Request, 1)}
-}}
+// requestPool holds idle Requests. They hold no channel: one made inside a
+// testing/synctest bubble must not reach a goroutine outside it, so a
+// Request's own channel lives only until it is released.
+var requestPool = sync.Pool{New: func() any { return new(Request) }}
 
 // Request is one command and, once completed, its reply. Requests are
 // reusable and pooled: get one with NewRequest, fill Cmd, Send it, wait for
@@ -45,7 +46,8 @@ type Request struct {
 	state  atomic.Int32
 	sent   time.Time     // when Send accepted it: the lag check measures its age
 	notify chan *Request // where completion is announced
-	own    chan *Request // the Request's own notify channel, capacity 1
+	own    chan *Request // the Request's own notify channel, capacity 1; made by Send when needed
+	forget bool          // sent by SendForget: no one is notified of its completion
 
 	err  error        // connection error, nil when a reply arrived
 	vals []resp.Value // the reply, flattened; Bytes point into buf
@@ -74,7 +76,7 @@ func (r *Request) recycle() {
 		r.buf = nil
 	}
 	r.Cmd, r.buf, r.vals = r.Cmd[:0], r.buf[:0], r.vals[:0]
-	r.Tag, r.err, r.notify = 0, nil, nil
+	r.Tag, r.err, r.notify, r.own, r.forget = 0, nil, nil, nil, false
 	r.state.Store(stateIdle)
 	requestPool.Put(r)
 }
@@ -101,9 +103,10 @@ func (r *Request) complete(vals []resp.Value, err error) {
 		r.recycle()
 		return
 	}
+	forget, notify := r.forget, r.notify // r may be reused once it is done
 	r.err = err
 	r.vals = r.vals[:0]
-	if err == nil {
+	if err == nil && !forget {
 		r.copyReply(vals)
 	}
 	if !r.state.CompareAndSwap(statePending, stateDone) {
@@ -111,7 +114,10 @@ func (r *Request) complete(vals []resp.Value, err error) {
 		r.recycle()
 		return
 	}
-	r.notify <- r // never blocks: see Send
+	if forget {
+		return // done before SendForget gave it up: SendForget recycles it
+	}
+	notify <- r // never blocks: see Send
 }
 
 // copyReply copies vals into r's own storage with one buffer for all bytes.
