@@ -299,9 +299,6 @@ func parseOne(v *Value, b []byte, lim *Limits) (int, error) {
 	return next, nil
 }
 
-// shortLine is how far line scans byte by byte before it uses IndexByte.
-const shortLine = 32
-
 // isScalar reports whether a reply starting with type byte t is a single
 // Value (not an aggregate or an attribute).
 func isScalar(t Type) bool {
@@ -325,24 +322,6 @@ func (p *parser) line(b []byte, start int, lim *Limits) (end, need int, err erro
 	hi := min(len(b), limit)
 	if from > hi {
 		from = hi
-	}
-	// Short lines, the common case, are scanned byte by byte: cheaper than
-	// the calls to IndexByte. The checks are the same.
-	if from == start {
-		for j := start; j < hi && j < start+shortLine; j++ {
-			if b[j] != '\n' {
-				continue
-			}
-			if j == start || b[j-1] != '\r' {
-				return 0, 0, protoErr(j, "line feed without carriage return")
-			}
-			for k := start; k < j-1; k++ {
-				if b[k] == '\r' {
-					return 0, 0, protoErr(k, "carriage return inside line")
-				}
-			}
-			return j - 1, 0, nil
-		}
 	}
 	k := bytes.IndexByte(b[from:hi], '\n')
 	if k < 0 {
