@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -61,14 +62,35 @@ type Config struct {
 	Hooks Hooks
 }
 
-// Hooks receive metrics. They run synchronously on the goroutine that
-// performs the operation: keep them fast and never block.
+// Hooks receive metrics and traces. They run synchronously on the goroutine
+// that performs the operation: keep them fast and never block. Unset hooks
+// cost nothing; the adapters in the redlockotel and redlockprom modules set
+// them for OpenTelemetry and Prometheus.
 type Hooks struct {
 	// Node is called once per master per operation with its outcome and
 	// latency.
 	Node func(op Op, addr string, outcome Outcome, latency time.Duration)
 	// Event is called for each lock event.
 	Event func(ev Event, key string)
+	// Call is called when Lock, TryLock, Extend or Unlock starts, with the
+	// caller's context. The function it returns, if not nil, is called
+	// once when that call returns (Do's calls included). Telemetry adapters
+	// start a span or count waiters here; whatever it allocates is the cost.
+	Call func(ctx context.Context, op Op, key string) func(CallEnd)
+	// Held is called once per lock when it ends, released by Unlock or
+	// found lost by Extend or Unlock, with how long it was held: from the
+	// return of Lock or TryLock to that moment.
+	Held func(key string, held time.Duration)
+}
+
+// CallEnd is how a call reported to Hooks.Call ended.
+type CallEnd struct {
+	Err      error         // the call's error, nil on success
+	Took     time.Duration // from the call's start to its return
+	Attempts int           // acquire attempts (Lock and TryLock); 1 otherwise
+	// Nodes is each master's part in the last attempt. It is valid only
+	// during the hook's call: copy what must outlive it.
+	Nodes []NodeResult
 }
 
 // Event is a change in a lock's life.

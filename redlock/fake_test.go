@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"sync"
 	"testing"
 	"time"
 
@@ -212,4 +213,66 @@ func TestNewHonoursContext(t *testing.T) {
 	assert.Nil(t, c)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Less(t, time.Since(start), 5*time.Second, "New waited out the dial timeout")
+}
+
+// Hooks.Call sees every call start and end, with its error and each
+// master's part; Hooks.Held sees each lock end once, with how long it was
+// held.
+func TestCallAndHeldHooks(t *testing.T) {
+	_, addrs := fakeMasters(t, 3)
+	type call struct {
+		op       Op
+		key      string
+		err      error
+		attempts int
+		outcomes []Outcome
+	}
+	var mu sync.Mutex
+	var calls []call
+	var held []time.Duration
+	hooks := Hooks{
+		Call: func(ctx context.Context, op Op, key string) func(CallEnd) {
+			return func(e CallEnd) {
+				c := call{op: op, key: key, err: e.Err, attempts: e.Attempts}
+				for _, n := range e.Nodes {
+					c.outcomes = append(c.outcomes, n.Outcome)
+				}
+				assert.Positive(t, e.Took)
+				mu.Lock()
+				calls = append(calls, c)
+				mu.Unlock()
+			}
+		},
+		Held: func(key string, d time.Duration) {
+			mu.Lock()
+			held = append(held, d)
+			mu.Unlock()
+		},
+	}
+	c := fakeClient(t, addrs, Config{Hooks: hooks, Tries: 2, RetryDelay: time.Millisecond})
+	l, err := c.Lock(bg, "k", 10*time.Second)
+	require.NoError(t, err)
+	_, err = c.Lock(bg, "k", 10*time.Second) // taken: two attempts
+	require.ErrorIs(t, err, ErrNotAcquired)
+	require.NoError(t, l.Extend(bg, 10*time.Second))
+	require.NoError(t, l.Unlock(bg))
+	require.ErrorIs(t, l.Unlock(bg), ErrNotHeld) // already released: Held not told again
+
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, calls, 5)
+	assert.Equal(t, call{OpLock, "k", nil, 1, nil}, call{calls[0].op, calls[0].key, calls[0].err, calls[0].attempts, nil})
+	assert.Subset(t, []Outcome{OutcomeOK, OutcomeNone}, calls[0].outcomes) // returns at quorum
+	assert.Equal(t, OpLock, calls[1].op)
+	assert.ErrorIs(t, calls[1].err, ErrNotAcquired)
+	assert.Equal(t, 2, calls[1].attempts)
+	assert.Equal(t, OpExtend, calls[2].op)
+	assert.NoError(t, calls[2].err)
+	assert.Equal(t, OpUnlock, calls[3].op)
+	assert.NoError(t, calls[3].err)
+	assert.Equal(t, OpUnlock, calls[4].op)
+	assert.ErrorIs(t, calls[4].err, ErrNotHeld)
+
+	require.Len(t, held, 1, "Held once per lock")
+	assert.Positive(t, held[0])
 }

@@ -18,6 +18,7 @@ type Lock struct {
 	tok   token
 	ttl   time.Duration
 	until time.Time // end of validity, on the monotonic clock
+	since time.Time // when it was acquired; zero once Hooks.Held was told it ended
 }
 
 // Key returns the locked key.
@@ -61,7 +62,7 @@ func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration) (Lock,
 	return c.acquire(ctx, key, ttl, c.cfg.Tries)
 }
 
-func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, tries int) (Lock, error) {
+func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, tries int) (_ Lock, err error) {
 	if c.closed.Load() {
 		return Lock{}, ErrClosed
 	}
@@ -70,8 +71,15 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, tri
 	}
 	o := c.getOp()
 	defer c.putOp(o)
+	attempt := 1
+	if h := c.cfg.Hooks.Call; h != nil {
+		if end := h(ctx, OpLock, key); end != nil {
+			start := time.Now()
+			defer func() { end(CallEnd{Err: err, Took: time.Since(start), Attempts: attempt, Nodes: o.res}) }()
+		}
+	}
 	done := ctx.Done()
-	for attempt := 1; ; attempt++ {
+	for ; ; attempt++ {
 		tok := newToken()
 		o.encode(OpLock, key, &tok, ttl)
 		br := o.run(OpLock, done)
@@ -79,7 +87,11 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, tri
 		until := c.validUntil(br.start, ttl)
 		if !br.cancelled && br.ok >= c.quorum && time.Now().Before(until) {
 			c.event(EventAcquired, key)
-			return Lock{c: c, key: key, tok: tok, ttl: ttl, until: until}, nil
+			l := Lock{c: c, key: key, tok: tok, ttl: ttl, until: until}
+			if c.cfg.Hooks.Held != nil {
+				l.since = time.Now()
+			}
+			return l, nil
 		}
 		// Failed: release wherever our SET may have landed.
 		o.releaseAfterFailure(key, &tok)
@@ -164,7 +176,7 @@ func (o *op) releaseAfterFailure(key string, tok *token) {
 // key that expired. It returns ErrNotHeld (possibly inside an *Error) when
 // the lock is lost, ErrExtendFailed when a quorum could not be reached but
 // the lock is not known lost (its previous validity stands), or ctx's error.
-func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
+func (l *Lock) Extend(ctx context.Context, ttl time.Duration) (err error) {
 	c := l.c
 	if c == nil || l.Validity() <= 0 {
 		return ErrNotHeld
@@ -177,6 +189,12 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	}
 	o := c.getOp()
 	defer c.putOp(o)
+	if h := c.cfg.Hooks.Call; h != nil {
+		if end := h(ctx, OpExtend, l.key); end != nil {
+			start := time.Now()
+			defer func() { end(CallEnd{Err: err, Took: time.Since(start), Attempts: 1, Nodes: o.res}) }()
+		}
+	}
 	o.encode(OpExtend, l.key, &l.tok, ttl)
 	br := o.run(OpExtend, ctx.Done())
 	o.report(OpExtend)
@@ -192,6 +210,7 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 		// A quorum no longer holds our token, or our validity ran out
 		// while we asked.
 		c.event(EventLost, l.key)
+		l.ended()
 		if br.failed == 0 {
 			return ErrNotHeld
 		}
@@ -206,7 +225,7 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 // ours (expired, or taken over). It is meant for defer: it sends the
 // release even when ctx has already ended, and waits at most
 // Config.NodeTimeout for the answers (less if a live ctx ends sooner).
-func (l *Lock) Unlock(ctx context.Context) error {
+func (l *Lock) Unlock(ctx context.Context) (err error) {
 	c := l.c
 	if c == nil {
 		return ErrNotHeld
@@ -220,6 +239,12 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	}
 	o := c.getOp()
 	defer c.putOp(o)
+	if h := c.cfg.Hooks.Call; h != nil {
+		if end := h(ctx, OpUnlock, l.key); end != nil {
+			start := time.Now()
+			defer func() { end(CallEnd{Err: err, Took: time.Since(start), Attempts: 1, Nodes: o.res}) }()
+		}
+	}
 	o.encode(OpUnlock, l.key, &l.tok, 0)
 	br := o.run(OpUnlock, done)
 	o.report(OpUnlock)
@@ -227,13 +252,24 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	switch {
 	case br.ok >= c.quorum:
 		c.event(EventReleased, l.key)
+		l.ended()
 		return nil
 	case br.cancelled:
 		return o.error(OpUnlock, l.key, ctxerr.Of(ctx), 1)
 	case br.failed == 0:
+		l.ended()
 		return ErrNotHeld
 	default:
+		l.ended()
 		return o.error(OpUnlock, l.key, ErrNotHeld, 1)
+	}
+}
+
+// ended tells Hooks.Held, once, that the lock ended.
+func (l *Lock) ended() {
+	if h := l.c.cfg.Hooks.Held; h != nil && !l.since.IsZero() {
+		h(l.key, time.Since(l.since))
+		l.since = time.Time{}
 	}
 }
 
