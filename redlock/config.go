@@ -72,11 +72,14 @@ type Hooks struct {
 	Node func(op Op, addr string, outcome Outcome, latency time.Duration)
 	// Event is called for each lock event.
 	Event func(ev Event, key string)
-	// Call is called when Lock, TryLock, Extend or Unlock starts, with the
-	// caller's context. The function it returns, if not nil, is called
-	// once when that call returns (Do's calls included). Telemetry adapters
-	// start a span or count waiters here; whatever it allocates is the cost.
-	Call func(ctx context.Context, op Op, key string) func(CallEnd)
+	// Call is called when Lock, TryLock, Extend, Unlock or Do starts, with
+	// the caller's context. The function it returns, if not nil, is called
+	// once when that call returns. The context it returns is what Do passes
+	// to the calls it makes (a span's context, so that Do's Lock, Extend and
+	// Unlock nest under Do's span); return ctx if there is none. Telemetry
+	// adapters start a span or count waiters here; whatever it allocates is
+	// the cost.
+	Call func(ctx context.Context, op Op, key string) (context.Context, func(CallEnd))
 	// Held is called once per lock when it ends, released by Unlock or
 	// found lost by Extend or Unlock, with how long it was held: from the
 	// return of Lock or TryLock to that moment.

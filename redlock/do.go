@@ -20,6 +20,13 @@ import (
 // work may then have run without exclusion. It returns Lock's error when the
 // lock could not be taken, without calling fn.
 func (c *Client) Do(ctx context.Context, key string, ttl time.Duration, fn func(ctx context.Context) error) (err error) {
+	if h := c.cfg.Hooks.Call; h != nil {
+		var end func(CallEnd)
+		if ctx, end = h(ctx, OpDo, key); end != nil {
+			start := time.Now()
+			defer func() { end(CallEnd{Err: err, Took: time.Since(start), Attempts: 1}) }()
+		}
+	}
 	l, err := c.Lock(ctx, key, ttl)
 	if err != nil {
 		return err

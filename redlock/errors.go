@@ -28,18 +28,20 @@ var (
 )
 
 // Op is an operation on a lock. The set is closed: OpLock, OpExtend and
-// OpUnlock are every value an Error or a Node hook carries.
+// OpUnlock are every value an Error or a Node hook carries; OpDo is also
+// given to Hooks.Call.
 type Op uint8
 
 const (
 	OpLock   Op = iota // Lock or TryLock: SET key token NX PX ttl on every master
 	OpExtend           // Extend: the compare-and-pexpire script
 	OpUnlock           // Unlock: the compare-and-delete script
+	OpDo               // Do: a lock held while a function runs (Hooks.Call only)
 )
 
-var opNames = [...]string{"lock", "extend", "unlock"}
+var opNames = [...]string{"lock", "extend", "unlock", "do"}
 
-// String returns "lock", "extend" or "unlock".
+// String returns "lock", "extend", "unlock" or "do".
 func (op Op) String() string {
 	if int(op) < len(opNames) {
 		return opNames[op]

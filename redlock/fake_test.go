@@ -231,8 +231,8 @@ func TestCallAndHeldHooks(t *testing.T) {
 	var calls []call
 	var held []time.Duration
 	hooks := Hooks{
-		Call: func(ctx context.Context, op Op, key string) func(CallEnd) {
-			return func(e CallEnd) {
+		Call: func(ctx context.Context, op Op, key string) (context.Context, func(CallEnd)) {
+			return ctx, func(e CallEnd) {
 				c := call{op: op, key: key, err: e.Err, attempts: e.Attempts}
 				for _, n := range e.Nodes {
 					c.outcomes = append(c.outcomes, n.Outcome)

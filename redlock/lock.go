@@ -73,7 +73,7 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, tri
 	defer c.putOp(o)
 	attempt := 1
 	if h := c.cfg.Hooks.Call; h != nil {
-		if end := h(ctx, OpLock, key); end != nil {
+		if _, end := h(ctx, OpLock, key); end != nil {
 			start := time.Now()
 			defer func() { end(CallEnd{Err: err, Took: time.Since(start), Attempts: attempt, Nodes: o.res}) }()
 		}
@@ -190,7 +190,7 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) (err error) {
 	o := c.getOp()
 	defer c.putOp(o)
 	if h := c.cfg.Hooks.Call; h != nil {
-		if end := h(ctx, OpExtend, l.key); end != nil {
+		if _, end := h(ctx, OpExtend, l.key); end != nil {
 			start := time.Now()
 			defer func() { end(CallEnd{Err: err, Took: time.Since(start), Attempts: 1, Nodes: o.res}) }()
 		}
@@ -240,7 +240,7 @@ func (l *Lock) Unlock(ctx context.Context) (err error) {
 	o := c.getOp()
 	defer c.putOp(o)
 	if h := c.cfg.Hooks.Call; h != nil {
-		if end := h(ctx, OpUnlock, l.key); end != nil {
+		if _, end := h(ctx, OpUnlock, l.key); end != nil {
 			start := time.Now()
 			defer func() { end(CallEnd{Err: err, Took: time.Since(start), Attempts: 1, Nodes: o.res}) }()
 		}
