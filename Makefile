@@ -13,6 +13,9 @@ REDIS_DIR      ?= .redis
 # staticcheck, pinned: run from the module proxy at this version, so that
 # neither module's go.mod carries it.
 STATICCHECK    ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+# Modules of their own: the benchmarks and the telemetry adapters, so that
+# the library's go.mod stays lean.
+SUBMODULES     ?= bench redlockotel redlockprom
 
 .PHONY: all test deps vet cross staticcheck fmt-check unit fuzz-smoke bench bench-go fuzz torture cover lint redis-up redis-down
 
@@ -35,7 +38,7 @@ test: deps vet cross staticcheck fmt-check unit fuzz-smoke
 
 vet:
 	$(GO) vet ./...
-	cd bench && $(GO) vet ./...
+	@for m in $(SUBMODULES); do echo "vet: $$m"; (cd $$m && $(GO) vet ./...) || exit 1; done
 
 ## cross: vet both modules and build every test binary for darwin and
 ## windows (-exec true: built, not run).
@@ -44,13 +47,13 @@ cross:
 		echo "cross: GOOS=$$os"; \
 		GOOS=$$os $(GO) vet ./... || exit 1; \
 		GOOS=$$os $(GO) test -count=1 -run '^$$' -exec true ./... >/dev/null || exit 1; \
-		(cd bench && GOOS=$$os $(GO) vet ./...) || exit 1; \
+		for m in $(SUBMODULES); do (cd $$m && GOOS=$$os $(GO) vet ./...) || exit 1; done; \
 	done
 
 ## staticcheck: both modules, at the pinned version.
 staticcheck:
 	$(GO) run $(STATICCHECK) ./...
-	cd bench && $(GO) run $(STATICCHECK) ./...
+	@for m in $(SUBMODULES); do echo "staticcheck: $$m"; (cd $$m && $(GO) run $(STATICCHECK) ./...) || exit 1; done
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -58,6 +61,8 @@ fmt-check:
 
 unit:
 	$(GO) test -race -shuffle=on -count=1 -timeout 8m ./...
+	cd redlockotel && $(GO) test -race -shuffle=on -count=1 ./...
+	cd redlockprom && $(GO) test -race -shuffle=on -count=1 ./...
 	cd bench && $(GO) test -count=1 -timeout 5m ./...
 
 ## fuzz-smoke: every fuzz target for SMOKE_FUZZTIME (a few seconds each).
