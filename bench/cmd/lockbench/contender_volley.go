@@ -14,10 +14,14 @@ type volley struct {
 	c *redlock.Client
 }
 
-func newVolley(s Setup) (Contender, error) {
+func newVolley(s Setup) (Contender, error) { return newVolleyWith(s, redlock.Hooks{}) }
+
+// newVolleyWith is newVolley with hooks (the adapters mode).
+func newVolleyWith(s Setup, hooks redlock.Hooks) (Contender, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	c, err := redlock.New(ctx, redlock.Config{
+		Hooks:               hooks,
 		Addrs:               s.Addrs,
 		NodeTimeout:         s.NodeTimeout,
 		Tries:               s.Tries,

@@ -84,6 +84,13 @@ func TestHarnessSmoke(t *testing.T) {
 		assert.Zero(t, d.Violations, d.Name)
 	}
 	require.Len(t, rep.DegradedSchedule, 3)
+	if ms.Kind != kindFake {
+		require.Len(t, rep.Adapters, len(adapterSetups))
+		for _, a := range rep.Adapters {
+			assert.Positive(t, a.P50Ms, a.Name)
+		}
+		assert.Greater(t, rep.Adapters[1].AllocsPerOp, rep.Adapters[0].AllocsPerOp, "otel spans cost nothing?")
+	}
 	require.Len(t, rep.Targets, 12)
 
 	var out bytes.Buffer

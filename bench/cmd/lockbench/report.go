@@ -30,6 +30,7 @@ type Report struct {
 	// DegradedSchedule is the slow-master schedule every contender ran.
 	DegradedSchedule []SlowWindow     `json:"degraded_schedule,omitempty"`
 	Degraded         []DegradedResult `json:"degraded,omitempty"`
+	Adapters         []AdapterResult  `json:"adapters,omitempty"`
 	Targets          []Target         `json:"targets"`
 }
 
@@ -444,6 +445,14 @@ func (r *Report) WriteTables(w io.Writer) {
 			bo := field(b, func(b *DegradedResult) float64 { return b.AcqPerSecFault })
 			fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%s\t%.1f\t%.2f\t%s\t%d\t%s\t\n", n, d.AcqPerSecWarm, d.AcqPerSecFault, ratio(d.AcqPerSecFault, bo),
 				d.AcqPerSecAfter, d.LongestGapMs/1000, rec, d.Violations, errNote(d.Errors))
+		}
+	}
+	if len(r.Adapters) > 0 {
+		section("ADAPTERS: Lock+Unlock, 1 goroutine, without hooks and with each telemetry adapter (otel: SDK, every span sampled, none exported)")
+		fmt.Fprintln(tw, "way\tp50 ms\tp99 ms\tallocs/op\tB/op\tp50 cost us\tallocs cost\t")
+		for _, a := range r.Adapters {
+			dp, da := r.adapterCost(a)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f\t%.0f\t%+.1f\t%+.1f\t\n", a.Name, f3(a.P50Ms), f3(a.P99Ms), a.AllocsPerOp, a.BytesPerOp, dp, da)
 		}
 	}
 	tw.Flush()

@@ -21,9 +21,10 @@ const (
 	modeAllocs     = "allocs"
 	modeSkew       = "skew"
 	modeDegraded   = "degraded"
+	modeAdapters   = "adapters"
 )
 
-var allModes = []string{modeLatency, modeThroughput, modeContended, modeAllocs, modeSkew, modeDegraded}
+var allModes = []string{modeLatency, modeThroughput, modeContended, modeAllocs, modeSkew, modeDegraded, modeAdapters}
 
 // Options configure one run of the harness.
 type Options struct {
@@ -149,6 +150,11 @@ func (r *Runner) Run(ctx context.Context) (*Report, error) {
 	}
 	if want[modeDegraded] {
 		if err := r.degraded(ctx); err != nil {
+			return rep, err
+		}
+	}
+	if want[modeAdapters] && r.masters.Kind != kindFake {
+		if err := r.adapters(ctx); err != nil {
 			return rep, err
 		}
 	}
