@@ -134,3 +134,18 @@ func TestAllocsValueMethods(t *testing.T) {
 		_, _ = vb.Verbatim()
 	}))
 }
+
+// A double beyond float64's range costs strconv's range error: exactly two
+// allocations, as Parse's doc says; one in range costs none.
+func TestAllocsDoubles(t *testing.T) {
+	for in, want := range map[string]float64{",1.5\r\n": 0, ",1E900\r\n": 2, ",-1e309\r\n": 2} {
+		b := []byte(in)
+		dst := make([]Value, 0, 4)
+		var err error
+		allocs := testing.AllocsPerRun(100, func() {
+			dst, _, err = Parse(dst[:0], b, Limits{})
+		})
+		require.NoError(t, err, in)
+		assert.Equal(t, want, allocs, "%q", in)
+	}
+}

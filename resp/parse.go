@@ -27,9 +27,10 @@ import (
 // [AppendValues] reproduces the consumed bytes exactly.
 //
 // Parse does not allocate beyond growing dst, except for a double longer
-// than 32 bytes (one temporary string) and for nesting deeper than
-// [DefaultMaxDepth] when lim allows it (a stack of open aggregates). It
-// is safe for concurrent use.
+// than 32 bytes (one temporary string) or beyond float64's range (the two
+// of strconv's range error), and for nesting deeper than [DefaultMaxDepth]
+// when lim allows it (a stack of open aggregates). It is safe for
+// concurrent use.
 func Parse(dst []Value, b []byte, lim Limits) (vals []Value, n int, err error) {
 	var tmp Limits
 	l := lim.orDefaults(&tmp)
