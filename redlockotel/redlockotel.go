@@ -50,6 +50,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/volleylock/volley/internal/callresult"
 	"github.com/volleylock/volley/redlock"
 )
 
@@ -142,7 +143,7 @@ func (h *hooks) call(ctx context.Context, op redlock.Op, key string) (context.Co
 		h.in.waiting.Add(ctx, 1)
 	}
 	return ctx, func(e redlock.CallEnd) {
-		outcome := outcomeOf(e.Err)
+		outcome := callresult.Of(e.Err)
 		if op == redlock.OpLock {
 			h.in.waiting.Add(ctx, -1)
 		}
@@ -191,22 +192,4 @@ func (h *hooks) heldFor(_ string, d time.Duration) {
 	ctx := context.Background()
 	h.in.held.Add(ctx, -1)
 	h.in.holdDuration.Record(ctx, d.Seconds())
-}
-
-// outcomeOf names a call's result for the redlock.outcome attribute.
-func outcomeOf(err error) string {
-	switch {
-	case err == nil:
-		return "ok"
-	case errors.Is(err, redlock.ErrNotAcquired):
-		return "not_acquired"
-	case errors.Is(err, redlock.ErrNotHeld):
-		return "not_held"
-	case errors.Is(err, redlock.ErrExtendFailed):
-		return "extend_failed"
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return "canceled"
-	default:
-		return "error"
-	}
 }

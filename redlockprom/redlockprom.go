@@ -25,11 +25,11 @@ package redlockprom
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/volleylock/volley/internal/callresult"
 	"github.com/volleylock/volley/redlock"
 )
 
@@ -81,7 +81,7 @@ func (h *hooks) call(ctx context.Context, op redlock.Op, _ string) (context.Cont
 		if op == redlock.OpLock {
 			h.waiting.Dec()
 		}
-		h.opDuration.WithLabelValues(op.String(), outcomeOf(e.Err)).Observe(e.Took.Seconds())
+		h.opDuration.WithLabelValues(op.String(), callresult.Of(e.Err)).Observe(e.Took.Seconds())
 	}
 }
 
@@ -106,22 +106,4 @@ func (h *hooks) event(ev redlock.Event, _ string) {
 func (h *hooks) heldFor(_ string, d time.Duration) {
 	h.held.Dec()
 	h.holdDuration.Observe(d.Seconds())
-}
-
-// outcomeOf names a call's result for the outcome label.
-func outcomeOf(err error) string {
-	switch {
-	case err == nil:
-		return "ok"
-	case errors.Is(err, redlock.ErrNotAcquired):
-		return "not_acquired"
-	case errors.Is(err, redlock.ErrNotHeld):
-		return "not_held"
-	case errors.Is(err, redlock.ErrExtendFailed):
-		return "extend_failed"
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return "canceled"
-	default:
-		return "error"
-	}
 }
