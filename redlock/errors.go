@@ -33,17 +33,18 @@ var (
 type Op uint8
 
 const (
-	OpLock   Op = iota // Lock or TryLock: SET key token NX PX ttl on every master
-	OpExtend           // Extend: the compare-and-pexpire script
-	OpUnlock           // Unlock: the compare-and-delete script
-	OpDo               // Do: a lock held while a function runs (Hooks.Call only)
+	OpLock   Op = iota + 1 // Lock or TryLock: SET key token NX PX ttl on every master
+	OpExtend               // Extend: the compare-and-pexpire script
+	OpUnlock               // Unlock: the compare-and-delete script
+	OpDo                   // Do: a lock held while a function runs (Hooks.Call only)
 )
 
-var opNames = [...]string{"lock", "extend", "unlock", "do"}
+// opNames is indexed by Op; the zero Op names nothing.
+var opNames = [...]string{"", "lock", "extend", "unlock", "do"}
 
 // String returns "lock", "extend", "unlock" or "do".
 func (op Op) String() string {
-	if int(op) < len(opNames) {
+	if op > 0 && int(op) < len(opNames) {
 		return opNames[op]
 	}
 	return "op(" + strconv.Itoa(int(op)) + ")"

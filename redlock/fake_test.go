@@ -176,6 +176,8 @@ func TestCancelWithCause(t *testing.T) {
 	c := fakeClient(t, addrs, Config{NodeTimeout: 5 * time.Second})
 	l, err := c.TryLock(bg, "held", 10*time.Second)
 	require.NoError(t, err)
+	l2, err := c.TryLock(bg, "held2", 10*time.Second)
+	require.NoError(t, err)
 	for _, s := range servers {
 		s.SetFault("*", fakeredis.Fault{Hang: true})
 	}
@@ -201,6 +203,11 @@ func TestCancelWithCause(t *testing.T) {
 	_, err = c.Lock(ctx, "k", 10*time.Second)
 	assert.ErrorIs(t, err, context.Canceled, "lock, ended before")
 	assert.ErrorIs(t, err, mine, "lock, ended before")
+	before := l2.Until()
+	err = l2.Extend(ctx, 10*time.Second)
+	assert.ErrorIs(t, err, context.Canceled, "extend, ended before")
+	assert.ErrorIs(t, err, mine, "extend, ended before")
+	assert.Equal(t, before, l2.Until(), "the previous validity stands")
 }
 
 // New waits for the masters' first connects only as long as ctx lets it.

@@ -187,6 +187,10 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) (err error) {
 	if c.closed.Load() {
 		return ErrClosed
 	}
+	if ctx.Err() != nil {
+		// Nothing sent: the previous validity stands.
+		return &Error{Op: OpExtend, Key: l.key, Err: ctxerr.Of(ctx)}
+	}
 	o := c.getOp()
 	defer c.putOp(o)
 	if h := c.cfg.Hooks.Call; h != nil {

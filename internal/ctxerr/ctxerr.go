@@ -4,11 +4,13 @@ package ctxerr
 
 import (
 	"context"
+	"errors"
 )
 
 // Of returns the error to report for a context that has ended: ctx.Err()
 // itself when the cause is that same error (a plain cancel or deadline),
-// otherwise an error that wraps both ctx.Err() and context.Cause(ctx), so
+// the cause when it already wraps ctx.Err(), otherwise an error that wraps
+// both ctx.Err() and context.Cause(ctx), so
 // that errors.Is(err, context.Canceled) and errors.Is(err, cause) both
 // hold. Its text is the cause's, which says more. It returns nil while ctx
 // is live. The joined error allocates: use it on error paths only.
@@ -18,8 +20,11 @@ func Of(ctx context.Context) error {
 		return nil
 	}
 	cause := context.Cause(ctx)
-	if cause == nil || cause == err {
+	switch {
+	case cause == nil || cause == err:
 		return err
+	case errors.Is(cause, err):
+		return cause // already matches both
 	}
 	return &ended{err: err, cause: cause}
 }

@@ -3,6 +3,7 @@ package ctxerr
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -45,4 +46,12 @@ func TestOf(t *testing.T) {
 		}
 		assert.Equal(t, tc.text, err.Error(), tc.name)
 	}
+}
+
+// A cause that already wraps ctx.Err() is returned as it is.
+func TestOfCauseWrappingErr(t *testing.T) {
+	mine := fmt.Errorf("shutting down: %w", context.Canceled)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(mine)
+	assert.Same(t, mine, Of(ctx))
 }
