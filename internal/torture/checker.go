@@ -17,6 +17,9 @@ type Interval struct {
 	// expire; UnlockResult is what Unlock returned.
 	Unlock       time.Duration `json:"unlock"`
 	UnlockResult string        `json:"unlock_result,omitempty"`
+	// Votes is each master's answer to the acquisition (and the latest
+	// extension), when the Locker can tell (see Held.Votes).
+	Votes string `json:"votes,omitempty"`
 }
 
 // Violation is two overlapping intervals of one key: Second was acquired

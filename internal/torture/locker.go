@@ -3,7 +3,9 @@ package torture
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"time"
 
@@ -30,6 +32,10 @@ type Held interface {
 	Until() time.Time
 	Extend(ctx context.Context, ttl time.Duration) error
 	Unlock(ctx context.Context) error
+	// Votes describes each master's answer to the acquisition and to the
+	// latest successful extension, for the report of a violation; "" if
+	// the Locker cannot tell.
+	Votes() string
 }
 
 // redlockLocker is the real thing.
@@ -44,6 +50,9 @@ func NewRedlockLocker(cfg redlock.Config) (Locker, error) {
 	if cfg.DriftFactor == 0 {
 		cfg.DriftFactor = 0.01
 	}
+	if cfg.Hooks.Call == nil {
+		cfg.Hooks.Call = recordVotes
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	c, err := redlock.New(ctx, cfg)
@@ -54,11 +63,39 @@ func NewRedlockLocker(cfg redlock.Config) (Locker, error) {
 }
 
 func (r *redlockLocker) Lock(ctx context.Context, key string, ttl time.Duration) (Held, error) {
-	l, err := r.c.Lock(ctx, key, ttl)
+	h := &redlockHeld{drift: r.drift}
+	l, err := r.c.Lock(context.WithValue(ctx, votesKey{}, &h.lockVotes), key, ttl)
 	if err != nil {
 		return nil, err
 	}
-	return &redlockHeld{l: l, drift: r.drift}, nil
+	h.l = l
+	return h, nil
+}
+
+// votesKey marks a context carrying a *string that recordVotes fills.
+type votesKey struct{}
+
+// recordVotes is the torture's Hooks.Call: when the call's context carries
+// a *string (see votesKey), it writes there each master's outcome and
+// latency, so that a violation can show who voted for whom.
+func recordVotes(ctx context.Context, _ redlock.Op, _ string) (context.Context, func(redlock.CallEnd)) {
+	dst, ok := ctx.Value(votesKey{}).(*string)
+	if !ok {
+		return ctx, nil
+	}
+	return ctx, func(e redlock.CallEnd) {
+		var b strings.Builder
+		for i, n := range e.Nodes {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "m%d %s", i, n.Outcome)
+			if n.Outcome != redlock.OutcomeNone && n.Latency > 0 {
+				fmt.Fprintf(&b, " %.1fms", float64(n.Latency.Microseconds())/1000)
+			}
+		}
+		*dst = b.String()
+	}
 }
 
 func (r *redlockLocker) WaitReady(ctx context.Context) error {
@@ -85,8 +122,10 @@ func (r *redlockLocker) WaitReady(ctx context.Context) error {
 func (r *redlockLocker) Close() error { return r.c.Close() }
 
 type redlockHeld struct {
-	l     redlock.Lock
-	drift float64
+	l           redlock.Lock
+	drift       float64
+	lockVotes   string // each master's answer to the acquisition
+	extendVotes string // ... and to the latest extension that succeeded
 }
 
 // Started recovers the burst's start from the validity redlock computed:
@@ -97,7 +136,19 @@ func (h *redlockHeld) Started() time.Time {
 }
 func (h *redlockHeld) Until() time.Time { return h.l.Until() }
 func (h *redlockHeld) Extend(ctx context.Context, ttl time.Duration) error {
-	return h.l.Extend(ctx, ttl)
+	var votes string
+	err := h.l.Extend(context.WithValue(ctx, votesKey{}, &votes), ttl)
+	if err == nil {
+		h.extendVotes = votes
+	}
+	return err
+}
+
+func (h *redlockHeld) Votes() string {
+	if h.extendVotes == "" {
+		return "lock: " + h.lockVotes
+	}
+	return "lock: " + h.lockVotes + "; latest extend: " + h.extendVotes
 }
 func (h *redlockHeld) Unlock(ctx context.Context) error { return h.l.Unlock(ctx) }
 
@@ -173,6 +224,7 @@ type brokenHeld struct {
 }
 
 func (h *brokenHeld) Started() time.Time { return h.start }
+func (h *brokenHeld) Votes() string      { return "" }
 func (h *brokenHeld) Until() time.Time   { return h.until }
 func (h *brokenHeld) Extend(context.Context, time.Duration) error {
 	return errors.New("broken: no extend")

@@ -51,6 +51,9 @@ type Report struct {
 
 	Checker CheckerStats `json:"checker"`
 	Phases  []Phase      `json:"phases"`
+	// ClockSteps are the wall-clock jumps seen during the run (see
+	// ClockStep).
+	ClockSteps []ClockStep `json:"clock_steps,omitempty"`
 }
 
 // Liveness bounds of FaultSlowRotation, where one master at a time is slow
@@ -125,6 +128,7 @@ func (r *Report) WriteTable(w io.Writer) {
 	row("intervals checked", "%d (%d empty: validity gone on return; %d recorded late)", r.Checker.Intervals, r.Checker.Empty, r.Checker.Late)
 	row("VIOLATIONS", "%d", r.Checker.Violations)
 	row("majority grants", "%d", r.MajorityGrants)
+	row("wall clock steps", "%d (each beyond %v; Redis expires keys by the wall clock)", len(r.ClockSteps), minClockStep)
 	row("stuck operations", "%d", r.Stuck)
 	row("panics", "%d", r.Panics)
 	row("goroutines", "%d before, %d after", r.GoroutinesBefore, r.GoroutinesAfter)
@@ -158,6 +162,9 @@ func (r *Report) WriteTable(w io.Writer) {
 			}
 			fmt.Fprintf(w, "  %-16s held [%.4fs, %.4fs], validity until %.4fs, unlock called %s\n",
 				h.Holder, h.Start.Seconds(), h.End.Seconds(), h.Until.Seconds(), unlock)
+			if h.Votes != "" {
+				fmt.Fprintf(w, "  %-16s %s\n", "", h.Votes)
+			}
 		}
 		for _, f := range v.Faults {
 			fmt.Fprintf(w, "  fault: %s\n", f)

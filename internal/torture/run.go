@@ -32,6 +32,8 @@ type run struct {
 	phases []Phase
 	errs   []string
 	grants []time.Duration // offset of every grant, in order
+
+	clockSteps []ClockStep
 }
 
 // granted records a lock granted at offset at.
@@ -163,6 +165,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}
 	wg.Add(1)
+	go func() { // owned by Run: ends with runCtx
+		defer wg.Done()
+		r.watchClock(runCtx)
+	}()
+	wg.Add(1)
 	go func() { // owned by Run: ends with runCtx, faults healed
 		defer wg.Done()
 		r.safely("nemesis", func() { r.nemesis(runCtx) })
@@ -225,7 +232,7 @@ func (r *run) report(elapsed time.Duration) *Report {
 	}
 	rep.Checker = r.checker.Stats()
 	r.mu.Lock()
-	rep.Phases, rep.Errors = r.phases, r.errs
+	rep.Phases, rep.Errors, rep.ClockSteps = r.phases, r.errs, r.clockSteps
 	slices.Sort(r.grants) // workers record in nearly, not exactly, this order
 	for i := range rep.Phases {
 		rep.Phases[i].liveness(r.grants)
@@ -242,6 +249,13 @@ func (r *run) report(elapsed time.Duration) *Report {
 		for _, p := range rep.Phases {
 			if p.Start <= v.Second.Start && v.First.Start <= p.Healed+p.Recovery+cfg.MaxTTL {
 				v.Faults = append(v.Faults, p.String())
+			}
+		}
+		// A step while First was held (or up to a TTL before it was
+		// granted: the keys were set then) moves its keys' expiry.
+		for _, c := range rep.ClockSteps {
+			if v.First.Start-cfg.TTL <= c.At && c.At <= v.First.End {
+				v.Faults = append(v.Faults, fmt.Sprintf("wall clock stepped by %v at %.3fs", c.Step, c.At.Seconds()))
 			}
 		}
 	}

@@ -129,7 +129,7 @@ func (r *run) round(ctx context.Context, rng *rand.Rand, holder string, lk Locke
 	}
 
 	stop := time.Now()
-	iv := Interval{Key: key, Holder: holder, Start: start, Until: h.Until().Sub(r.epoch), Unlock: -1}
+	iv := Interval{Key: key, Holder: holder, Start: start, Until: h.Until().Sub(r.epoch), Unlock: -1, Votes: h.Votes()}
 	iv.End = iv.Until
 	if rng.Float64() < 0.97 { // else: let it expire
 		iv.Unlock = stop.Sub(r.epoch)
