@@ -47,4 +47,35 @@ func TestAllocs(t *testing.T) {
 	taken()
 	require.Zero(t, testing.AllocsPerRun(200, taken), "TryLock on a taken key")
 	require.NoError(t, held.Unlock(bg))
+
+	keys := []string{"alloc:d", "alloc:b", "alloc:c", "alloc:a"}
+	lockUnlockMulti := func() {
+		l, err := c.TryLockMulti(bg, keys, ttl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Unlock(bg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lockUnlockMulti()
+	require.Zero(t, testing.AllocsPerRun(200, lockUnlockMulti), "TryLockMulti+Unlock of 4 keys")
+
+	heldMulti, err := c.TryLockMulti(bg, keys, ttl)
+	require.NoError(t, err)
+	extendMulti := func() {
+		if err := heldMulti.Extend(bg, ttl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	extendMulti()
+	require.Zero(t, testing.AllocsPerRun(200, extendMulti), "Extend of 4 keys")
+	takenMulti := func() {
+		if _, err := other.TryLockMulti(bg, keys, ttl); err != ErrNotAcquired {
+			t.Fatal(err)
+		}
+	}
+	takenMulti()
+	require.Zero(t, testing.AllocsPerRun(200, takenMulti), "TryLockMulti on taken keys")
+	require.NoError(t, heldMulti.Unlock(bg))
 }

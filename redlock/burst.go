@@ -21,6 +21,7 @@ type op struct {
 	start  time.Time // when the burst left: every master's latency counts from it
 	evaled []bool    // a NOSCRIPT was answered with EVAL for this master
 	slow   []bool    // the master's latest reply came after NodeTimeout: not awaited
+	multi  bool      // the burst runs a multi-key script (see encode)
 
 	cmd []byte // the encoded command of the burst
 	alt []byte // the EVAL form of a script command, for NOSCRIPT
@@ -45,11 +46,14 @@ func (c *Client) newOp() *op {
 func (c *Client) getOp() *op  { return c.ops.Get().(*op) }
 func (c *Client) putOp(o *op) { c.ops.Put(o) }
 
-// encode writes the burst's command (and the EVAL fallback for scripts).
-func (o *op) encode(kind Op, key string, tok *token, ttl time.Duration) {
+// encode writes the burst's command (and the EVAL fallback for scripts):
+// for key alone when keys is nil, else for the lock on keys (sorted,
+// deduplicated, see LockMulti) with the multi-key scripts.
+func (o *op) encode(kind Op, key string, keys []string, tok *token, ttl time.Duration) {
 	o.num = strconv.AppendInt(o.num[:0], ttl.Milliseconds(), 10)
-	switch kind {
-	case OpLock:
+	o.multi = keys != nil
+	switch {
+	case kind == OpLock && keys == nil:
 		o.cmd = resp.AppendArrayHeader(o.cmd[:0], 6)
 		o.cmd = resp.AppendBulkString(o.cmd, "SET")
 		o.cmd = resp.AppendBulkString(o.cmd, key)
@@ -57,28 +61,45 @@ func (o *op) encode(kind Op, key string, tok *token, ttl time.Duration) {
 		o.cmd = resp.AppendBulkString(o.cmd, "NX")
 		o.cmd = resp.AppendBulkString(o.cmd, "PX")
 		o.cmd = resp.AppendBulk(o.cmd, o.num)
-	case OpExtend:
-		o.cmd = appendScript(o.cmd[:0], "EVALSHA", extendSHA, key, tok, o.num)
-		o.alt = appendScript(o.alt[:0], "EVAL", extendScript, key, tok, o.num)
-	case OpUnlock:
+	case kind == OpLock:
+		o.cmd = appendScript(o.cmd[:0], "EVALSHA", lockMultiSHA, key, keys, tok, o.num)
+		o.alt = appendScript(o.alt[:0], "EVAL", lockMultiScript, key, keys, tok, o.num)
+	case kind == OpExtend && keys == nil:
+		o.cmd = appendScript(o.cmd[:0], "EVALSHA", extendSHA, key, nil, tok, o.num)
+		o.alt = appendScript(o.alt[:0], "EVAL", extendScript, key, nil, tok, o.num)
+	case kind == OpExtend:
+		o.cmd = appendScript(o.cmd[:0], "EVALSHA", extendMultiSHA, key, keys, tok, o.num)
+		o.alt = appendScript(o.alt[:0], "EVAL", extendMultiScript, key, keys, tok, o.num)
+	case kind == OpUnlock:
 		// EVAL, not EVALSHA: a release answered NOSCRIPT after the decision
 		// (its master lost its scripts, and answered last) would go unseen,
 		// and the key would stay there for its TTL.
-		o.cmd = appendScript(o.cmd[:0], "EVAL", releaseScript, key, tok, nil)
+		script := releaseScript
+		if keys != nil {
+			script = releaseMultiScript
+		}
+		o.cmd = appendScript(o.cmd[:0], "EVAL", script, key, keys, tok, nil)
 	}
 }
 
-// appendScript encodes "EVAL[SHA] script 1 key token [ttl]".
-func appendScript(dst []byte, verb, script, key string, tok *token, ttl []byte) []byte {
-	n := 5
+// appendScript encodes "EVAL[SHA] script numkeys key... token [ttl]": the
+// keys are keys, or key alone when keys is nil.
+func appendScript(dst []byte, verb, script, key string, keys []string, tok *token, ttl []byte) []byte {
+	nkeys := max(1, len(keys))
+	n := 4 + nkeys
 	if ttl != nil {
-		n = 6
+		n++
 	}
 	dst = resp.AppendArrayHeader(dst, n)
 	dst = resp.AppendBulkString(dst, verb)
 	dst = resp.AppendBulkString(dst, script)
-	dst = resp.AppendBulkString(dst, "1")
-	dst = resp.AppendBulkString(dst, key)
+	dst = resp.AppendBulkInt(dst, int64(nkeys))
+	if keys == nil {
+		dst = resp.AppendBulkString(dst, key)
+	}
+	for _, k := range keys {
+		dst = resp.AppendBulkString(dst, k)
+	}
 	dst = resp.AppendBulk(dst, tok[:])
 	if ttl != nil {
 		dst = resp.AppendBulk(dst, ttl)
@@ -142,7 +163,7 @@ func (o *op) run(kind Op, done <-chan struct{}) burstResult {
 		select {
 		case r := <-o.notify:
 			i := r.Tag
-			out, err, noScript := classify(kind, r)
+			out, err, noScript := classify(kind, o.multi, r)
 			if noScript && !o.evaled[i] {
 				// The master lost its script cache (a restart): load and
 				// run the script in one EVAL, within the same deadline.
@@ -203,7 +224,7 @@ func (o *op) settle(kind Op, timedOut bool, br *burstResult) {
 	}
 	for ; late > 0; late-- {
 		r := <-o.notify
-		out, err, _ := classify(kind, r)
+		out, err, _ := classify(kind, o.multi, r)
 		// Recorded for the caller's picture (and release decisions) but not
 		// counted: the outcome was decided without it.
 		o.record(kind, r.Tag, out, err)
@@ -233,9 +254,10 @@ func (o *op) record(kind Op, i int, out Outcome, err error) Outcome {
 	return out
 }
 
-// classify reads a completed request's answer. noScript reports a
-// -NOSCRIPT (a server error, worth one EVAL).
-func classify(kind Op, r *conn.Request) (out Outcome, err error, noScript bool) {
+// classify reads a completed request's answer: SET's for a single-key lock,
+// a script's 1 or 0 otherwise (multi: a multi-key script). noScript reports
+// a -NOSCRIPT (a server error, worth one EVAL).
+func classify(kind Op, multi bool, r *conn.Request) (out Outcome, err error, noScript bool) {
 	if err := r.Err(); err != nil {
 		return OutcomeConnError, err, false
 	}
@@ -247,8 +269,8 @@ func classify(kind Op, r *conn.Request) (out Outcome, err error, noScript bool) 
 	if v.IsError() {
 		return OutcomeServerError, v.Err(), string(v.ErrorPrefix()) == "NOSCRIPT"
 	}
-	switch kind {
-	case OpLock:
+	switch {
+	case kind == OpLock && !multi:
 		if v.Null {
 			return OutcomeTaken, nil, false
 		}

@@ -3,6 +3,7 @@ package redlock
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 )
 
@@ -19,7 +20,21 @@ import (
 // matches ErrNotHeld (errors.Is), even when fn returned nil, because the
 // work may then have run without exclusion. It returns Lock's error when the
 // lock could not be taken, without calling fn.
-func (c *Client) Do(ctx context.Context, key string, ttl time.Duration, fn func(ctx context.Context) error) (err error) {
+func (c *Client) Do(ctx context.Context, key string, ttl time.Duration, fn func(ctx context.Context) error) error {
+	return c.do(ctx, key, nil, ttl, fn)
+}
+
+// DoMulti is Do for a lock on several keys: all of keys, or none, as
+// LockMulti takes them. Hooks.Call is given the first key in sorted order.
+func (c *Client) DoMulti(ctx context.Context, keys []string, ttl time.Duration, fn func(ctx context.Context) error) error {
+	if len(keys) == 0 {
+		return ErrNoKeys
+	}
+	return c.do(ctx, slices.Min(keys), keys, ttl, fn)
+}
+
+// do is Do on key, or DoMulti on keys when not nil (key is then the first).
+func (c *Client) do(ctx context.Context, key string, keys []string, ttl time.Duration, fn func(ctx context.Context) error) (err error) {
 	if h := c.cfg.Hooks.Call; h != nil {
 		var end func(CallEnd)
 		if ctx, end = h(ctx, OpDo, key); end != nil {
@@ -27,7 +42,12 @@ func (c *Client) Do(ctx context.Context, key string, ttl time.Duration, fn func(
 			defer func() { end(CallEnd{Err: err, Took: time.Since(start), Attempts: 1}) }()
 		}
 	}
-	l, err := c.Lock(ctx, key, ttl)
+	var l Lock
+	if keys != nil {
+		l, err = c.LockMulti(ctx, keys, ttl)
+	} else {
+		l, err = c.Lock(ctx, key, ttl)
+	}
 	if err != nil {
 		return err
 	}

@@ -14,15 +14,38 @@ import (
 // called on. The zero Lock holds nothing.
 type Lock struct {
 	c     *Client
-	key   string
+	key   string  // the only key, or the first (in sorted order) of keys
+	keys  *keySet // a LockMulti's keys; nil for a single key
 	tok   token
 	ttl   time.Duration
 	until time.Time // end of validity, on the monotonic clock
 	since time.Time // when it was acquired; zero once Hooks.Held was told it ended
 }
 
-// Key returns the locked key.
+// Key returns the locked key; for a lock on several keys (LockMulti), the
+// first in sorted order.
 func (l *Lock) Key() string { return l.key }
+
+// Keys returns the locked keys, sorted and without duplicates: one for a
+// lock from Lock or TryLock. The slice is the Lock's; do not modify it. It
+// is valid until Unlock returns.
+func (l *Lock) Keys() []string {
+	if l.keys != nil {
+		return l.keys.keys
+	}
+	if l.c == nil {
+		return nil
+	}
+	return []string{l.key}
+}
+
+// keyList is the keys argument of op.encode: nil for a single key.
+func (l *Lock) keyList() []string {
+	if l.keys == nil {
+		return nil
+	}
+	return l.keys.keys
+}
 
 // Until returns when the lock's validity ends (holding a monotonic clock
 // reading: compare it with time.Now, not with wall-clock times from
@@ -49,7 +72,7 @@ func (c *Client) TryLock(ctx context.Context, key string, ttl time.Duration) (Lo
 	if err := c.checkTTL(ttl); err != nil {
 		return Lock{}, err
 	}
-	return c.acquire(ctx, key, ttl, 1)
+	return c.acquire(ctx, key, nil, ttl, 1)
 }
 
 // Lock acquires key for ttl, retrying after a random delay (see
@@ -59,10 +82,21 @@ func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration) (Lock,
 	if err := c.checkTTL(ttl); err != nil {
 		return Lock{}, err
 	}
-	return c.acquire(ctx, key, ttl, c.cfg.Tries)
+	return c.acquire(ctx, key, nil, ttl, c.cfg.Tries)
 }
 
-func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, tries int) (_ Lock, err error) {
+// acquire takes key, or keys when not nil (key is then keys.keys[0]); on
+// failure keys goes back to its pool.
+func (c *Client) acquire(ctx context.Context, key string, keys *keySet, ttl time.Duration, tries int) (_ Lock, err error) {
+	defer func() {
+		if err != nil && keys != nil {
+			keys.release()
+		}
+	}()
+	var keyList []string
+	if keys != nil {
+		keyList = keys.keys
+	}
 	if c.closed.Load() {
 		return Lock{}, ErrClosed
 	}
@@ -81,20 +115,20 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, tri
 	done := ctx.Done()
 	for ; ; attempt++ {
 		tok := newToken()
-		o.encode(OpLock, key, &tok, ttl)
+		o.encode(OpLock, key, keyList, &tok, ttl)
 		br := o.run(OpLock, done)
 		o.report(OpLock)
 		until := c.validUntil(br.start, ttl)
 		if !br.cancelled && br.ok >= c.quorum && time.Now().Before(until) {
 			c.event(EventAcquired, key)
-			l := Lock{c: c, key: key, tok: tok, ttl: ttl, until: until}
+			l := Lock{c: c, key: key, keys: keys, tok: tok, ttl: ttl, until: until}
 			if c.cfg.Hooks.Held != nil {
 				l.since = time.Now()
 			}
 			return l, nil
 		}
 		// Failed: release wherever our SET may have landed.
-		o.releaseAfterFailure(key, &tok)
+		o.releaseAfterFailure(key, keyList, &tok)
 		c.event(EventFailed, key)
 
 		var err error
@@ -158,8 +192,8 @@ func (o *op) pause(d time.Duration, done <-chan struct{}) bool {
 // without waiting: each Conn keeps commands in order, so the release runs
 // after our SET on that master. A master that answered "taken" holds
 // nothing of ours and is skipped.
-func (o *op) releaseAfterFailure(key string, tok *token) {
-	o.encode(OpUnlock, key, tok, 0)
+func (o *op) releaseAfterFailure(key string, keys []string, tok *token) {
+	o.encode(OpUnlock, key, keys, tok, 0)
 	for i, m := range o.c.masters {
 		if o.res[i].Outcome == OutcomeTaken {
 			continue
@@ -199,7 +233,7 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) (err error) {
 			defer func() { end(CallEnd{Err: err, Took: time.Since(start), Attempts: 1, Nodes: o.res}) }()
 		}
 	}
-	o.encode(OpExtend, l.key, &l.tok, ttl)
+	o.encode(OpExtend, l.key, l.keyList(), &l.tok, ttl)
 	br := o.run(OpExtend, ctx.Done())
 	o.report(OpExtend)
 	until := c.validUntil(br.start, ttl)
@@ -249,10 +283,11 @@ func (l *Lock) Unlock(ctx context.Context) (err error) {
 			defer func() { end(CallEnd{Err: err, Took: time.Since(start), Attempts: 1, Nodes: o.res}) }()
 		}
 	}
-	o.encode(OpUnlock, l.key, &l.tok, 0)
+	o.encode(OpUnlock, l.key, l.keyList(), &l.tok, 0)
 	br := o.run(OpUnlock, done)
 	o.report(OpUnlock)
 	l.until = time.Time{}
+	defer l.releaseKeys()
 	switch {
 	case br.ok >= c.quorum:
 		c.event(EventReleased, l.key)

@@ -20,7 +20,10 @@ import (
 )
 
 func TestScriptSHAs(t *testing.T) {
-	for script, sha := range map[string]string{releaseScript: releaseSHA, extendScript: extendSHA} {
+	for script, sha := range map[string]string{
+		releaseScript: releaseSHA, extendScript: extendSHA,
+		lockMultiScript: lockMultiSHA, releaseMultiScript: releaseMultiSHA, extendMultiScript: extendMultiSHA,
+	} {
 		sum := sha1.Sum([]byte(script))
 		assert.Equal(t, sha, hex.EncodeToString(sum[:]))
 	}

@@ -113,6 +113,7 @@ func clientIDShape(t *testing.T, reply string) { require.Regexp(t, `^:[0-9]+\r\n
 // diffScript covers every supported command on a server without password.
 func diffScript() []step {
 	del, ext := CompareAndDeleteScript, CompareAndPexpireScript
+	lockM, relM, extM := LockMultiScript, ReleaseMultiScript, ExtendMultiScript
 	delSHA, extSHA := sha1Hex([]byte(del)), sha1Hex([]byte(ext))
 	return []step{
 		// connection
@@ -266,6 +267,41 @@ func diffScript() []step {
 		cmd("SCRIPT", "FLUSH", "ASYNC"),
 		cmd("SCRIPT", "FLUSH", "sync", "x"),
 		cmd("EVALSHA", extSHA, "1", "lock", "tok", "1000"),
+
+		// the multi-key lock scripts
+		cmd("EVAL", lockM, "3", "m1", "m2", "m3", "tok", "30000"),
+		cmd("GET", "m1"),
+		cmd("GET", "m3"),
+		shaped(intBetween(29000, 30000), "PTTL", "m3"),
+		cmd("EVAL", lockM, "2", "m3", "m4", "other", "30000"),
+		cmd("EXISTS", "m4"),
+		cmd("EVAL", extM, "3", "m1", "m2", "m3", "tok", "60000"),
+		shaped(intBetween(59000, 60000), "PTTL", "m2"),
+		cmd("EVAL", extM, "3", "m1", "m2", "m3", "other", "90000"),
+		cmd("EVAL", extM, "2", "m1", "m4", "tok", "90000"),
+		shaped(intBetween(59000, 60000), "PTTL", "m1"),
+		cmd("EVAL", extM, "2", "m1", "m2", "tok", "abc"),
+		cmd("EVAL", extM, "2", "m1", "m2", "tok"),
+		cmd("EVAL", extM, "2", "m1", "m2"),
+		cmd("EVAL", extM, "0"),
+		cmd("EVAL", relM, "2", "m1", "m2", "other"),
+		cmd("EVAL", relM, "2", "m1", "m4", "tok"),
+		cmd("EXISTS", "m1", "m2", "m3"),
+		cmd("EVAL", relM, "2", "m2", "m3", "tok"),
+		cmd("EXISTS", "m1", "m2", "m3"),
+		cmd("EVAL", relM, "1", "m2"),
+		cmd("EVAL", relM, "0"),
+		cmd("EVAL", lockM, "2", "m5", "m6", "tok", "abc"),
+		cmd("EVAL", lockM, "2", "m5", "m6", "tok", "0"),
+		cmd("EVAL", lockM, "2", "m5", "m6", "tok"),
+		cmd("EVAL", lockM, "0"),
+		cmd("EXISTS", "m5", "m6"),
+		cmd("SCRIPT", "LOAD", lockM),
+		cmd("EVALSHA", sha1Hex([]byte(lockM)), "2", "m5", "m6", "tok", "30000"),
+		cmd("EVALSHA", sha1Hex([]byte(extM)), "2", "m5", "m6", "tok", "30000"),
+		cmd("SCRIPT", "LOAD", extM),
+		cmd("EVALSHA", sha1Hex([]byte(extM)), "2", "m5", "m6", "tok", "0"),
+		cmd("EXISTS", "m5", "m6"),
 
 		// HELLO and RESP3
 		cmd("HELLO", "4"),

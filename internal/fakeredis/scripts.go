@@ -3,9 +3,12 @@ package fakeredis
 import (
 	"crypto/sha1"
 	"encoding/hex"
+	"math"
 )
 
-// The two Redlock scripts the fake runs (see REDLOCK.md), natively in Go.
+// The Redlock scripts the fake runs (see REDLOCK.md), natively in Go: the
+// single-key release and extend, and the multi-key lock, release and extend
+// of redlock.LockMulti.
 const (
 	// CompareAndDeleteScript deletes KEYS[1] if it holds ARGV[1] and
 	// returns 1, else returns 0: Redlock's release.
@@ -14,6 +17,16 @@ const (
 	// milliseconds if it holds ARGV[1] and returns PEXPIRE's reply, else
 	// returns 0: Redlock's extend.
 	CompareAndPexpireScript = `if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("pexpire",KEYS[1],ARGV[2]) else return 0 end`
+	// LockMultiScript sets every key to ARGV[1] with a TTL of ARGV[2]
+	// milliseconds and returns 1, only if none of them exists; else it
+	// returns 0.
+	LockMultiScript = `for i=1,#KEYS do if redis.call("exists",KEYS[i])==1 then return 0 end end for i=1,#KEYS do redis.call("set",KEYS[i],ARGV[1],"px",ARGV[2]) end return 1`
+	// ReleaseMultiScript deletes every key that holds ARGV[1]; it returns 1
+	// if all of them did, else 0.
+	ReleaseMultiScript = `local n=0 for i=1,#KEYS do if redis.call("get",KEYS[i])==ARGV[1] then n=n+redis.call("del",KEYS[i]) end end if n==#KEYS then return 1 else return 0 end`
+	// ExtendMultiScript sets every key's TTL to ARGV[2] milliseconds and
+	// returns 1, only if every key holds ARGV[1]; else it returns 0.
+	ExtendMultiScript = `for i=1,#KEYS do if redis.call("get",KEYS[i])~=ARGV[1] then return 0 end end for i=1,#KEYS do redis.call("pexpire",KEYS[i],ARGV[2]) end return 1`
 )
 
 // scriptKind names a script the fake knows how to run.
@@ -23,18 +36,23 @@ const (
 	scriptUnknown scriptKind = iota
 	scriptCompareAndDelete
 	scriptCompareAndPexpire
+	scriptLockMulti
+	scriptReleaseMulti
+	scriptExtendMulti
 )
 
 // canonical scripts by their normalised body.
 var knownScripts = map[string]scriptKind{
 	normaliseScript([]byte(CompareAndDeleteScript)):  scriptCompareAndDelete,
 	normaliseScript([]byte(CompareAndPexpireScript)): scriptCompareAndPexpire,
+	normaliseScript([]byte(LockMultiScript)):         scriptLockMulti,
+	normaliseScript([]byte(ReleaseMultiScript)):      scriptReleaseMulti,
+	normaliseScript([]byte(ExtendMultiScript)):       scriptExtendMulti,
 }
 
 // errUnknownScript answers EVAL and SCRIPT LOAD of any other script.
-const errUnknownScript = "ERR fakeredis runs only the Redlock compare-and-delete and " +
-	"compare-and-pexpire scripts (fakeredis.CompareAndDeleteScript, " +
-	"fakeredis.CompareAndPexpireScript); this script is neither"
+const errUnknownScript = "ERR fakeredis runs only the Redlock scripts (fakeredis.CompareAndDeleteScript, " +
+	"CompareAndPexpireScript, LockMultiScript, ReleaseMultiScript, ExtendMultiScript); this script is none of them"
 
 // normaliseScript drops whitespace and makes every quote a double quote,
 // so that reformatted copies of a lock script are still recognised.
@@ -141,6 +159,14 @@ const errScriptArgs = "ERR Lua redis lib command arguments must be strings or in
 // runScriptLocked runs a lock script and appends its reply: what the Lua
 // script would return, or the error its redis.call would raise.
 func (s *Server) runScriptLocked(out []byte, db int, kind scriptKind, sha string, keys, argv [][]byte) []byte {
+	switch kind {
+	case scriptLockMulti:
+		return s.lockMultiLocked(out, db, sha, keys, argv)
+	case scriptReleaseMulti:
+		return s.releaseMultiLocked(out, db, keys, argv)
+	case scriptExtendMulti:
+		return s.extendMultiLocked(out, db, sha, keys, argv)
+	}
 	if len(keys) == 0 {
 		return appendScriptError(out, errScriptArgs, sha)
 	}
@@ -204,4 +230,77 @@ func cmdScriptFlush(c *client, args [][]byte) {
 	}
 	clear(c.s.scripts)
 	c.out = append(c.out, replyOK...)
+}
+
+// lockMultiLocked runs LockMultiScript. As in Lua, a missing or invalid
+// ARGV fails only once the loop reaches the first SET, and every SET gets
+// the same arguments, so the script fails before changing anything or not
+// at all.
+func (s *Server) lockMultiLocked(out []byte, db int, sha string, keys, argv [][]byte) []byte {
+	now := s.nowMs()
+	for _, k := range keys {
+		if _, ok := s.lookupLocked(db, k, now); ok {
+			return append(out, replyZero...)
+		}
+	}
+	if len(keys) == 0 {
+		return append(out, replyOne...)
+	}
+	if len(argv) < 2 {
+		return appendScriptError(out, errScriptArgs, sha)
+	}
+	ms, ok := parseInt64(argv[1])
+	switch {
+	case !ok:
+		return appendScriptError(out, errNotInteger, sha)
+	case ms <= 0 || ms > math.MaxInt64-now:
+		return appendScriptError(out, "ERR invalid expire time in 'set' command", sha)
+	}
+	for _, k := range keys {
+		s.dbs[db][string(k)] = entry{val: string(argv[0]), exp: now + ms}
+	}
+	return append(out, replyOne...)
+}
+
+// releaseMultiLocked runs ReleaseMultiScript.
+func (s *Server) releaseMultiLocked(out []byte, db int, keys, argv [][]byte) []byte {
+	now := s.nowMs()
+	n := 0
+	for _, k := range keys {
+		if e, ok := s.lookupLocked(db, k, now); ok && len(argv) > 0 && e.val == string(argv[0]) {
+			delete(s.dbs[db], string(k))
+			n++
+		}
+	}
+	if n == len(keys) {
+		return append(out, replyOne...)
+	}
+	return append(out, replyZero...)
+}
+
+// extendMultiLocked runs ExtendMultiScript: PEXPIRE's own checks and errors
+// apply, raised at the first key, before any key changed.
+func (s *Server) extendMultiLocked(out []byte, db int, sha string, keys, argv [][]byte) []byte {
+	now := s.nowMs()
+	for _, k := range keys {
+		if e, ok := s.lookupLocked(db, k, now); !ok || len(argv) == 0 || e.val != string(argv[0]) {
+			return append(out, replyZero...)
+		}
+	}
+	if len(keys) == 0 {
+		return append(out, replyOne...)
+	}
+	if len(argv) < 2 {
+		return appendScriptError(out, errScriptArgs, sha)
+	}
+	for _, k := range keys {
+		mark := len(out)
+		out = s.pexpireLocked(out, db, k, argv[1], nil)
+		if out[mark] == '-' { // at the first key, if at all: same arguments
+			msg := string(out[mark+1 : len(out)-2])
+			return appendScriptError(out[:mark], msg, sha)
+		}
+		out = out[:mark] // Lua drops each PEXPIRE's reply
+	}
+	return append(out, replyOne...)
 }
