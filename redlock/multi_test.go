@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -243,4 +244,72 @@ func TestDoMulti(t *testing.T) {
 	require.NoError(t, err, "released when fn returned")
 	require.NoError(t, l.Unlock(bg))
 	require.ErrorIs(t, c.DoMulti(bg, nil, time.Second, func(context.Context) error { return nil }), ErrNoKeys)
+}
+
+func TestInspect(t *testing.T) {
+	servers := masters(t, 3)
+	c := client(t, servers, Config{Tries: 1})
+	other := client(t, servers, Config{Tries: 1})
+
+	states, err := c.Inspect(bg, "i:1")
+	require.NoError(t, err)
+	require.Len(t, states, 3)
+	for i, s := range states {
+		assert.Equal(t, KeyState{Key: "i:1", Addr: servers[i].Addr()}, s, "a free key")
+	}
+
+	l, err := c.LockMulti(bg, []string{"i:2", "i:1"}, 10*time.Second)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { // the third master may answer after the quorum
+		states, err := l.Inspect(bg)
+		return err == nil && len(states) == 6 && !slices.ContainsFunc(states, func(s KeyState) bool { return !s.Ours })
+	}, 5*time.Second, time.Millisecond)
+	states, err = l.Inspect(bg)
+	require.NoError(t, err)
+	for i, s := range states {
+		assert.Equal(t, []string{"i:1", "i:2"}[i/3], s.Key)
+		assert.True(t, s.Exists && s.Ours, "%+v", s)
+		assert.InDelta(t, 10*time.Second, s.TTL, float64(time.Second))
+	}
+	// Another client sees the keys, but not as its own.
+	states, err = other.Inspect(bg, "i:2")
+	require.NoError(t, err)
+	for _, s := range states {
+		assert.True(t, s.Exists)
+		assert.False(t, s.Ours)
+	}
+
+	// A master that is down is named, the others still answer.
+	servers[2].Stop()
+	states, err = l.Inspect(bg)
+	require.NoError(t, err)
+	for i, s := range states {
+		if i%3 == 2 {
+			assert.Error(t, s.Err)
+		} else {
+			assert.True(t, s.Ours)
+		}
+	}
+	require.NoError(t, l.Unlock(bg))
+	_, err = l.Inspect(bg)
+	require.ErrorIs(t, err, ErrNotHeld)
+	ctx, cancel := context.WithCancel(bg)
+	cancel()
+	_, err = c.Inspect(ctx, "i:1")
+	require.ErrorIs(t, err, context.Canceled)
+}
+
+// TestInspectHungMaster: a master that never answers costs NodeTimeout, and
+// its requests are given back (the leak check at exit sees no goroutine).
+func TestInspectHungMaster(t *testing.T) {
+	servers, addrs := fakeMasters(t, 3)
+	c := fakeClient(t, addrs, Config{NodeTimeout: 50 * time.Millisecond})
+	servers[1].SetFault("GET", fakeredis.Fault{Hang: true})
+	start := time.Now()
+	states, err := c.Inspect(bg, "h")
+	require.NoError(t, err)
+	assert.Less(t, time.Since(start), 2*time.Second)
+	assert.NoError(t, states[0].Err)
+	assert.ErrorIs(t, states[1].Err, errNoAnswer)
+	assert.NoError(t, states[2].Err)
 }

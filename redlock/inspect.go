@@ -1,0 +1,135 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/internal/ctxerr"
+	"github.com/volleylock/volley/resp"
+)
+
+// errNoAnswer is a KeyState's Err when its master did not answer within
+// NodeTimeout.
+var errNoAnswer = errors.New("redlock: no answer within Config.NodeTimeout")
+
+// KeyState is what one master holds for one key, as Inspect saw it.
+type KeyState struct {
+	Key    string
+	Addr   string // the master
+	Exists bool
+	// Ours reports that the key holds the inspecting Lock's token (always
+	// false from Client.Inspect, which has no token). The token itself is
+	// never shown.
+	Ours bool
+	// TTL is the key's remaining time to live; zero when the key does not
+	// exist, negative when it exists without one (not a Volley lock).
+	TTL time.Duration
+	Err error // the master could not answer: the other fields mean nothing
+}
+
+// Inspect shows, without taking or changing anything, what each master
+// holds for key: whether it exists and its remaining TTL. It is for
+// operators and debugging ("who holds it, until when?"), not for deciding
+// whether to lock: the answer is stale by the time it returns. It waits at
+// most NodeTimeout (less if ctx ends sooner) and returns one KeyState per
+// master, in Config.Addrs order; a master that did not answer has Err set.
+// It allocates.
+func (c *Client) Inspect(ctx context.Context, key string) ([]KeyState, error) {
+	return c.inspect(ctx, []string{key}, nil)
+}
+
+// Inspect shows, for each of the lock's keys in Keys order, what each
+// master holds (see Client.Inspect), and whether it is this lock's token.
+// A healthy held lock shows Ours on at least a quorum of masters for every
+// key.
+func (l *Lock) Inspect(ctx context.Context) ([]KeyState, error) {
+	if l.c == nil {
+		return nil, ErrNotHeld
+	}
+	return l.c.inspect(ctx, l.Keys(), &l.tok)
+}
+
+func (c *Client) inspect(ctx context.Context, keys []string, tok *token) ([]KeyState, error) {
+	if c.closed.Load() {
+		return nil, ErrClosed
+	}
+	if ctx.Err() != nil {
+		return nil, ctxerr.Of(ctx)
+	}
+	n := len(c.masters)
+	out := make([]KeyState, len(keys)*n)
+	reqs := make([]*conn.Request, 2*len(out)) // GET, PTTL for each state
+	notify := make(chan *conn.Request, len(reqs))
+	for k, key := range keys {
+		for i, m := range c.masters {
+			s := k*n + i
+			out[s] = KeyState{Key: key, Addr: m.addr}
+			for j, verb := range [2]string{"GET", "PTTL"} {
+				r := conn.NewRequest()
+				r.Cmd = resp.AppendCommand(r.Cmd[:0], verb, key)
+				r.Tag = 2*s + j
+				reqs[r.Tag] = r
+				m.conn.Send(r, notify)
+			}
+		}
+	}
+	t := time.NewTimer(c.cfg.NodeTimeout)
+	defer t.Stop()
+	var waitErr error
+	for pending := len(reqs); pending > 0 && waitErr == nil; pending-- {
+		select {
+		case r := <-notify:
+			st := &out[r.Tag/2]
+			switch {
+			case r.Err() != nil:
+				st.Err = r.Err()
+			case len(r.Reply()) == 0:
+				st.Err = errEmptyReply
+			case r.Reply()[0].IsError():
+				st.Err = r.Reply()[0].Err()
+			case r.Tag%2 == 0: // GET
+				v := r.Reply()[0]
+				st.Exists = !v.Null
+				st.Ours = tok != nil && !v.Null && string(v.Bytes) == string(tok[:])
+			default: // PTTL: -2 missing, -1 no expiry
+				if ms := r.Reply()[0].Int; ms >= 0 {
+					st.TTL = time.Duration(ms) * time.Millisecond
+				} else if ms == -1 {
+					st.TTL = -1
+				}
+			}
+			reqs[r.Tag] = nil
+			r.Release()
+		case <-t.C:
+			waitErr = errNoAnswer
+		case <-ctx.Done():
+			waitErr = ctxerr.Of(ctx)
+		}
+	}
+	if waitErr == nil {
+		return out, nil
+	}
+	// Give up on the rest; those that completed meanwhile are on their way
+	// to notify and still ours to release.
+	late := 0
+	for tag, r := range reqs {
+		if r == nil {
+			continue
+		}
+		if !r.Abandon() {
+			late++
+		}
+		if st := &out[tag/2]; st.Err == nil {
+			st.Err = waitErr
+		}
+	}
+	for ; late > 0; late-- {
+		(<-notify).Release()
+	}
+	if ctx.Err() != nil {
+		return out, waitErr
+	}
+	return out, nil
+}
