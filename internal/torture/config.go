@@ -71,6 +71,10 @@ type Config struct {
 	Clients    int           // independent lock clients [4]
 	Goroutines int           // per client [16]
 	Keys       int           // contended keys [3]
+	// MultiKey is the share of rounds that lock two of the keys at once
+	// (LockMulti), overlapping the single-key rounds and each other [0.25];
+	// negative: none.
+	MultiKey float64
 
 	TTL         time.Duration // lock TTL [800ms]
 	MaxTTL      time.Duration // redlock MaxTTL, the restart guard's window [2s]
@@ -115,6 +119,12 @@ func (c Config) withDefaults() Config {
 	def(&c.Clients, 4)
 	def(&c.Goroutines, 16)
 	def(&c.Keys, 3)
+	switch {
+	case c.MultiKey == 0:
+		c.MultiKey = 0.25
+	case c.MultiKey < 0 || c.Keys < 2:
+		c.MultiKey = 0
+	}
 	defd(&c.TTL, 800*time.Millisecond)
 	defd(&c.MaxTTL, 2*time.Second)
 	defd(&c.NodeTimeout, 30*time.Millisecond)

@@ -17,6 +17,8 @@ import (
 type Locker interface {
 	// Lock acquires key for ttl, retrying until ctx ends.
 	Lock(ctx context.Context, key string, ttl time.Duration) (Held, error)
+	// LockMulti acquires all of keys, or none, as one lock.
+	LockMulti(ctx context.Context, keys []string, ttl time.Duration) (Held, error)
 	// WaitReady waits until the Locker can grant locks (connected, and
 	// past the restart guard's window).
 	WaitReady(ctx context.Context) error
@@ -65,6 +67,16 @@ func NewRedlockLocker(cfg redlock.Config) (Locker, error) {
 func (r *redlockLocker) Lock(ctx context.Context, key string, ttl time.Duration) (Held, error) {
 	h := &redlockHeld{drift: r.drift}
 	l, err := r.c.Lock(context.WithValue(ctx, votesKey{}, &h.lockVotes), key, ttl)
+	if err != nil {
+		return nil, err
+	}
+	h.l = l
+	return h, nil
+}
+
+func (r *redlockLocker) LockMulti(ctx context.Context, keys []string, ttl time.Duration) (Held, error) {
+	h := &redlockHeld{drift: r.drift}
+	l, err := r.c.LockMulti(context.WithValue(ctx, votesKey{}, &h.lockVotes), keys, ttl)
 	if err != nil {
 		return nil, err
 	}
@@ -196,6 +208,11 @@ func (b *brokenLocker) Close() error {
 var errBrokenNoQuorum = errors.New("broken: no quorum")
 
 func (b *brokenLocker) Lock(ctx context.Context, key string, ttl time.Duration) (Held, error) {
+	return b.LockMulti(ctx, []string{key}, ttl)
+}
+
+// LockMulti sets every key, without NX, on every master: as wrong as Lock.
+func (b *brokenLocker) LockMulti(ctx context.Context, keys []string, ttl time.Duration) (Held, error) {
 	b.mu.Lock()
 	tok := make([]byte, 16)
 	for i := range tok {
@@ -205,7 +222,13 @@ func (b *brokenLocker) Lock(ctx context.Context, key string, ttl time.Duration) 
 	start := time.Now()
 	ok := 0
 	for _, c := range b.conns {
-		if _, err := c.Do(ctx, "SET", key, tok, "PX", ttl.Milliseconds()); err == nil {
+		set := 0
+		for _, key := range keys {
+			if _, err := c.Do(ctx, "SET", key, tok, "PX", ttl.Milliseconds()); err == nil {
+				set++
+			}
+		}
+		if set == len(keys) {
 			ok++
 		}
 	}
@@ -213,12 +236,12 @@ func (b *brokenLocker) Lock(ctx context.Context, key string, ttl time.Duration) 
 		return nil, errBrokenNoQuorum
 	}
 	drift := time.Duration(float64(ttl)*0.01) + 2*time.Millisecond
-	return &brokenHeld{b: b, key: key, tok: tok, start: start, until: start.Add(ttl - drift)}, nil
+	return &brokenHeld{b: b, keys: keys, tok: tok, start: start, until: start.Add(ttl - drift)}, nil
 }
 
 type brokenHeld struct {
 	b            *brokenLocker
-	key          string
+	keys         []string
 	tok          []byte
 	start, until time.Time
 }
@@ -232,7 +255,9 @@ func (h *brokenHeld) Extend(context.Context, time.Duration) error {
 
 func (h *brokenHeld) Unlock(ctx context.Context) error {
 	for _, c := range h.b.conns {
-		c.Do(ctx, "EVAL", `if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("del",KEYS[1]) else return 0 end`, 1, h.key, h.tok)
+		for _, key := range h.keys {
+			c.Do(ctx, "EVAL", `if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("del",KEYS[1]) else return 0 end`, 1, key, h.tok)
+		}
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/redlock"
 )
 
 // testSeed is logged by every run; change it to replay a failure.
@@ -37,6 +38,33 @@ func TestBrokenLockIsCaught(t *testing.T) {
 	assert.Less(t, v.First.Start, v.First.End)
 	assert.Less(t, v.Second.Start, v.First.End, "second acquired after the first ended")
 	assert.NotEmpty(t, rep.Problems())
+}
+
+// halfMultiLocker is a deliberately broken multi-key lock: its LockMulti
+// takes only the first key, as a non-atomic "lock them one by one" that
+// stopped early would. The checker must see the second key held twice.
+type halfMultiLocker struct{ Locker }
+
+func (h halfMultiLocker) LockMulti(ctx context.Context, keys []string, ttl time.Duration) (Held, error) {
+	return h.Lock(ctx, keys[0], ttl)
+}
+
+// TestBrokenMultiLockIsCaught: the checker judges a multi-key lock on every
+// one of its keys.
+func TestBrokenMultiLockIsCaught(t *testing.T) {
+	rep, err := Run(context.Background(), Config{
+		Duration: 3 * time.Second, Seed: testSeed, Masters: 3, Clients: 2, Goroutines: 4, Keys: 2,
+		MultiKey: 0.5, TTL: 300 * time.Millisecond, MaxTTL: time.Second, Faults: []Fault{},
+		Slack: time.Second, DisableRestartGuard: true,
+		NewLocker: func(id int, addrs []string) (Locker, error) {
+			lk, err := NewRedlockLocker(redlock.Config{Addrs: addrs, RetryDelay: 5 * time.Millisecond, Tries: 1 << 20, DisableRestartGuard: true})
+			return halfMultiLocker{lk}, err
+		},
+		Logf: t.Logf,
+	})
+	require.NoError(t, err)
+	t.Logf("half multi-lock: %d acquisitions, %d violations", rep.Acquisitions, rep.Checker.Violations)
+	require.Positive(t, rep.Checker.Violations, "the checker missed a multi-key lock that took one key")
 }
 
 // TestTortureShort is the short pass of the torture run for `make test`:

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/volleylock/volley/redlock"
@@ -64,10 +65,21 @@ func (r *run) safely(holder string, fn func()) (ok bool) {
 // round is one lock, work, unlock cycle.
 func (r *run) round(ctx context.Context, rng *rand.Rand, holder string, lk Locker) {
 	cfg := &r.cfg
-	key := fmt.Sprintf("torture:%d", rng.IntN(cfg.Keys))
+	first := rng.IntN(cfg.Keys)
+	keys := []string{fmt.Sprintf("torture:%d", first)}
+	if rng.Float64() < cfg.MultiKey {
+		second := (first + 1 + rng.IntN(cfg.Keys-1)) % cfg.Keys
+		keys = append(keys, fmt.Sprintf("torture:%d", second))
+	}
 	lctx, cancel := context.WithTimeout(ctx, cfg.LockTimeout)
 	t0 := time.Now()
-	h, err := lk.Lock(lctx, key, cfg.TTL)
+	var h Held
+	var err error
+	if len(keys) == 1 {
+		h, err = lk.Lock(lctx, keys[0], cfg.TTL)
+	} else {
+		h, err = lk.LockMulti(lctx, keys, cfg.TTL)
+	}
 	t1 := time.Now()
 	cancel()
 	r.checkStuck("lock", holder, t0, t1.Sub(t0), cfg.LockTimeout)
@@ -82,9 +94,9 @@ func (r *run) round(ctx context.Context, rng *rand.Rand, holder string, lk Locke
 	r.stats.addLatency(t1.Sub(t0))
 	if from := r.majorityFrom.Load(); from != 0 {
 		if started := h.Started().Sub(r.epoch); started > time.Duration(from-1) {
-			r.stats.majorityGrant(MajorityGrant{Holder: holder, Key: key, Started: started, PartitionAt: time.Duration(from - 1)})
-			r.logf("MAJORITY GRANT: %s got %s with its first vote asked at %.3fs, after a majority was cut off (partition or restart guard) at %.3fs",
-				holder, key, started.Seconds(), time.Duration(from-1).Seconds())
+			r.stats.majorityGrant(MajorityGrant{Holder: holder, Key: strings.Join(keys, "+"), Started: started, PartitionAt: time.Duration(from - 1)})
+			r.logf("MAJORITY GRANT: %s got %v with its first vote asked at %.3fs, after a majority was cut off (partition or restart guard) at %.3fs",
+				holder, keys, started.Seconds(), time.Duration(from-1).Seconds())
 		}
 	}
 
@@ -129,7 +141,7 @@ func (r *run) round(ctx context.Context, rng *rand.Rand, holder string, lk Locke
 	}
 
 	stop := time.Now()
-	iv := Interval{Key: key, Holder: holder, Start: start, Until: h.Until().Sub(r.epoch), Unlock: -1, Votes: h.Votes()}
+	iv := Interval{Holder: holder, Start: start, Until: h.Until().Sub(r.epoch), Unlock: -1, Votes: h.Votes()}
 	iv.End = iv.Until
 	if rng.Float64() < 0.97 { // else: let it expire
 		iv.Unlock = stop.Sub(r.epoch)
@@ -141,8 +153,14 @@ func (r *run) round(ctx context.Context, rng *rand.Rand, holder string, lk Locke
 		r.checkStuck("unlock", holder, stop, u1.Sub(stop), cfg.NodeTimeout)
 		iv.UnlockResult = r.stats.unlockResult(err)
 	}
-	if n := r.checker.Add(iv); n > 0 {
-		r.logf("VIOLATION: %s held %s [%.3fs, %.3fs] overlapping %d other holder(s)", holder, key, iv.Start.Seconds(), iv.End.Seconds(), n)
+	if len(keys) > 1 {
+		iv.Holder += " (" + strings.Join(keys, "+") + ")"
+	}
+	for _, key := range keys {
+		iv.Key = key
+		if n := r.checker.Add(iv); n > 0 {
+			r.logf("VIOLATION: %s held %s [%.3fs, %.3fs] overlapping %d other holder(s)", holder, key, iv.Start.Seconds(), iv.End.Seconds(), n)
+		}
 	}
 }
 
