@@ -91,12 +91,24 @@ func TestHarnessSmoke(t *testing.T) {
 		}
 		assert.Greater(t, rep.Adapters[1].AllocsPerOp, rep.Adapters[0].AllocsPerOp, "otel spans cost nothing?")
 	}
-	require.Len(t, rep.Targets, 12)
+	// Multi: every contender that can lock several keys, each key count.
+	multi := 0
+	for _, d := range defs {
+		if d.name == nameVolley || d.name == nameRedsyncGoredis {
+			multi++
+		}
+	}
+	require.Len(t, rep.Multi, multi*len(multiKeyCounts))
+	for _, m := range rep.Multi {
+		assert.Positive(t, m.Lat.N, "%s %d keys", m.Name, m.Keys)
+		assert.Zero(t, m.Errors, "%s %d keys", m.Name, m.Keys)
+	}
+	require.Len(t, rep.Targets, 13)
 
 	var out bytes.Buffer
 	rep.WriteTables(&out)
 	text := out.String()
-	for _, section := range []string{"LATENCY:", "THROUGHPUT:", "CONTENDED:", "ALLOCS:", "SKEW:", "TARGETS"} {
+	for _, section := range []string{"LATENCY:", "THROUGHPUT:", "CONTENDED:", "ALLOCS:", "SKEW:", "MULTI:", "TARGETS"} {
 		assert.Contains(t, text, section)
 	}
 	for _, d := range defs {

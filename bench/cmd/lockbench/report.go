@@ -31,6 +31,7 @@ type Report struct {
 	DegradedSchedule []SlowWindow     `json:"degraded_schedule,omitempty"`
 	Degraded         []DegradedResult `json:"degraded,omitempty"`
 	Adapters         []AdapterResult  `json:"adapters,omitempty"`
+	Multi            []MultiResult    `json:"multi,omitempty"`
 	Targets          []Target         `json:"targets"`
 }
 
@@ -213,6 +214,23 @@ func evaluateTargets(r *Report) []Target {
 			ratio := v.OpsPerSec / b.OpsPerSec
 			ts = append(ts, Target{Goal: goal, Measured: true, Met: ratio >= peer.want,
 				Figure: fmt.Sprintf("%.0f vs %.0f ops/s = %.2fx", v.OpsPerSec, b.OpsPerSec, ratio)})
+		}
+	}
+	// Multi-key: 16 keys in one lock cost at most half again one key's.
+	{
+		goal := "multi-key Lock+Unlock, 16 keys, p50 <= 1.5x 1 key"
+		var m16 *MultiResult
+		for i := range r.Multi {
+			if r.Multi[i].Name == nameVolley && r.Multi[i].Keys == 16 {
+				m16 = &r.Multi[i]
+			}
+		}
+		if m16 != nil {
+			x := r.multiRatio(*m16)
+			ts = append(ts, Target{Goal: goal, Measured: x > 0, Met: x > 0 && x <= 1.5,
+				Figure: fmt.Sprintf("%.3fms = %.2fx", m16.Lat.P50, x)})
+		} else {
+			notMeasured(goal)
 		}
 	}
 	// Allocations: as go test reports allocs/op, truncated to an integer.
@@ -453,6 +471,13 @@ func (r *Report) WriteTables(w io.Writer) {
 		for _, a := range r.Adapters {
 			dp, da := r.adapterCost(a)
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f\t%.0f\t%+.1f\t%+.1f\t\n", a.Name, f3(a.P50Ms), f3(a.P99Ms), a.AllocsPerOp, a.BytesPerOp, dp, da)
+		}
+	}
+	if len(r.Multi) > 0 {
+		section("MULTI: one lock over k keys, Lock+Unlock, 1 goroutine (x1: the same contender with 1 key)")
+		fmt.Fprintln(tw, "contender\tkeys\tp50 ms\tp99 ms\tx1\terrors\thow\t")
+		for _, m := range r.Multi {
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.2f\t%d\t%s\t\n", m.Name, m.Keys, f3(m.Lat.P50), f3(m.Lat.P99), r.multiRatio(m), m.Errors, m.Note)
 		}
 	}
 	tw.Flush()

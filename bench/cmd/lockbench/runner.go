@@ -22,9 +22,10 @@ const (
 	modeSkew       = "skew"
 	modeDegraded   = "degraded"
 	modeAdapters   = "adapters"
+	modeMulti      = "multi"
 )
 
-var allModes = []string{modeLatency, modeThroughput, modeContended, modeAllocs, modeSkew, modeDegraded, modeAdapters}
+var allModes = []string{modeLatency, modeThroughput, modeContended, modeAllocs, modeSkew, modeDegraded, modeAdapters, modeMulti}
 
 // Options configure one run of the harness.
 type Options struct {
@@ -155,6 +156,11 @@ func (r *Runner) Run(ctx context.Context) (*Report, error) {
 	}
 	if want[modeAdapters] && r.masters.Kind != kindFake {
 		if err := r.adapters(ctx); err != nil {
+			return rep, err
+		}
+	}
+	if want[modeMulti] {
+		if err := r.multi(ctx); err != nil {
 			return rep, err
 		}
 	}
