@@ -70,6 +70,18 @@
 // connection only turns votes into failures. lockbench's degraded mode
 // measures the result next to redsync.
 //
+// # Several keys
+//
+// LockMulti takes several keys as one lock. On each master one script sets
+// every key to the lock's token only if none of them exists, so a master
+// votes yes for the whole set or for none of it; the quorum and the
+// validity are counted as for one key, and Extend and Unlock act on every
+// key with the same all-or-nothing scripts (Unlock deletes whatever is still
+// ours). Nobody ever holds part of a set, so overlapping sets cannot
+// deadlock; they contend like single keys. The keys are sorted and
+// deduplicated into storage the Lock keeps until Unlock, pooled: a steady
+// stream of multi-key locks allocates nothing.
+//
 // # Errors
 //
 // ErrNotAcquired, ErrNotHeld, ErrExtendFailed and ctx's errors tell the

@@ -72,3 +72,68 @@ func ExampleClient_Do() {
 	// working under the lock
 	// done: <nil>
 }
+
+// A transfer locks both accounts as one lock: all or none, on each master
+// at once. The order the keys are given in does not matter.
+func ExampleClient_LockMulti() {
+	addrs, stop := masters()
+	defer stop()
+	ctx := context.Background()
+	c, err := redlock.New(ctx, redlock.Config{Addrs: addrs})
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+
+	l, err := c.LockMulti(ctx, []string{"account:B", "account:A"}, 10*time.Second)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("locked", l.Keys())
+
+	// A transfer touching either account waits; a lock on another is free.
+	_, err = c.TryLockMulti(ctx, []string{"account:A", "account:C"}, 10*time.Second)
+	fmt.Println("A and C:", errors.Is(err, redlock.ErrNotAcquired))
+	other, err := c.TryLock(ctx, "account:C", 10*time.Second)
+	fmt.Println("C alone:", err == nil)
+	other.Unlock(ctx)
+
+	if err := l.Unlock(ctx); err != nil {
+		panic(err)
+	}
+	// Output:
+	// locked [account:A account:B]
+	// A and C: true
+	// C alone: true
+}
+
+// Inspect answers "who holds it, until when?" without taking the lock.
+func ExampleLock_Inspect() {
+	addrs, stop := masters()
+	defer stop()
+	ctx := context.Background()
+	c, err := redlock.New(ctx, redlock.Config{Addrs: addrs})
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+
+	l, err := c.Lock(ctx, "report:daily", 10*time.Second)
+	if err != nil {
+		panic(err)
+	}
+	defer l.Unlock(ctx)
+	states, err := l.Inspect(ctx)
+	if err != nil {
+		panic(err)
+	}
+	ours := 0
+	for _, s := range states {
+		if s.Ours && s.TTL > 9*time.Second {
+			ours++
+		}
+	}
+	fmt.Println("held by this lock on a quorum:", ours >= c.Quorum())
+	// Output:
+	// held by this lock on a quorum: true
+}
