@@ -19,6 +19,7 @@ type Client struct {
 	quorum  int
 
 	ops    sync.Pool // *op: per-operation state, reused
+	renew  *renewer  // keeps Do's locks extended
 	closed atomic.Bool
 }
 
@@ -70,6 +71,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		}
 	}
 	c.ops.New = func() any { return c.newOp() }
+	c.renew = newRenewer(c)
 	return c, nil
 }
 
@@ -80,12 +82,15 @@ func (c *Client) closeMasters() {
 }
 
 // Close closes every connection and stops every goroutine the Client
-// started. Locks still held expire with their TTL. Operations under way fail
-// with connection errors; later ones with ErrClosed.
+// started. Locks still held expire with their TTL; the work of Do calls
+// under way is cancelled at once (their locks can no longer be extended),
+// and they return an error matching ErrNotHeld and ErrClosed. Operations
+// under way fail with connection errors; later ones with ErrClosed.
 func (c *Client) Close() error {
 	if c.closed.Swap(true) {
 		return nil
 	}
+	c.renew.close()
 	c.closeMasters()
 	return nil
 }

@@ -14,7 +14,12 @@ import (
 // moment the lock is lost: an extension found it gone, or its validity ran
 // out before an extension succeeded, or Config.MaxExtensions was reached.
 // fn should stop its critical work then. The lock is extended every
-// ttl*Config.ExtendFraction.
+// ttl*Config.ExtendFraction by the Client's renewer, shared by every Do
+// call: locks whose renewal falls due together are extended in one script
+// call per master, each judged on its own quorum. These extensions do not
+// go through Hooks.Call; Hooks.Node reports each batch (OpExtend) and
+// Hooks.Event each lock's EventExtended or EventLost. Once Do returns, its
+// lock is never extended again.
 //
 // Do returns fn's error; if the lock was lost while fn ran, the error also
 // matches ErrNotHeld (errors.Is), even when fn returned nil, because the
@@ -52,15 +57,10 @@ func (c *Client) do(ctx context.Context, key string, keys []string, ttl time.Dur
 		return err
 	}
 	workCtx, cancel := context.WithCancelCause(ctx)
-	stop := make(chan struct{})
-	lost := make(chan error, 1)
-	go func() { // owned by Do: ends when stop closes, before Do returns
-		lost <- c.keepExtended(workCtx, &l, ttl, stop, cancel)
-	}()
-	// However fn ends, panics included: stop the extender, then release.
+	renewal := c.renew.register(&l, ttl, func() { cancel(ErrNotHeld) })
+	// However fn ends, panics included: stop renewing, then release.
 	defer func() {
-		close(stop)
-		lostErr := <-lost
+		lostErr := c.renew.unregister(renewal)
 		cancel(nil)
 		unlockErr := l.Unlock(context.WithoutCancel(ctx)) // even if ctx has ended
 		switch {
@@ -72,50 +72,4 @@ func (c *Client) do(ctx context.Context, key string, keys []string, ttl time.Dur
 		}
 	}()
 	return fn(workCtx)
-}
-
-// keepExtended extends l every ttl*ExtendFraction until stop closes. When
-// the lock is lost it cancels the work with ErrNotHeld and returns the
-// reason; it returns nil if stop closed while the lock was held.
-func (c *Client) keepExtended(ctx context.Context, l *Lock, ttl time.Duration, stop <-chan struct{}, cancel context.CancelCauseFunc) error {
-	every := time.Duration(float64(ttl) * c.cfg.ExtendFraction)
-	retry := max(c.cfg.NodeTimeout, every/8)
-	lose := func(reason error) error {
-		c.event(EventLost, l.key)
-		cancel(ErrNotHeld)
-		return reason
-	}
-	next := every
-	t := time.NewTimer(min(next, l.Validity()))
-	defer t.Stop()
-	for extensions := 0; ; {
-		select {
-		case <-stop:
-			return nil
-		case <-t.C:
-		}
-		if l.Validity() <= 0 {
-			return lose(&Error{Op: OpExtend, Key: l.key, Err: ErrNotHeld, Attempts: extensions})
-		}
-		if c.cfg.MaxExtensions >= 0 && extensions >= c.cfg.MaxExtensions {
-			// No more extensions: hold until the validity ends, then stop.
-			t.Reset(l.Validity())
-			continue
-		}
-		// Bounded by the validity: an extension still waiting for its
-		// masters when the validity ends must not keep fn running past it.
-		ectx, cancelExtend := context.WithDeadline(context.WithoutCancel(ctx), l.Until())
-		err := l.Extend(ectx, ttl)
-		cancelExtend()
-		switch {
-		case err == nil:
-			extensions++
-			next = every
-		case errors.Is(err, ErrNotHeld):
-			return lose(err)
-		default:
-			next = retry // transient: try again soon, within the validity
-		}
-		t.Reset(max(0, min(next, l.Validity())))
-	}
 }

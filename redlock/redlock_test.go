@@ -23,6 +23,7 @@ func TestScriptSHAs(t *testing.T) {
 	for script, sha := range map[string]string{
 		releaseScript: releaseSHA, extendScript: extendSHA,
 		lockMultiScript: lockMultiSHA, releaseMultiScript: releaseMultiSHA, extendMultiScript: extendMultiSHA,
+		extendBatchScript: extendBatchSHA,
 	} {
 		sum := sha1.Sum([]byte(script))
 		assert.Equal(t, sha, hex.EncodeToString(sum[:]))

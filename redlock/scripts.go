@@ -33,3 +33,14 @@ const (
 	releaseMultiSHA = "19c74fbcf900ae3f365e1b8b2107a5888b175452"
 	extendMultiSHA  = "625585dd655db49164a0d3f383c152341a6e2375"
 )
+
+// extendBatchScript extends many locks in one call, each on its own terms:
+// ARGV[1] is the number of locks; then, per lock, its token, its TTL in
+// milliseconds and how many of KEYS are its keys, taken in order. A lock is
+// extended, and its entry of the reply is 1, only if every one of its keys
+// holds its token (it never re-creates a key); else its entry is 0. The
+// reply is an array with one entry per lock.
+const (
+	extendBatchScript = `local out={} local k=1 local a=2 for i=1,tonumber(ARGV[1]) do local tok=ARGV[a] local ttl=ARGV[a+1] local n=tonumber(ARGV[a+2]) a=a+3 local ok=1 for j=k,k+n-1 do if redis.call("get",KEYS[j])~=tok then ok=0 break end end if ok==1 then for j=k,k+n-1 do redis.call("pexpire",KEYS[j],ttl) end end out[i]=ok k=k+n end return out`
+	extendBatchSHA    = "addb89a91a9f524b6cf26091cf02a3d026ffe315"
+)

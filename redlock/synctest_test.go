@@ -88,6 +88,9 @@ func (m *pipeMaster) serve(nc net.Conn) {
 			default:
 				out = ":1\r\n"
 			}
+			if b := string(args[1].Bytes); b == extendBatchSHA || b == extendBatchScript {
+				out = "*1\r\n" + out // Do's renewer: one lock in the batch
+			}
 		default:
 			out = "-ERR unknown command\r\n"
 		}

@@ -114,6 +114,7 @@ func clientIDShape(t *testing.T, reply string) { require.Regexp(t, `^:[0-9]+\r\n
 func diffScript() []step {
 	del, ext := CompareAndDeleteScript, CompareAndPexpireScript
 	lockM, relM, extM := LockMultiScript, ReleaseMultiScript, ExtendMultiScript
+	batch := ExtendBatchScript
 	delSHA, extSHA := sha1Hex([]byte(del)), sha1Hex([]byte(ext))
 	return []step{
 		// connection
@@ -296,12 +297,44 @@ func diffScript() []step {
 		cmd("EVAL", lockM, "2", "m5", "m6", "tok"),
 		cmd("EVAL", lockM, "0"),
 		cmd("EXISTS", "m5", "m6"),
+
+		// the batch extension of Do's renewer
+		cmd("SET", "b1", "t1", "PX", "10000"),
+		cmd("SET", "b2", "t2", "PX", "10000"),
+		cmd("SET", "b3", "t2", "PX", "10000"),
+		cmd("EVAL", batch, "4", "b1", "b2", "b3", "b9", "3", "t1", "60000", "1", "t2", "70000", "2", "t9", "80000", "1"),
+		shaped(intBetween(59000, 60000), "PTTL", "b1"),
+		shaped(intBetween(69000, 70000), "PTTL", "b3"),
+		cmd("EVAL", batch, "2", "b1", "b2", "2", "t1", "5000", "1", "wrong", "5000", "1"),
+		shaped(intBetween(4000, 5000), "PTTL", "b1"),
+		shaped(intBetween(69000, 70000), "PTTL", "b2"),
+		cmd("EVAL", batch, "0", "0"),
+		cmd("EVAL", batch, "1", "b1", "1", "t1", "abc", "1"),
+		cmd("SCRIPT", "LOAD", batch),
+		cmd("EVALSHA", sha1Hex([]byte(batch)), "1", "b1", "1", "t1", "0", "1"),
+		cmd("EXISTS", "b1"),
 		cmd("SCRIPT", "LOAD", lockM),
 		cmd("EVALSHA", sha1Hex([]byte(lockM)), "2", "m5", "m6", "tok", "30000"),
 		cmd("EVALSHA", sha1Hex([]byte(extM)), "2", "m5", "m6", "tok", "30000"),
 		cmd("SCRIPT", "LOAD", extM),
 		cmd("EVALSHA", sha1Hex([]byte(extM)), "2", "m5", "m6", "tok", "0"),
 		cmd("EXISTS", "m5", "m6"),
+
+		// the batch extension of Do's renewer
+		cmd("SET", "b1", "t1", "PX", "10000"),
+		cmd("SET", "b2", "t2", "PX", "10000"),
+		cmd("SET", "b3", "t2", "PX", "10000"),
+		cmd("EVAL", batch, "4", "b1", "b2", "b3", "b9", "3", "t1", "60000", "1", "t2", "70000", "2", "t9", "80000", "1"),
+		shaped(intBetween(59000, 60000), "PTTL", "b1"),
+		shaped(intBetween(69000, 70000), "PTTL", "b3"),
+		cmd("EVAL", batch, "2", "b1", "b2", "2", "t1", "5000", "1", "wrong", "5000", "1"),
+		shaped(intBetween(4000, 5000), "PTTL", "b1"),
+		shaped(intBetween(69000, 70000), "PTTL", "b2"),
+		cmd("EVAL", batch, "0", "0"),
+		cmd("EVAL", batch, "1", "b1", "1", "t1", "abc", "1"),
+		cmd("SCRIPT", "LOAD", batch),
+		cmd("EVALSHA", sha1Hex([]byte(batch)), "1", "b1", "1", "t1", "0", "1"),
+		cmd("EXISTS", "b1"),
 
 		// HELLO and RESP3
 		cmd("HELLO", "4"),

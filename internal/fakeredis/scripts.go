@@ -27,6 +27,11 @@ const (
 	// ExtendMultiScript sets every key's TTL to ARGV[2] milliseconds and
 	// returns 1, only if every key holds ARGV[1]; else it returns 0.
 	ExtendMultiScript = `for i=1,#KEYS do if redis.call("get",KEYS[i])~=ARGV[1] then return 0 end end for i=1,#KEYS do redis.call("pexpire",KEYS[i],ARGV[2]) end return 1`
+	// ExtendBatchScript extends many locks in one call: ARGV[1] is their
+	// count, then per lock its token, TTL in milliseconds and number of
+	// keys (taken from KEYS in order). Each lock whose keys all hold its
+	// token is extended; the reply has 1 for it, else 0.
+	ExtendBatchScript = `local out={} local k=1 local a=2 for i=1,tonumber(ARGV[1]) do local tok=ARGV[a] local ttl=ARGV[a+1] local n=tonumber(ARGV[a+2]) a=a+3 local ok=1 for j=k,k+n-1 do if redis.call("get",KEYS[j])~=tok then ok=0 break end end if ok==1 then for j=k,k+n-1 do redis.call("pexpire",KEYS[j],ttl) end end out[i]=ok k=k+n end return out`
 )
 
 // scriptKind names a script the fake knows how to run.
@@ -39,6 +44,7 @@ const (
 	scriptLockMulti
 	scriptReleaseMulti
 	scriptExtendMulti
+	scriptExtendBatch
 )
 
 // canonical scripts by their normalised body.
@@ -48,11 +54,12 @@ var knownScripts = map[string]scriptKind{
 	normaliseScript([]byte(LockMultiScript)):         scriptLockMulti,
 	normaliseScript([]byte(ReleaseMultiScript)):      scriptReleaseMulti,
 	normaliseScript([]byte(ExtendMultiScript)):       scriptExtendMulti,
+	normaliseScript([]byte(ExtendBatchScript)):       scriptExtendBatch,
 }
 
 // errUnknownScript answers EVAL and SCRIPT LOAD of any other script.
 const errUnknownScript = "ERR fakeredis runs only the Redlock scripts (fakeredis.CompareAndDeleteScript, " +
-	"CompareAndPexpireScript, LockMultiScript, ReleaseMultiScript, ExtendMultiScript); this script is none of them"
+	"CompareAndPexpireScript, LockMultiScript, ReleaseMultiScript, ExtendMultiScript, ExtendBatchScript); this script is none of them"
 
 // normaliseScript drops whitespace and makes every quote a double quote,
 // so that reformatted copies of a lock script are still recognised.
@@ -166,6 +173,8 @@ func (s *Server) runScriptLocked(out []byte, db int, kind scriptKind, sha string
 		return s.releaseMultiLocked(out, db, keys, argv)
 	case scriptExtendMulti:
 		return s.extendMultiLocked(out, db, sha, keys, argv)
+	case scriptExtendBatch:
+		return s.extendBatchLocked(out, db, sha, keys, argv)
 	}
 	if len(keys) == 0 {
 		return appendScriptError(out, errScriptArgs, sha)
@@ -303,4 +312,62 @@ func (s *Server) extendMultiLocked(out []byte, db int, sha string, keys, argv []
 		out = out[:mark] // Lua drops each PEXPIRE's reply
 	}
 	return append(out, replyOne...)
+}
+
+// errBatchArgs answers an ExtendBatchScript call whose counts do not fit its
+// arguments. Redis raises a Lua error there, worded by the interpreter; the
+// fake does not mimic its text.
+const errBatchArgs = "ERR fakeredis: ExtendBatchScript: counts do not match the arguments"
+
+// extendBatchLocked runs ExtendBatchScript. As in Lua, locks are processed
+// in order and a PEXPIRE error ends the script, keeping what was done.
+func (s *Server) extendBatchLocked(out []byte, db int, sha string, keys, argv [][]byte) []byte {
+	if len(argv) == 0 {
+		return appendError(out, errBatchArgs)
+	}
+	count, ok := parseInt64(argv[0])
+	if !ok || count < 0 || 1+3*count > int64(len(argv)) {
+		return appendError(out, errBatchArgs)
+	}
+	now := s.nowMs()
+	res := make([]bool, count)
+	k := 0
+	for i := range res {
+		a := argv[1+3*i:]
+		tok, ttl := a[0], a[1]
+		n, ok := parseInt64(a[2])
+		if !ok || n < 0 || int64(k)+n > int64(len(keys)) {
+			return appendError(out, errBatchArgs)
+		}
+		mine := keys[k : k+int(n)]
+		k += int(n)
+		res[i] = true
+		for _, key := range mine {
+			if e, found := s.lookupLocked(db, key, now); !found || e.val != string(tok) {
+				res[i] = false
+				break
+			}
+		}
+		if !res[i] {
+			continue
+		}
+		for _, key := range mine {
+			mark := len(out)
+			out = s.pexpireLocked(out, db, key, ttl, nil)
+			if out[mark] == '-' {
+				msg := string(out[mark+1 : len(out)-2])
+				return appendScriptError(out[:mark], msg, sha)
+			}
+			out = out[:mark]
+		}
+	}
+	out = appendArrayLen(out, len(res))
+	for _, r := range res {
+		if r {
+			out = append(out, replyOne...)
+		} else {
+			out = append(out, replyZero...)
+		}
+	}
+	return out
 }

@@ -1,0 +1,441 @@
+package redlock
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/resp"
+)
+
+// Renewal of the locks that Do holds: one scheduler per Client, not one
+// timer and one round trip per lock. Locks whose renewal falls due
+// together (within a quarter of their period) are extended in one script
+// call per master carrying up to maxBatchLocks locks (extendBatchScript),
+// and each lock is still judged on its own quorum, as Extend judges it.
+// So a process holding thousands of locks sends a few commands per period
+// to each master instead of one per lock.
+
+// maxBatchLocks bounds the locks of one batch, and maxBatchKeys their keys,
+// so that one script call keeps its master busy well under a millisecond.
+const (
+	maxBatchLocks = 512
+	maxBatchKeys  = 4096
+)
+
+// renewal is one lock kept extended by the renewer. Its fields are guarded
+// by renewer.mu; l is the Do call's Lock, which the renewer updates (until,
+// ttl) while the renewal is registered and never touches afterwards.
+type renewal struct {
+	l          *Lock
+	ttl        time.Duration
+	every      time.Duration // renewal period: ttl*ExtendFraction
+	retry      time.Duration // after a failed extension
+	due        time.Time     // next extension
+	extensions int
+	lost       func() // cancels the work; called once, outside the lock
+	err        error  // why the lock was lost; nil while held
+	active     bool   // registered
+	ok, taken  int    // the current batch's votes
+	batched    bool   // in the current batch
+	index      int    // position in renewer.entries
+}
+
+// renewer extends the registered renewals. Its goroutine starts with the
+// first registration and is owned by the Client: Close stops it and waits
+// for it. Everything else (entries, the renewals' fields) is guarded by mu.
+type renewer struct {
+	c *Client
+
+	mu      sync.Mutex
+	entries []*renewal
+	// evMu is held by the goroutine from judging a batch until its events
+	// are delivered; unregister waits for it, so that no EventExtended for
+	// a lock follows the return of its Do.
+	evMu sync.Mutex
+	running bool
+	closed  bool
+	wake    chan struct{} // capacity 1: entries changed
+	stop    chan struct{} // closed by close
+	done    chan struct{} // closed when the goroutine has ended
+
+	// Owned by the goroutine.
+	batch  []*renewal
+	cmd    []byte
+	alt    []byte
+	reqs   []*conn.Request
+	notify chan *conn.Request
+	timer  *time.Timer
+	evaled []bool    // per master: NOSCRIPT answered with EVAL in this batch
+	nodes  []Outcome // per master: its answer to this batch, for Hooks.Node
+	// Run once mu is released: hooks and cancellations may call back into
+	// the Client.
+	lostFn   []func()
+	extended []string // keys, for EventExtended
+}
+
+func newRenewer(c *Client) *renewer {
+	return &renewer{
+		c:    c,
+		wake: make(chan struct{}, 1),
+		stop: make(chan struct{}),
+		done: make(chan struct{}),
+	}
+}
+
+// register starts keeping l extended with ttl; lost is called (once, from
+// the renewer's goroutine) when the lock is lost. The caller must not use
+// l until unregister returns.
+func (r *renewer) register(l *Lock, ttl time.Duration, lost func()) *renewal {
+	cfg := &r.c.cfg
+	every := time.Duration(float64(ttl) * cfg.ExtendFraction)
+	e := &renewal{
+		l: l, ttl: ttl, every: every, retry: max(cfg.NodeTimeout, every/8),
+		due: time.Now().Add(every), lost: lost, active: true,
+	}
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		e.active = false
+		e.err = &Error{Op: OpExtend, Key: l.key, Err: errClosedWhileHeld}
+		lost()
+		return e
+	}
+	e.index = len(r.entries)
+	r.entries = append(r.entries, e)
+	if !r.running {
+		r.running = true
+		go r.loop() // owned by the Client: ends when close closes stop
+	}
+	r.mu.Unlock()
+	r.poke()
+	return e
+}
+
+// unregister stops renewing e and returns why the lock was lost, or nil if
+// it was still held. The renewer never touches e.l afterwards, and every
+// event about it has been delivered.
+func (r *renewer) unregister(e *renewal) error {
+	r.mu.Lock()
+	if e.active {
+		r.removeLocked(e)
+	}
+	err := e.err
+	r.mu.Unlock()
+	r.evMu.Lock() // a batch judged before the removal delivers its events first
+	r.evMu.Unlock()
+	return err
+}
+
+func (r *renewer) removeLocked(e *renewal) {
+	last := len(r.entries) - 1
+	r.entries[e.index] = r.entries[last]
+	r.entries[e.index].index = e.index
+	r.entries[last] = nil
+	r.entries = r.entries[:last]
+	e.active = false
+}
+
+// errClosedWhileHeld is why a Do's lock is lost when its Client closes.
+var errClosedWhileHeld = fmt.Errorf("%w (%w)", ErrNotHeld, ErrClosed)
+
+// close stops the goroutine and waits for it. The renewals still
+// registered can no longer be kept: their work is cancelled at once.
+func (r *renewer) close() {
+	r.mu.Lock()
+	r.closed = true
+	running := r.running
+	var lost []func()
+	for len(r.entries) > 0 {
+		e := r.entries[len(r.entries)-1]
+		e.err = &Error{Op: OpExtend, Key: e.l.key, Err: errClosedWhileHeld, Attempts: e.extensions}
+		r.removeLocked(e)
+		lost = append(lost, e.lost)
+	}
+	r.mu.Unlock()
+	close(r.stop)
+	if running {
+		<-r.done
+	}
+	for _, f := range lost {
+		f()
+	}
+}
+
+func (r *renewer) poke() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// loseLocked loses e (under mu): it will not be renewed again; EventLost
+// and its lost callback run once mu is released.
+func (r *renewer) loseLocked(e *renewal, err error) {
+	e.err = err
+	r.removeLocked(e)
+	key, lost := e.l.key, e.lost
+	r.lostFn = append(r.lostFn, func() {
+		r.c.event(EventLost, key)
+		lost()
+	})
+}
+
+// afterUnlock runs what the last pass collected under mu.
+func (r *renewer) afterUnlock() {
+	for i, k := range r.extended {
+		r.c.event(EventExtended, k)
+		r.extended[i] = ""
+	}
+	r.extended = r.extended[:0]
+	for i, f := range r.lostFn {
+		f()
+		r.lostFn[i] = nil
+	}
+	r.lostFn = r.lostFn[:0]
+}
+
+func (r *renewer) loop() {
+	defer close(r.done)
+	n := len(r.c.masters)
+	r.reqs = make([]*conn.Request, n)
+	r.notify = make(chan *conn.Request, n)
+	r.evaled = make([]bool, n)
+	r.nodes = make([]Outcome, n)
+	r.timer = time.NewTimer(time.Hour)
+	defer r.timer.Stop()
+	for {
+		r.evMu.Lock()
+		next, deadline := r.prepare()
+		r.afterUnlock()
+		r.evMu.Unlock()
+		if len(r.batch) > 0 {
+			start := r.send(deadline)
+			r.evMu.Lock()
+			r.apply(start)
+			r.afterUnlock()
+			r.evMu.Unlock()
+			continue
+		}
+		wait := time.Hour
+		if !next.IsZero() {
+			wait = max(0, time.Until(next))
+		}
+		r.timer.Reset(wait)
+		select {
+		case <-r.timer.C:
+		case <-r.wake:
+			r.timer.Stop()
+		case <-r.stop:
+			return
+		}
+	}
+}
+
+// prepare loses the renewals whose validity has ended, picks the batch of
+// those due (or due within a quarter of their period) and encodes its
+// command. It returns when the next renewal or validity end is due, and
+// the earliest validity end of all: the batch must not wait past it.
+func (r *renewer) prepare() (next, deadline time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := time.Now()
+	maxExt := r.c.cfg.MaxExtensions
+	r.batch = r.batch[:0]
+	keys := 0
+	for i := 0; i < len(r.entries); {
+		e := r.entries[i]
+		until := e.l.until
+		if !now.Before(until) {
+			r.loseLocked(e, &Error{Op: OpExtend, Key: e.l.key, Err: ErrNotHeld, Attempts: e.extensions})
+			continue // e's slot now holds another entry
+		}
+		i++
+		if deadline.IsZero() || until.Before(deadline) {
+			deadline = until
+		}
+		due := e.due
+		if maxExt >= 0 && e.extensions >= maxExt {
+			due = until // no more extensions: hold until the validity ends
+		} else if nk := max(1, len(e.l.keyList())); !now.Add(e.every/4).Before(due) &&
+			len(r.batch) < maxBatchLocks && keys+nk <= maxBatchKeys {
+			e.batched, e.ok, e.taken = true, 0, 0
+			r.batch = append(r.batch, e)
+			keys += nk
+			continue
+		}
+		if next.IsZero() || due.Before(next) {
+			next = due
+		}
+		if until.Before(next) {
+			next = until
+		}
+	}
+	if len(r.batch) > 0 {
+		r.encode(keys)
+	}
+	return next, deadline
+}
+
+// encode writes the batch's EVALSHA (and its EVAL fallback). r.mu is held:
+// the locks' keys are theirs until unregistered.
+func (r *renewer) encode(keys int) {
+	head := func(dst []byte, verb, script string) []byte {
+		dst = resp.AppendArrayHeader(dst, 3+keys+1+3*len(r.batch))
+		dst = resp.AppendBulkString(dst, verb)
+		dst = resp.AppendBulkString(dst, script)
+		return resp.AppendBulkInt(dst, int64(keys))
+	}
+	b := head(r.cmd[:0], "EVALSHA", extendBatchSHA)
+	for _, e := range r.batch {
+		if ks := e.l.keyList(); ks != nil {
+			for _, k := range ks {
+				b = resp.AppendBulkString(b, k)
+			}
+		} else {
+			b = resp.AppendBulkString(b, e.l.key)
+		}
+	}
+	b = resp.AppendBulkInt(b, int64(len(r.batch)))
+	for _, e := range r.batch {
+		b = resp.AppendBulk(b, e.l.tok[:])
+		b = resp.AppendBulkInt(b, e.ttl.Milliseconds())
+		b = resp.AppendBulkInt(b, int64(max(1, len(e.l.keyList()))))
+	}
+	r.cmd = b
+	// The EVAL form differs only in its first two arguments.
+	first := len(head(nil, "EVALSHA", extendBatchSHA))
+	r.alt = append(head(r.alt[:0], "EVAL", extendBatchScript), b[first:]...)
+}
+
+// send sends the batch to every master and collects the votes (into the
+// batch's renewals: only this goroutine touches ok and taken while they are
+// batched) until all answered, NodeTimeout passed, deadline came or the
+// Client closed. It returns when the burst left.
+func (r *renewer) send(deadline time.Time) time.Time {
+	c := r.c
+	start := time.Now()
+	for i, m := range c.masters {
+		req := r.reqs[i]
+		if req == nil {
+			req = conn.NewRequest()
+			r.reqs[i] = req
+		}
+		req.Cmd = append(req.Cmd[:0], r.cmd...)
+		req.Tag = i
+		r.evaled[i], r.nodes[i] = false, OutcomeNone
+		m.conn.Send(req, r.notify)
+	}
+	r.timer.Reset(max(0, min(c.cfg.NodeTimeout, time.Until(deadline))))
+	gaveUp := false
+	for pending := len(c.masters); pending > 0 && !gaveUp; {
+		select {
+		case req := <-r.notify:
+			i := req.Tag
+			out, noScript := r.count(req)
+			if noScript && !r.evaled[i] {
+				// The master lost its scripts: load and run in one EVAL.
+				r.evaled[i] = true
+				req.Cmd = append(req.Cmd[:0], r.alt...)
+				c.masters[i].conn.Send(req, r.notify)
+				continue
+			}
+			r.nodes[i] = out
+			pending--
+		case <-r.timer.C:
+			gaveUp = true
+		case <-r.stop:
+			gaveUp = true
+		}
+	}
+	r.timer.Stop()
+	if gaveUp {
+		late := 0
+		for i, req := range r.reqs {
+			if r.nodes[i] != OutcomeNone {
+				continue // answered
+			}
+			r.nodes[i] = OutcomeTimeout
+			if req.Abandon() {
+				r.reqs[i] = nil // its Conn owns it now
+			} else {
+				late++
+			}
+		}
+		for ; late > 0; late-- {
+			<-r.notify // answered meanwhile: not counted
+		}
+	}
+	if h := c.cfg.Hooks.Node; h != nil {
+		took := time.Since(start)
+		for i, m := range c.masters {
+			h(OpExtend, m.addr, r.nodes[i], took)
+		}
+	}
+	return start
+}
+
+// count adds one master's answer to the batch's votes and returns the
+// master's outcome, and whether it answered NOSCRIPT. A master the restart
+// guard holds out answers, but its yes votes do not count.
+func (r *renewer) count(req *conn.Request) (Outcome, bool) {
+	if req.Err() != nil {
+		return OutcomeConnError, false
+	}
+	vals := req.Reply()
+	if len(vals) == 0 {
+		return OutcomeServerError, false
+	}
+	if vals[0].IsError() {
+		return OutcomeServerError, string(vals[0].ErrorPrefix()) == "NOSCRIPT"
+	}
+	if vals[0].Type != resp.TypeArray || int(vals[0].Int) != len(r.batch) || len(vals) != 1+len(r.batch) {
+		return OutcomeServerError, false
+	}
+	_, _, guarded := r.c.guarded(r.c.masters[req.Tag], time.Now())
+	for j, e := range r.batch {
+		switch v := &vals[1+j]; {
+		case v.Type == resp.TypeInteger && v.Int == 1 && !guarded:
+			e.ok++
+		case v.Type == resp.TypeInteger && v.Int == 0:
+			e.taken++
+		}
+	}
+	if guarded {
+		return OutcomeGuarded, false
+	}
+	return OutcomeOK, false
+}
+
+// apply judges each renewal of the batch on its own votes, as Extend
+// would: extended (validity counted from start), lost, or retried soon.
+func (r *renewer) apply(start time.Time) {
+	c := r.c
+	n, q := len(c.masters), c.quorum
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := time.Now()
+	for i, e := range r.batch {
+		r.batch[i] = nil
+		e.batched = false
+		if !e.active {
+			continue // unregistered meanwhile
+		}
+		until := c.validUntil(start, e.ttl)
+		switch {
+		case e.ok >= q && now.Before(until) && now.Before(e.l.until):
+			e.l.until, e.l.ttl = until, e.ttl
+			e.extensions++
+			e.due = now.Add(e.every)
+			if c.cfg.Hooks.Event != nil {
+				r.extended = append(r.extended, e.l.key)
+			}
+		case e.taken > n-q || !now.Before(e.l.until):
+			r.loseLocked(e, &Error{Op: OpExtend, Key: e.l.key, Err: ErrNotHeld, Attempts: e.extensions})
+		default:
+			e.due = now.Add(e.retry)
+		}
+	}
+	r.batch = r.batch[:0]
+}

@@ -1,0 +1,138 @@
+package redlock
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/volleylock/volley/internal/fakeredis"
+)
+
+func TestScriptsAreTheFakesScripts(t *testing.T) {
+	for ours, fakes := range map[string]string{
+		releaseScript: fakeredis.CompareAndDeleteScript, extendScript: fakeredis.CompareAndPexpireScript,
+		lockMultiScript: fakeredis.LockMultiScript, releaseMultiScript: fakeredis.ReleaseMultiScript,
+		extendMultiScript: fakeredis.ExtendMultiScript, extendBatchScript: fakeredis.ExtendBatchScript,
+	} {
+		assert.Equal(t, fakes, ours)
+	}
+}
+
+// TestDoRenewalsShareBatches: many Do calls on one Client are renewed in
+// shared batches, a handful of script calls per master per period instead
+// of one per lock, and each lock is still extended.
+func TestDoRenewalsShareBatches(t *testing.T) {
+	servers := masters(t, 3)
+	var batches, extended atomic.Int64
+	c := client(t, servers, Config{Hooks: Hooks{
+		Node: func(op Op, addr string, _ Outcome, _ time.Duration) {
+			if op == OpExtend && addr == servers[0].Addr() {
+				batches.Add(1)
+			}
+		},
+		Event: func(ev Event, _ string) {
+			if ev == EventExtended {
+				extended.Add(1)
+			}
+		},
+	}})
+	const locks, ttl = 300, 300 * time.Millisecond
+	var wg sync.WaitGroup
+	errs := make(chan error, locks)
+	for i := range locks {
+		wg.Go(func() {
+			errs <- c.Do(bg, fmt.Sprint("batch:", i), ttl, func(ctx context.Context) error {
+				time.Sleep(3 * ttl) // nine renewal periods
+				return ctx.Err()
+			})
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	t.Logf("%d locks: %d extensions in %d batches per master", locks, extended.Load(), batches.Load())
+	assert.GreaterOrEqual(t, extended.Load(), int64(locks*7), "locks not extended on schedule")
+	assert.Less(t, batches.Load(), extended.Load()/20, "renewals not batched")
+}
+
+// TestUnlockRacesRenewal: Do returning right around a renewal never gets
+// its lock extended afterwards, and the lock is released.
+func TestUnlockRacesRenewal(t *testing.T) {
+	servers := masters(t, 3)
+	var mu sync.Mutex
+	returned := map[string]time.Time{}
+	late := 0
+	c := client(t, servers, Config{Hooks: Hooks{Event: func(ev Event, key string) {
+		if ev != EventExtended {
+			return
+		}
+		mu.Lock()
+		if _, ok := returned[key]; ok {
+			late++
+		}
+		mu.Unlock()
+	}}})
+	const ttl = 300 * time.Millisecond // renewal every 100ms
+	var wg sync.WaitGroup
+	for i := range 200 {
+		wg.Go(func() {
+			key := fmt.Sprint("race:", i)
+			work := 90*time.Millisecond + rand.N(20*time.Millisecond) // around the first renewal
+			err := c.Do(bg, key, ttl, func(context.Context) error {
+				time.Sleep(work)
+				return nil
+			})
+			mu.Lock()
+			returned[key] = time.Now()
+			mu.Unlock()
+			if err != nil { // a loaded machine may lose a lock: not this test's point
+				t.Logf("%s: %v", key, err)
+			}
+		})
+	}
+	wg.Wait()
+	time.Sleep(3 * ttl) // any renewal still coming would have come
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Zero(t, late, "locks extended after Do returned")
+	other := client(t, servers, Config{Tries: 1})
+	for i := range 200 {
+		l, err := other.TryLock(bg, fmt.Sprint("race:", i), time.Second)
+		require.NoError(t, err, "race:%d still held after Do returned", i)
+		require.NoError(t, l.Unlock(bg))
+	}
+}
+
+// TestRenewerStopsWithClient: Close stops the renewer and Do's work then
+// loses its lock at the validity's end (the leak check at exit sees no
+// goroutine left).
+func TestRenewerStopsWithClient(t *testing.T) {
+	servers := masters(t, 3)
+	c := client(t, servers, Config{})
+	started := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- c.Do(bg, "closing", 200*time.Millisecond, func(ctx context.Context) error {
+			close(started)
+			<-ctx.Done()
+			return nil
+		})
+	}()
+	<-started
+	require.NoError(t, c.Close())
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, ErrNotHeld)
+	case <-time.After(5 * time.Second):
+		t.Fatal("Do's work was not cancelled after Close")
+	}
+}
