@@ -53,7 +53,7 @@ type renewer struct {
 	// evMu is held by the goroutine from judging a batch until its events
 	// are delivered; unregister waits for it, so that no EventExtended for
 	// a lock follows the return of its Do.
-	evMu sync.Mutex
+	evMu    sync.Mutex
 	running bool
 	closed  bool
 	wake    chan struct{} // capacity 1: entries changed
