@@ -25,7 +25,10 @@ func smokeOptions(defs []contenderDef) Options {
 		Contenders: defs,
 		StartProxy: startFaultProxy,
 
-		DegradedWindow: 200 * time.Millisecond,
+		DegradedWindow:  200 * time.Millisecond,
+		RenewalDuration: 500 * time.Millisecond,
+		RenewalLocks:    []int{20},
+		RenewalTTL:      300 * time.Millisecond,
 		Setup: Setup{
 			NodeTimeout: 50 * time.Millisecond,
 			TTL:         10 * time.Second,
@@ -103,12 +106,25 @@ func TestHarnessSmoke(t *testing.T) {
 		assert.Positive(t, m.Lat.N, "%s %d keys", m.Name, m.Keys)
 		assert.Zero(t, m.Errors, "%s %d keys", m.Name, m.Keys)
 	}
-	require.Len(t, rep.Targets, 13)
+	// Renewal: the three contenders that keep locks extended, if present.
+	renewing := 0
+	for _, d := range defs {
+		if d.name == nameVolley || d.name == nameRedsyncGoredis || d.name == nameRueidislock {
+			renewing++
+		}
+	}
+	require.Len(t, rep.Renewal, renewing)
+	for _, x := range rep.Renewal {
+		assert.Zero(t, x.Errors, x.Name)
+		assert.Zero(t, x.Lost, x.Name)
+		assert.Positive(t, x.CommandsPerSec, x.Name)
+	}
+	require.Len(t, rep.Targets, 15)
 
 	var out bytes.Buffer
 	rep.WriteTables(&out)
 	text := out.String()
-	for _, section := range []string{"LATENCY:", "THROUGHPUT:", "CONTENDED:", "ALLOCS:", "SKEW:", "MULTI:", "TARGETS"} {
+	for _, section := range []string{"LATENCY:", "THROUGHPUT:", "CONTENDED:", "ALLOCS:", "SKEW:", "MULTI:", "RENEWAL:", "TARGETS"} {
 		assert.Contains(t, text, section)
 	}
 	for _, d := range defs {

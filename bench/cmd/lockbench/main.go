@@ -55,6 +55,8 @@ func run(args []string) int {
 		window      = fs.Duration("degraded-window", 2*time.Second, "degraded mode: how long each master stays slow")
 		degRounds   = fs.Int("degraded-rounds", 0, "degraded mode: rounds (default -rounds)")
 		seed        = fs.Uint64("seed", 1, "degraded mode: seed of the slow-master schedule")
+		renewFor    = fs.Duration("renewal-duration", 30*time.Second, "renewal mode: how long each lock count is held")
+		renewLocks  = fs.String("renewal-locks", "1000,10000", "renewal mode: lock counts")
 	)
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -77,10 +79,21 @@ func run(args []string) int {
 		if !set["degraded-rounds"] {
 			*degRounds = 1
 		}
+		if !set["renewal-duration"] {
+			*renewFor = 3 * time.Second
+		}
+		if !set["renewal-locks"] {
+			*renewLocks = "1000"
+		}
 	}
 	ms, err := parseModes(*modes)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "lockbench:", err)
+		return 2
+	}
+	rl, err := parseInts(*renewLocks)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "lockbench: -renewal-locks:", err)
 		return 2
 	}
 	gs, err := parseInts(*goroutines)
@@ -132,6 +145,9 @@ func run(args []string) int {
 		DegradedWindow: *window,
 		DegradedRounds: *degRounds,
 		Seed:           *seed,
+
+		RenewalDuration: *renewFor,
+		RenewalLocks:    rl,
 		Setup: Setup{
 			NodeTimeout: *nodeTimeout,
 			TTL:         *ttl,

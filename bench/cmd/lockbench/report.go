@@ -32,6 +32,8 @@ type Report struct {
 	Degraded         []DegradedResult `json:"degraded,omitempty"`
 	Adapters         []AdapterResult  `json:"adapters,omitempty"`
 	Multi            []MultiResult    `json:"multi,omitempty"`
+	Renewal          []RenewalResult  `json:"renewal,omitempty"`
+	RenewalTTL       time.Duration    `json:"renewal_ttl_ns,omitempty"`
 	Targets          []Target         `json:"targets"`
 }
 
@@ -229,6 +231,28 @@ func evaluateTargets(r *Report) []Target {
 			x := r.multiRatio(*m16)
 			ts = append(ts, Target{Goal: goal, Measured: x > 0, Met: x > 0 && x <= 1.5,
 				Figure: fmt.Sprintf("%.3fms = %.2fx", m16.Lat.P50, x)})
+		} else {
+			notMeasured(goal)
+		}
+	}
+	// Renewal: batched renewals send far fewer commands, and cost the
+	// client about as much per lock at 10,000 locks as at 1,000.
+	{
+		goal := "renewal of 10000 locks: >= 20x fewer commands/s than redsync per-lock"
+		v, b := r.renewalOf(nameVolley, 10000), r.renewalOf(nameRedsyncGoredis, 10000)
+		if v != nil && b != nil && v.CommandsPerSec > 0 {
+			x := b.CommandsPerSec / v.CommandsPerSec
+			ts = append(ts, Target{Goal: goal, Measured: true, Met: x >= 20,
+				Figure: fmt.Sprintf("%.0f vs %.0f commands/s = %.1fx", v.CommandsPerSec, b.CommandsPerSec, x)})
+		} else {
+			notMeasured(goal)
+		}
+		goal = "renewal CPU per lock flat: 10000 locks <= 1.5x 1000 locks"
+		v1, v10 := r.renewalOf(nameVolley, 1000), r.renewalOf(nameVolley, 10000)
+		if v1 != nil && v10 != nil && v1.CPUUsPerLockS > 0 {
+			x := v10.CPUUsPerLockS / v1.CPUUsPerLockS
+			ts = append(ts, Target{Goal: goal, Measured: true, Met: x <= 1.5,
+				Figure: fmt.Sprintf("%.2f vs %.2f us/lock/s = %.2fx", v10.CPUUsPerLockS, v1.CPUUsPerLockS, x)})
 		} else {
 			notMeasured(goal)
 		}
@@ -480,6 +504,17 @@ func (r *Report) WriteTables(w io.Writer) {
 			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.2f\t%d\t%s\t\n", m.Name, m.Keys, f3(m.Lat.P50), f3(m.Lat.P99), r.multiRatio(m), m.Errors, m.Note)
 		}
 	}
+	if len(r.Renewal) > 0 {
+		section(fmt.Sprintf("RENEWAL: locks held and kept extended (TTL %v, renewed about every third), commands the clients sent, this process's CPU and heap", r.RenewalTTL))
+		fmt.Fprintln(tw, "contender\tlocks\tcommands/s\tvs redsync\tCPU %\tCPU us/lock/s\theap MiB\tlost\tnot taken\t")
+		for _, x := range r.Renewal {
+			vs := ""
+			if b := r.renewalOf(nameRedsyncGoredis, x.Locks); b != nil && x.CommandsPerSec > 0 {
+				vs = fmt.Sprintf("%.1fx fewer", b.CommandsPerSec/x.CommandsPerSec)
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%.0f\t%s\t%.1f\t%.2f\t%.1f\t%d\t%d\t\n", x.Name, x.Locks, x.CommandsPerSec, vs, x.CPUPercent, x.CPUUsPerLockS, x.HeapMiB, x.Lost, x.Errors)
+		}
+	}
 	tw.Flush()
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -509,4 +544,14 @@ func delays(ds []time.Duration) string {
 
 func newTW(w io.Writer) *tabwriter.Writer {
 	return tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+}
+
+// renewalOf returns a contender's renewal result for a lock count, or nil.
+func (r *Report) renewalOf(name string, locks int) *RenewalResult {
+	for i := range r.Renewal {
+		if r.Renewal[i].Name == name && r.Renewal[i].Locks == locks {
+			return &r.Renewal[i]
+		}
+	}
+	return nil
 }

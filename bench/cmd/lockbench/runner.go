@@ -23,9 +23,10 @@ const (
 	modeDegraded   = "degraded"
 	modeAdapters   = "adapters"
 	modeMulti      = "multi"
+	modeRenewal    = "renewal"
 )
 
-var allModes = []string{modeLatency, modeThroughput, modeContended, modeAllocs, modeSkew, modeDegraded, modeAdapters, modeMulti}
+var allModes = []string{modeLatency, modeThroughput, modeContended, modeAllocs, modeSkew, modeDegraded, modeAdapters, modeMulti, modeRenewal}
 
 // Options configure one run of the harness.
 type Options struct {
@@ -44,6 +45,12 @@ type Options struct {
 	DegradedWindow time.Duration
 	DegradedRounds int
 	Seed           uint64
+
+	// RenewalDuration is how long the renewal mode holds each lock count
+	// of RenewalLocks [1000, 10000].
+	RenewalDuration time.Duration
+	RenewalLocks    []int
+	RenewalTTL      time.Duration // [10s]; every contender renews at about a third
 
 	// StartProxy starts a fault proxy in front of a master (skew and
 	// degraded modes).
@@ -86,6 +93,15 @@ func NewRunner(opts Options, masters Masters, p *progress) *Runner {
 	}
 	if opts.DegradedRounds <= 0 {
 		opts.DegradedRounds = opts.Rounds
+	}
+	if opts.RenewalDuration <= 0 {
+		opts.RenewalDuration = 30 * time.Second
+	}
+	if opts.RenewalTTL <= 0 {
+		opts.RenewalTTL = 10 * time.Second
+	}
+	if len(opts.RenewalLocks) == 0 {
+		opts.RenewalLocks = []int{1000, 10000}
 	}
 	if p == nil {
 		p = newProgress(nil)
@@ -161,6 +177,11 @@ func (r *Runner) Run(ctx context.Context) (*Report, error) {
 	}
 	if want[modeMulti] {
 		if err := r.multi(ctx); err != nil {
+			return rep, err
+		}
+	}
+	if want[modeRenewal] {
+		if err := r.renewal(ctx); err != nil {
 			return rep, err
 		}
 	}
