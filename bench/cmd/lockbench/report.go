@@ -506,11 +506,11 @@ func (r *Report) WriteTables(w io.Writer) {
 	}
 	if len(r.Renewal) > 0 {
 		section(fmt.Sprintf("RENEWAL: locks held and kept extended (TTL %v, renewed about every third), commands the clients sent, this process's CPU and heap", r.RenewalTTL))
-		fmt.Fprintln(tw, "contender\tlocks\tcommands/s\tvs redsync\tCPU %\tCPU us/lock/s\theap MiB\tlost\tnot taken\t")
+		fmt.Fprintln(tw, "contender\tlocks\tcommands/s\tx redsync\tCPU %\tCPU us/lock/s\theap MiB\tlost\tnot taken\t")
 		for _, x := range r.Renewal {
 			vs := ""
-			if b := r.renewalOf(nameRedsyncGoredis, x.Locks); b != nil && x.CommandsPerSec > 0 {
-				vs = fmt.Sprintf("%.1fx fewer", b.CommandsPerSec/x.CommandsPerSec)
+			if b := r.renewalOf(nameRedsyncGoredis, x.Locks); b != nil && b.CommandsPerSec > 0 {
+				vs = fmt.Sprintf("%.3gx", x.CommandsPerSec/b.CommandsPerSec)
 			}
 			fmt.Fprintf(tw, "%s\t%d\t%.0f\t%s\t%.1f\t%.2f\t%.1f\t%d\t%d\t\n", x.Name, x.Locks, x.CommandsPerSec, vs, x.CPUPercent, x.CPUUsPerLockS, x.HeapMiB, x.Lost, x.Errors)
 		}
