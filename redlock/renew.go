@@ -38,7 +38,6 @@ type renewal struct {
 	err        error  // why the lock was lost; nil while held
 	active     bool   // registered
 	ok, taken  int    // the current batch's votes
-	batched    bool   // in the current batch
 	index      int    // position in renewer.entries
 }
 
@@ -262,7 +261,7 @@ func (r *renewer) prepare() (next, deadline time.Time) {
 			due = until // no more extensions: hold until the validity ends
 		} else if nk := max(1, len(e.l.keyList())); !now.Add(e.every/4).Before(due) &&
 			len(r.batch) < maxBatchLocks && keys+nk <= maxBatchKeys {
-			e.batched, e.ok, e.taken = true, 0, 0
+			e.ok, e.taken = 0, 0
 			r.batch = append(r.batch, e)
 			keys += nk
 			continue
@@ -420,7 +419,6 @@ func (r *renewer) apply(start time.Time) {
 	now := time.Now()
 	for i, e := range r.batch {
 		r.batch[i] = nil
-		e.batched = false
 		if !e.active {
 			continue // unregistered meanwhile
 		}
