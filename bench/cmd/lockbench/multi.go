@@ -6,16 +6,14 @@ import (
 	"slices"
 	"strconv"
 	"time"
-
-	"github.com/go-redsync/redsync/v4"
 )
 
 // Multi mode: one lock over k keys, Lock+Unlock from one goroutine, for
 // each k in multiKeyCounts, interleaved round by round. Volley takes the k
-// keys at once (LockMulti: one script per master, one burst). redsync has
-// no multi-key lock: it is shown doing it its users' way, a mutex per key
-// taken one after another in sorted order and released in reverse, which
-// is k round trips each way and not atomic (labelled so).
+// keys at once (LockMulti: one script per master, one burst). The peers have
+// no multi-key lock: each is shown doing it its users' way (keyByKey), a
+// lock per key taken one after another in sorted order and released in
+// reverse, k round trips each way and not atomic (labelled so).
 
 // multiKeyCounts are the key counts of the multi mode.
 var multiKeyCounts = []int{1, 4, 16, 64}
@@ -48,25 +46,31 @@ func (v *volley) LockUnlockMulti(ctx context.Context, keys []string, ttl time.Du
 
 func (v *volley) MultiNote() string { return "atomic: one script per master, one burst" }
 
-func (c *redsyncGoredis) LockUnlockMulti(ctx context.Context, keys []string, _ time.Duration) error {
+// keyByKey is how a library without multi-key locks takes several keys:
+// one lock per key, in sorted order, one after another, released in
+// reverse. It is not atomic (a failure leaves the earlier keys taken until
+// they are released) and costs a lock's round trips per key.
+type keyByKey struct{ Contender }
+
+func (k keyByKey) LockUnlockMulti(ctx context.Context, keys []string, ttl time.Duration) error {
 	sorted := slices.Sorted(slices.Values(keys))
-	held := make([]*redsync.Mutex, 0, len(sorted))
+	held := make([]Holder, 0, len(sorted))
 	defer func() {
 		for i := len(held) - 1; i >= 0; i-- {
-			held[i].UnlockContext(ctx)
+			held[i].Unlock(ctx)
 		}
 	}()
-	for _, k := range sorted {
-		m := c.rs.NewMutex(k, c.opts...)
-		if err := m.LockContext(ctx); err != nil {
+	for _, key := range sorted {
+		h := k.NewHolder()
+		if err := h.Lock(ctx, key, ttl); err != nil {
 			return err
 		}
-		held = append(held, m)
+		held = append(held, h)
 	}
 	return nil
 }
 
-func (c *redsyncGoredis) MultiNote() string { return "not atomic: a mutex per key, one after another" }
+func (keyByKey) MultiNote() string { return "not atomic: a lock per key, one after another" }
 
 func (r *Runner) multi(ctx context.Context) error {
 	cs, err := r.connect(r.opts.Setup)
@@ -83,12 +87,8 @@ func (r *Runner) multi(ctx context.Context) error {
 		if m, ok := c.(multiContender); ok {
 			mcs = append(mcs, m)
 		} else {
-			c.Close()
+			mcs = append(mcs, keyByKey{c})
 		}
-	}
-	cs = nil
-	for _, m := range mcs {
-		cs = append(cs, m)
 	}
 	r.progress.phase("multi: %d rounds x %d key counts x %d contenders x %v", r.opts.Rounds, len(multiKeyCounts), len(mcs), r.opts.Duration)
 	type slot struct {
