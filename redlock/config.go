@@ -68,15 +68,19 @@ type Config struct {
 // them for OpenTelemetry and Prometheus.
 type Hooks struct {
 	// Node is called once per master per operation with its outcome and
-	// latency.
+	// latency; for Do's renewals, once per master per batch (OpExtend),
+	// from the Client's renewer goroutine.
 	Node func(op Op, addr string, outcome Outcome, latency time.Duration)
-	// Event is called for each lock event.
+	// Event is called for each lock event; Do's EventExtended and EventLost
+	// come from the Client's renewer goroutine, all of them before that Do
+	// returns.
 	Event func(ev Event, key string)
 	// Call is called when Lock, TryLock, Extend, Unlock or Do starts, with
 	// the caller's context. The function it returns, if not nil, is called
 	// once when that call returns. The context it returns is what Do passes
-	// to the calls it makes (a span's context, so that Do's Lock, Extend and
-	// Unlock nest under Do's span); return ctx if there is none. Telemetry
+	// to the calls it makes (a span's context, so that Do's Lock and
+	// Unlock nest under Do's span; Do's renewals are batched across locks
+	// and do not go through Call); return ctx if there is none. Telemetry
 	// adapters start a span or count waiters here; whatever it allocates is
 	// the cost.
 	Call func(ctx context.Context, op Op, key string) (context.Context, func(CallEnd))
