@@ -289,6 +289,7 @@ func (r *renewer) encode(keys int) {
 		return resp.AppendBulkInt(dst, int64(keys))
 	}
 	b := head(r.cmd[:0], "EVALSHA", extendBatchSHA)
+	first := len(b) // the EVAL form differs only up to here
 	for _, e := range r.batch {
 		if ks := e.l.keyList(); ks != nil {
 			for _, k := range ks {
@@ -305,8 +306,6 @@ func (r *renewer) encode(keys int) {
 		b = resp.AppendBulkInt(b, int64(max(1, len(e.l.keyList()))))
 	}
 	r.cmd = b
-	// The EVAL form differs only in its first two arguments.
-	first := len(head(nil, "EVALSHA", extendBatchSHA))
 	r.alt = append(head(r.alt[:0], "EVAL", extendBatchScript), b[first:]...)
 }
 
