@@ -11,8 +11,9 @@ import (
 )
 
 // handshake prepares a fresh socket: HELLO 3 (with AUTH and SETNAME) or AUTH
-// and CLIENT SETNAME, then SELECT, then INFO server, all in one write. It
-// returns what INFO said. Errors name the command, never its arguments.
+// and CLIENT SETNAME, then SELECT, then SCRIPT LOAD of each of
+// Options.Scripts, then INFO server, all in one write. It returns what INFO
+// said. Errors name the command, never its arguments.
 func (s *socket) handshake() (*ServerInfo, error) {
 	o := &s.c.opts
 	var names []string
@@ -49,6 +50,10 @@ func (s *socket) handshake() (*ServerInfo, error) {
 		cmd = resp.AppendCommand(cmd, "SELECT", strconv.Itoa(o.DB))
 		names = append(names, "SELECT")
 	}
+	for _, script := range o.Scripts {
+		cmd = resp.AppendCommand(cmd, "SCRIPT", "LOAD", script)
+		names = append(names, "SCRIPT LOAD")
+	}
 	cmd = resp.AppendCommand(cmd, "INFO", "server")
 	names = append(names, "INFO")
 	if _, err := s.nc.Write(cmd); err != nil {
@@ -62,7 +67,7 @@ func (s *socket) handshake() (*ServerInfo, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		if err := vals[0].Err(); err != nil {
+		if err := vals[0].Err(); err != nil && name != "SCRIPT LOAD" {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		if name == "INFO" {

@@ -28,7 +28,7 @@ type Options struct {
 	// top of what Dialer returns.
 	Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
 	// DialTimeout bounds dialing plus the handshake (AUTH, HELLO, SELECT,
-	// CLIENT SETNAME, INFO). Default 5s.
+	// CLIENT SETNAME, SCRIPT LOAD, INFO). Default 5s.
 	DialTimeout time.Duration
 	// TLS, when not nil, wraps the socket in TLS. An empty ServerName is
 	// filled from Addr's host.
@@ -45,6 +45,12 @@ type Options struct {
 	ClientName string
 	// Protocol is 2 (default, no HELLO sent) or 3 (HELLO 3).
 	Protocol int
+	// Scripts are loaded with SCRIPT LOAD in every (re)connect's
+	// handshake, so that EVALSHA of them finds them on a master that
+	// restarted or flushed its script cache before this connection opened.
+	// A master that refuses to load one (an ACL without SCRIPT, say) is not
+	// an error: callers still handle -NOSCRIPT (a later SCRIPT FLUSH).
+	Scripts []string
 
 	// ReadBufferSize is the initial size of the reply buffer. Default 16 KiB.
 	ReadBufferSize int

@@ -92,6 +92,28 @@ func TestRealRedisRestartReconnects(t *testing.T) {
 	assert.Less(t, c.Info().Uptime, 5*time.Second)
 }
 
+func TestRealRedisScriptsLoadedAtEveryConnect(t *testing.T) {
+	const script = `return 7`
+	const sha = "59b6ab2fbe0ee4b25733de0f62e6cda4899ef8e9" // SHA-1 of script
+	srv := redistest.Start(t, redistest.Options{})
+	c := dialT(t, Options{Addr: srv.Addr(), Scripts: []string{script},
+		ReconnectMin: time.Millisecond, ReconnectMax: 20 * time.Millisecond})
+	assert.Equal(t, "7", doT(t, c, "EVALSHA", sha, "0"))
+
+	// Restarted empty: the reconnect loads it again.
+	srv.Kill()
+	require.NoError(t, srv.Restart(false))
+	require.Eventually(t, func() bool {
+		vals, err := c.Do(context.Background(), "EVALSHA", sha, "0")
+		return err == nil && vals[0].Int == 7
+	}, 10*time.Second, 5*time.Millisecond, "EVALSHA after a restart: not loaded by the reconnect")
+
+	// A user who may not run SCRIPT still connects.
+	require.NoError(t, srv.Command("ACL", "SETUSER", "noscript", "on", ">pw", "~*", "+@all", "-script"))
+	c2 := dialT(t, Options{Addr: srv.Addr(), Username: "noscript", Password: "pw", Scripts: []string{script}})
+	assert.Equal(t, "PONG", doT(t, c2, "PING"))
+}
+
 func TestRealRedisPausedMasterTimesOut(t *testing.T) {
 	srv := redistest.Start(t, redistest.Options{})
 	c := dialT(t, Options{Addr: srv.Addr(), ReadTimeout: 100 * time.Millisecond, ReconnectMin: time.Millisecond, ReconnectMax: 10 * time.Millisecond})

@@ -3,6 +3,7 @@ package redlock
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -55,6 +56,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 			return nil, fmt.Errorf("redlock: Config.Addrs: %s (db %d) is listed twice", opts.Addr, opts.DB)
 		}
 		seen[id] = true
+		opts.Scripts = append(slices.Clip(opts.Scripts), sentBySHA...)
 		cn, err := conn.New(opts)
 		if err != nil {
 			c.closeMasters()

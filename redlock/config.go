@@ -18,7 +18,8 @@ type Config struct {
 	// tolerates a failure.
 	Addrs []string
 	// Conn holds the settings shared by every master (timeouts, auth, TLS,
-	// DB, protocol); an address's own URL fields override them.
+	// DB, protocol); an address's own URL fields override them. The
+	// Client adds its own scripts to Conn.Scripts.
 	Conn conn.Options
 
 	// Tries is how many acquire attempts Lock makes before it gives up.

@@ -44,3 +44,10 @@ const (
 	extendBatchScript = `local out={} local k=1 local a=2 for i=1,tonumber(ARGV[1]) do local tok=ARGV[a] local ttl=ARGV[a+1] local n=tonumber(ARGV[a+2]) a=a+3 local ok=1 for j=k,k+n-1 do if redis.call("get",KEYS[j])~=tok then ok=0 break end end if ok==1 then for j=k,k+n-1 do redis.call("pexpire",KEYS[j],ttl) end end out[i]=ok k=k+n end return out`
 	extendBatchSHA    = "addb89a91a9f524b6cf26091cf02a3d026ffe315"
 )
+
+// sentBySHA are the scripts sent with EVALSHA: every connection loads them
+// in its handshake (conn.Options.Scripts), so a master that restarted empty
+// runs them at the first try instead of answering -NOSCRIPT, and a request
+// answered after the decision (not resent) still does its work. The
+// release scripts go with EVAL and need no loading.
+var sentBySHA = []string{extendScript, lockMultiScript, extendMultiScript, extendBatchScript}
