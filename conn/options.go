@@ -52,6 +52,22 @@ type Options struct {
 	// an error: callers still handle -NOSCRIPT (a later SCRIPT FLUSH).
 	Scripts []string
 
+	// OnMessage, when set, makes the Conn a pub/sub connection: every
+	// published message that arrives (RESP2's ["message", channel,
+	// payload], or the RESP3 push of the same) goes to OnMessage instead of
+	// to a request; every other reply completes a request as usual,
+	// confirmations of SUBSCRIBE and UNSUBSCRIBE included, so send those
+	// with exactly one channel each (one command, one confirmation). Over
+	// RESP2 a subscribed connection accepts only (UN)SUBSCRIBE and PING.
+	// Subscriptions end with the socket: after a reconnect (see
+	// ServerInfo.Generation) the caller subscribes again.
+	//
+	// OnMessage runs on the Conn's reader goroutine, one message at a
+	// time: it must return quickly and not call into this Conn's Send and
+	// wait for the reply. channel and payload are valid only during the
+	// call.
+	OnMessage func(channel, payload []byte)
+
 	// ReadBufferSize is the initial size of the reply buffer. Default 16 KiB.
 	ReadBufferSize int
 	// WriteBufferSize is the initial size of the batch buffer. Default 16 KiB.

@@ -114,6 +114,34 @@ func TestRealRedisScriptsLoadedAtEveryConnect(t *testing.T) {
 	assert.Equal(t, "PONG", doT(t, c2, "PING"))
 }
 
+func TestRealRedisPubSub(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{})
+	pub := dialT(t, Options{Addr: srv.Addr()})
+	for _, proto := range []int{2, 3} {
+		got := make(chan string, 4)
+		sub := dialT(t, Options{Addr: srv.Addr(), Protocol: proto, OnMessage: func(ch, payload []byte) {
+			got <- string(ch) + "=" + string(payload)
+		}})
+		vals, err := sub.Do(context.Background(), "SUBSCRIBE", "news")
+		require.NoError(t, err)
+		require.Len(t, vals, 4, "the confirmation completes the request")
+		assert.Equal(t, "subscribe", string(vals[1].Bytes))
+		assert.Equal(t, "1", doT(t, pub, "PUBLISH", "news", "hello"))
+		select {
+		case m := <-got:
+			assert.Equal(t, "news=hello", m)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("RESP%d: no message", proto)
+		}
+		_, err = sub.Do(context.Background(), "PING")
+		require.NoError(t, err, "PING while subscribed")
+		_, err = sub.Do(context.Background(), "UNSUBSCRIBE", "news")
+		require.NoError(t, err)
+		assert.Equal(t, "0", doT(t, pub, "PUBLISH", "news", "unheard"))
+		assert.Empty(t, got)
+	}
+}
+
 func TestRealRedisPausedMasterTimesOut(t *testing.T) {
 	srv := redistest.Start(t, redistest.Options{})
 	c := dialT(t, Options{Addr: srv.Addr(), ReadTimeout: 100 * time.Millisecond, ReconnectMin: time.Millisecond, ReconnectMax: 10 * time.Millisecond})

@@ -108,7 +108,12 @@ func (s *socket) readLoop() {
 			c.fail(s, &Error{Addr: c.opts.Addr, Op: OpRead, Err: err})
 			return
 		}
-		if isPush(vals) {
+		if on := c.opts.OnMessage; on != nil {
+			if ch, payload, ok := message(vals); ok {
+				on(ch, payload)
+				continue
+			}
+		} else if isPush(vals) {
 			continue // out-of-band RESP3 data: no request waits for it
 		}
 		c.mu.Lock()
@@ -134,4 +139,17 @@ func isPush(vals []resp.Value) bool {
 		i = 1 + vals[0].Size
 	}
 	return i < len(vals) && vals[i].Type == resp.TypePush
+}
+
+// message reports whether a reply is a published message, RESP2's array
+// ["message", channel, payload] or the RESP3 push of the same, and returns
+// its channel and payload.
+func message(vals []resp.Value) (channel, payload []byte, ok bool) {
+	if len(vals) != 4 || (vals[0].Type != resp.TypeArray && vals[0].Type != resp.TypePush) || vals[0].Int != 3 {
+		return nil, nil, false
+	}
+	if vals[1].Type != resp.TypeBulk || string(vals[1].Bytes) != "message" {
+		return nil, nil, false
+	}
+	return vals[2].Bytes, vals[3].Bytes, true
 }
