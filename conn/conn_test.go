@@ -374,3 +374,38 @@ func TestCancelWithCause(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	require.ErrorIs(t, err, mine)
 }
+
+func TestOnConnectSeesEveryConnect(t *testing.T) {
+	gens := make(chan uint64, 4)
+	c, d, p := newPipeConn(t, Options{ReconnectMin: time.Millisecond, ReconnectMax: time.Millisecond,
+		OnConnect: func(info *ServerInfo) { gens <- info.Generation }})
+	assert.Equal(t, uint64(1), <-gens)
+	p.nc.Close()
+	p2 := d.accept(t)
+	p2.handshake()
+	assert.Equal(t, uint64(2), <-gens)
+	assert.Equal(t, uint64(2), c.Info().Generation)
+}
+
+// A pub/sub Conn hands messages to OnMessage, in RESP2 arrays and RESP3
+// pushes alike, and pairs every other reply with its request.
+func TestOnMessageTakesMessagesNotReplies(t *testing.T) {
+	got := make(chan string, 4)
+	c, _, p := newPipeConn(t, Options{OnMessage: func(ch, payload []byte) { got <- string(ch) + "=" + string(payload) }})
+	go func() {
+		p.expect("SUBSCRIBE", "a")
+		p.send("*3\r\n$7\r\nmessage\r\n$1\r\na\r\n$2\r\nm0\r\n") // before the confirmation
+		p.send("*3\r\n$9\r\nsubscribe\r\n$1\r\na\r\n:1\r\n")
+		p.send(">3\r\n$7\r\nmessage\r\n$1\r\na\r\n$2\r\nm1\r\n")
+		p.expect("PING")
+		p.send("*2\r\n$4\r\npong\r\n$0\r\n\r\n")
+	}()
+	vals, err := c.Do(context.Background(), "SUBSCRIBE", "a")
+	require.NoError(t, err)
+	assert.Equal(t, "subscribe", string(vals[1].Bytes))
+	vals, err = c.Do(context.Background(), "PING")
+	require.NoError(t, err)
+	assert.Equal(t, "pong", string(vals[1].Bytes))
+	assert.Equal(t, "a=m0", <-got)
+	assert.Equal(t, "a=m1", <-got)
+}

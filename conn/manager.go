@@ -46,6 +46,9 @@ func (c *Conn) manage() {
 			close(c.ready)
 			readyClosed = true
 		}
+		if err == nil && c.opts.OnConnect != nil {
+			c.opts.OnConnect(info)
+		}
 
 		if err != nil {
 			// Full jitter in [backoff/2, backoff], so that many clients do not

@@ -67,6 +67,11 @@ type Options struct {
 	// wait for the reply. channel and payload are valid only during the
 	// call.
 	OnMessage func(channel, payload []byte)
+	// OnConnect, when set, is called after every successful connect and
+	// reconnect, with what the handshake learned, from the Conn's manager
+	// goroutine; the socket already takes requests. A pub/sub client
+	// learns here that its subscriptions are gone. It must return quickly.
+	OnConnect func(info *ServerInfo)
 
 	// ReadBufferSize is the initial size of the reply buffer. Default 16 KiB.
 	ReadBufferSize int
