@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/tidwall/redcon"
@@ -15,25 +16,35 @@ import (
 const maxKeptOutput = 64 << 10
 
 // client is one connection. Its fields below "connection state" are owned
-// by its serve goroutine; dead is guarded by the server's mu.
+// by its serve goroutine (those a command changes, such as proto, change
+// under the server's mu); those of "pub/sub" and dead are guarded by the
+// server's mu.
 type client struct {
 	s    *Server
 	nc   net.Conn
+	wmu  sync.Mutex // held while writing to nc
 	in   readRecorder
 	rd   *redcon.Reader
 	kill chan struct{} // closed by dropLocked
-	dead bool          // dropped by Close or Restart: run nothing more
+	dead bool          // dropped or gone: run nothing more
 	id   int64         // CLIENT ID, set before serve starts
 
+	// pub/sub
+	subs map[string]struct{} // channels subscribed to
+	msgs []byte              // messages published to c, not yet in out nor written
+	idle bool                // the serve goroutine waits for input: push writes msgs
+	wake chan struct{}       // wakes push; made by the first SUBSCRIBE, read by serve unlocked
+
 	// connection state
-	out    []byte // replies not yet written
-	proto  int    // 2 or 3, switched by HELLO
-	db     int    // SELECTed database
-	authed bool
-	name   string // CLIENT SETNAME
-	quit   bool   // close once the replies so far are written
-	lower  [32]byte
-	lower2 [32]byte
+	out     []byte // replies not yet written
+	replyAt int    // where in out exec appended its reply
+	proto   int    // 2 or 3, switched by HELLO
+	db      int    // SELECTed database
+	authed  bool
+	name    string // CLIENT SETNAME
+	quit    bool   // close once the replies so far are written
+	lower   [32]byte
+	lower2  [32]byte
 }
 
 // readRecorder passes reads through and remembers the last read error, so
@@ -65,8 +76,8 @@ func newClient(s *Server, nc net.Conn) *client {
 	return c
 }
 
-// dropLocked closes the connection from the server's side. The caller
-// holds s.mu and removes c from s.clients.
+// dropLocked closes the connection from the server's side and forgets its
+// subscriptions. The caller holds s.mu and removes c from s.clients.
 func (c *client) dropLocked() {
 	if c.dead {
 		return
@@ -74,6 +85,7 @@ func (c *client) dropLocked() {
 	c.dead = true
 	close(c.kill)
 	c.nc.Close()
+	c.s.forgetSubscriptionsLocked(c)
 }
 
 // serve reads commands and answers them until the connection ends.
@@ -82,7 +94,16 @@ func (c *client) serve() {
 	defer c.s.removeClient(c)
 	defer c.nc.Close()
 	for {
+		// A connection that has subscribed can be sent messages at any
+		// time: while it waits for input, its push goroutine writes them.
+		pubsub := c.wake != nil
+		if pubsub {
+			c.setIdle(true)
+		}
 		cmds, err := c.read()
+		if pubsub {
+			c.setIdle(false)
+		}
 		if err != nil {
 			if err != c.in.err {
 				// As Redis does: report the protocol error, then close.
@@ -126,13 +147,22 @@ func (c *client) flush() bool {
 	if len(c.out) == 0 {
 		return true
 	}
-	_, err := c.nc.Write(c.out)
+	err := c.write(c.out)
 	if cap(c.out) > maxKeptOutput {
 		c.out = nil
 	} else {
 		c.out = c.out[:0]
 	}
 	return err == nil
+}
+
+// write writes b to the connection, holding the write lock, so that it
+// never interleaves with the messages written by the push goroutine.
+func (c *client) write(b []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_, err := c.nc.Write(b)
+	return err
 }
 
 // handle runs one command, or applies its fault, appending the reply to
@@ -171,11 +201,12 @@ func (c *client) handle(args [][]byte) bool {
 	default:
 		c.exec(name, args)
 		executed = true
+		mark = c.replyAt // messages moved in first are not part of the reply
 	}
 	if f.Latency > 0 {
 		// Earlier replies go now, this one after the delay.
 		if mark > 0 {
-			if _, err := c.nc.Write(c.out[:mark]); err != nil {
+			if err := c.write(c.out[:mark]); err != nil {
 				return false
 			}
 			c.out = c.out[:copy(c.out, c.out[mark:])]

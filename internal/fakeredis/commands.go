@@ -16,28 +16,32 @@ type command struct {
 	name   string // as Redis names it in errors: "get", "client|setname"
 	arity  int    // n: exactly n arguments (name included); -n: at least n
 	noAuth bool   // allowed before authentication
+	pubsub bool   // allowed in RESP2's subscribed mode
 	run    func(c *client, args [][]byte)
 	subs   map[string]*command // container commands (CLIENT, SCRIPT)
 }
 
 // commands is the command table, by lower-case name.
 var commands = map[string]*command{
-	"ping":    {name: "ping", arity: -1, run: cmdPing},
-	"echo":    {name: "echo", arity: 2, run: cmdEcho},
-	"auth":    {name: "auth", arity: -2, noAuth: true, run: cmdAuth},
-	"hello":   {name: "hello", arity: -1, noAuth: true, run: cmdHello},
-	"select":  {name: "select", arity: 2, run: cmdSelect},
-	"info":    {name: "info", arity: -1, run: cmdInfo},
-	"time":    {name: "time", arity: 1, run: cmdTime},
-	"get":     {name: "get", arity: 2, run: cmdGet},
-	"set":     {name: "set", arity: -3, run: cmdSet},
-	"del":     {name: "del", arity: -2, run: cmdDel},
-	"exists":  {name: "exists", arity: -2, run: cmdExists},
-	"pexpire": {name: "pexpire", arity: -3, run: cmdPexpire},
-	"pttl":    {name: "pttl", arity: 2, run: cmdPttl},
-	"ttl":     {name: "ttl", arity: 2, run: cmdTTL},
-	"eval":    {name: "eval", arity: -3, run: cmdEval},
-	"evalsha": {name: "evalsha", arity: -3, run: cmdEvalSha},
+	"ping":        {name: "ping", arity: -1, pubsub: true, run: cmdPing},
+	"echo":        {name: "echo", arity: 2, run: cmdEcho},
+	"auth":        {name: "auth", arity: -2, noAuth: true, run: cmdAuth},
+	"hello":       {name: "hello", arity: -1, noAuth: true, run: cmdHello},
+	"select":      {name: "select", arity: 2, run: cmdSelect},
+	"info":        {name: "info", arity: -1, run: cmdInfo},
+	"time":        {name: "time", arity: 1, run: cmdTime},
+	"get":         {name: "get", arity: 2, run: cmdGet},
+	"set":         {name: "set", arity: -3, run: cmdSet},
+	"del":         {name: "del", arity: -2, run: cmdDel},
+	"exists":      {name: "exists", arity: -2, run: cmdExists},
+	"pexpire":     {name: "pexpire", arity: -3, run: cmdPexpire},
+	"pttl":        {name: "pttl", arity: 2, run: cmdPttl},
+	"ttl":         {name: "ttl", arity: 2, run: cmdTTL},
+	"eval":        {name: "eval", arity: -3, run: cmdEval},
+	"evalsha":     {name: "evalsha", arity: -3, run: cmdEvalSha},
+	"publish":     {name: "publish", arity: 3, run: cmdPublish},
+	"subscribe":   {name: "subscribe", arity: -2, pubsub: true, run: cmdSubscribe},
+	"unsubscribe": {name: "unsubscribe", arity: -1, pubsub: true, run: cmdUnsubscribe},
 	"client": {name: "client", arity: -2, subs: map[string]*command{
 		"setname": {name: "client|setname", arity: 3, run: cmdClientSetName},
 		"getname": {name: "client|getname", arity: 2, run: cmdClientGetName},
@@ -52,8 +56,10 @@ var commands = map[string]*command{
 
 // exec runs one command whose lower-case name is name, appending its reply
 // to c.out, with the checks Redis' processCommand makes, in its order:
-// QUIT, unknown command or subcommand, arity, authentication.
+// QUIT, unknown command or subcommand, arity, authentication, RESP2's
+// subscribed mode.
 func (c *client) exec(name []byte, args [][]byte) {
+	c.replyAt = len(c.out)
 	if string(name) == "quit" {
 		c.out = append(c.out, replyOK...)
 		c.quit = true
@@ -91,6 +97,14 @@ func (c *client) exec(name []byte, args [][]byte) {
 	if c.dead {
 		return
 	}
+	if len(c.msgs) > 0 {
+		c.takeMessagesLocked() // published before this command ran
+		c.replyAt = len(c.out)
+	}
+	if !cmd.pubsub && c.subscribedLocked() {
+		c.out = appendError(c.out, "ERR Can't execute '"+cmd.name+errSubscribedContext)
+		return
+	}
 	s.ops++
 	if s.ops%sweepEvery == 0 {
 		s.sweepLocked()
@@ -126,9 +140,21 @@ func cString(b []byte, max int) string {
 	return string(b)
 }
 
+// cmdPing is PING [message]. In RESP2's subscribed mode it answers as a
+// message would come: an array of "pong" and the message, empty if none.
 func cmdPing(c *client, args [][]byte) {
 	if len(args) > 2 {
 		c.out = appendError(c.out, "ERR wrong number of arguments for 'ping' command")
+		return
+	}
+	if c.subscribedLocked() {
+		out := appendArrayLen(c.out, 2)
+		out = appendBulkString(out, "pong")
+		if len(args) == 2 {
+			c.out = appendBulk(out, args[1])
+		} else {
+			c.out = appendBulkString(out, "")
+		}
 		return
 	}
 	if len(args) == 2 {

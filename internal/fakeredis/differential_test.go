@@ -1,6 +1,8 @@
 package fakeredis
 
 import (
+	"bufio"
+	"io"
 	"regexp"
 	"strconv"
 	"strings"
@@ -21,6 +23,13 @@ type step struct {
 	// servers (run_id, TIME, client ids, elapsed milliseconds); it is applied
 	// to both replies instead of comparing them.
 	shape func(t *testing.T, reply string)
+	// on is the connection, by index, that sends the command and reads
+	// frames reply frames (0 meaning 1), compared as one string.
+	on     int
+	frames int
+	// recv sends nothing: the step reads frames the server sends on its
+	// own, such as published messages.
+	recv bool
 }
 
 func cmd(args ...string) step { return step{args: args} }
@@ -28,6 +37,12 @@ func cmd(args ...string) step { return step{args: args} }
 func shaped(shape func(t *testing.T, reply string), args ...string) step {
 	return step{args: args, shape: shape}
 }
+
+// on sends args on connection i and reads frames reply frames.
+func on(i, frames int, args ...string) step { return step{args: args, on: i, frames: frames} }
+
+// recv reads frames frames that connection i receives without asking.
+func recv(i, frames int) step { return step{on: i, frames: frames, recv: true} }
 
 // helloID matches the client id field of a HELLO reply, which depends on
 // how many connections the server has had.
@@ -37,21 +52,35 @@ var helloID = regexp.MustCompile(`\$2\r\nid\r\n:([0-9]+)\r\n`)
 // requires byte-identical replies.
 func runDifferential(t *testing.T, fake, real *testConn, steps []step) {
 	t.Helper()
+	runDifferentialConns(t, []*testConn{fake}, []*testConn{real}, steps)
+}
+
+// runDifferentialConns is runDifferential over several connections to
+// each server: fakes[i] and reals[i] play step.on == i.
+func runDifferentialConns(t *testing.T, fakes, reals []*testConn, steps []step) {
+	t.Helper()
 	for i, st := range steps {
 		what := strconv.Quote(st.raw)
-		if st.raw == "" {
+		switch {
+		case st.recv:
+			what = "(receive)"
+		case st.raw == "":
 			what = strings.Join(st.args, " ")
 		}
-		if st.raw != "" {
+		what = "conn " + strconv.Itoa(st.on) + ": " + what
+		fake, real := fakes[st.on], reals[st.on]
+		switch {
+		case st.recv:
+		case st.raw != "":
 			fake.write([]byte(st.raw))
 			real.write([]byte(st.raw))
-		} else {
+		default:
 			fake.send(st.args...)
 			real.send(st.args...)
 		}
-		got, err := fake.readWithin(10 * time.Second)
+		got, err := fake.readFrames(max(st.frames, 1), 10*time.Second)
 		require.NoError(t, err, "fake, step %d: %s", i, what)
-		want, err := real.readWithin(10 * time.Second)
+		want, err := real.readFrames(max(st.frames, 1), 10*time.Second)
 		require.NoError(t, err, "redis, step %d: %s", i, what)
 		if st.shape != nil {
 			t.Run("", func(t *testing.T) {
@@ -274,7 +303,7 @@ func diffScript() []step {
 		cmd("GET", "m1"),
 		cmd("GET", "m3"),
 		shaped(intBetween(29000, 30000), "PTTL", "m3"),
-		cmd("EVAL", lockM, "2", "m3", "m4", "other", "30000"),
+		shaped(holderShape("tok", 29000, 30000), "EVAL", lockM, "2", "m3", "m4", "other", "30000"),
 		cmd("EXISTS", "m4"),
 		cmd("EVAL", extM, "3", "m1", "m2", "m3", "tok", "60000"),
 		shaped(intBetween(59000, 60000), "PTTL", "m2"),
@@ -438,4 +467,233 @@ func TestDifferentialProtocolErrors(t *testing.T) {
 		want, _ := rc.readAll()
 		assert.Equal(t, want, got, "input %q", raw)
 	}
+}
+
+// holderShape checks the reply of a lock script that found its key taken:
+// the holder's id, from its token, and a PTTL in [lo, hi].
+func holderShape(token string, lo, hi int64) func(t *testing.T, reply string) {
+	return func(t *testing.T, reply string) {
+		head := "*2\r\n" + bulk(holderID([]byte(token)))
+		require.True(t, strings.HasPrefix(reply, head), "reply %q, want it to start %q", reply, head)
+		intBetween(lo, hi)(t, reply[len(head):])
+	}
+}
+
+// unsubscribeAllShape checks the reply to UNSUBSCRIBE without arguments
+// from a connection subscribed to channels: one confirmation per channel,
+// counting down to 0, in an order that Redis takes from its hash table.
+func unsubscribeAllShape(resp3 bool, channels ...string) func(t *testing.T, reply string) {
+	return func(t *testing.T, reply string) {
+		head := "*3\r\n"
+		if resp3 {
+			head = ">3\r\n"
+		}
+		br := bufio.NewReader(strings.NewReader(reply))
+		var got []string
+		for i := range channels {
+			frame, err := readFrame(nil, br)
+			require.NoError(t, err)
+			prefix := head + bulk("unsubscribe")
+			require.True(t, strings.HasPrefix(string(frame), prefix), "frame %q", frame)
+			rest := string(frame[len(prefix):])
+			count := ":" + strconv.Itoa(len(channels)-1-i) + "\r\n"
+			require.True(t, strings.HasSuffix(rest, count), "frame %q, want count %q", frame, count)
+			got = append(got, rest[:len(rest)-len(count)])
+		}
+		_, err := br.ReadByte()
+		require.ErrorIs(t, err, io.EOF, "more than %d frames", len(channels))
+		want := make([]string, len(channels))
+		for i, ch := range channels {
+			want[i] = bulk(ch)
+		}
+		require.ElementsMatch(t, want, got)
+	}
+}
+
+// diffPubSubScript covers pub/sub and the scripts of waiting over three
+// connections: 0 sends commands and publishes (RESP2), 1 subscribes in
+// RESP2 and 2 in RESP3. Each part ends with a PING on the subscribers, so
+// a message one server sent and the other did not shows as a difference.
+func diffPubSubScript() []step {
+	rel, relM := ReleaseAndPublishScript, ReleaseMultiAndPublishScript
+	wait, lockM := LockWaitScript, LockMultiScript
+	relSHA, relMSHA, waitSHA := sha1Hex([]byte(rel)), sha1Hex([]byte(relM)), sha1Hex([]byte(wait))
+	return []step{
+		// RESP2: confirmations, PING, and every other command refused
+		on(1, 1, "UNSUBSCRIBE"),
+		on(1, 2, "UNSUBSCRIBE", "nope", ""),
+		on(1, 1, "SUBSCRIBE"),
+		on(1, 1, "PUBLISH", "a"),
+		on(1, 1, "PUBLISH", "a", "b", "c"),
+		on(1, 1, "PUBLISH", "a", "nobody listens"),
+		on(1, 3, "SUBSCRIBE", "a", "b", "a"),
+		on(1, 1, "PING"),
+		on(1, 1, "PING", "hi"),
+		on(1, 1, "PING", ""),
+		on(1, 1, "PING", "a", "b"),
+		on(1, 1, "GET", "k"),
+		on(1, 1, "get"),
+		on(1, 1, "FOO", "x"),
+		on(1, 1, "CLIENT", "ID"),
+		on(1, 1, "CLIENT", "FOO"),
+		on(1, 1, "CLIENT"),
+		on(1, 1, "HELLO", "3"),
+		on(1, 1, "AUTH", "x"),
+		on(1, 1, "SELECT", "1"),
+		on(1, 1, "ECHO", "x"),
+		on(1, 1, "PUBLISH", "a", "x"),
+		on(1, 1, "EVAL", rel, "1", "k", "v"),
+		on(1, 1, "SCRIPT", "LOAD", rel),
+		{raw: "PING\r\n", on: 1},
+		{raw: "GET k\r\n", on: 1},
+
+		// RESP2: messages
+		cmd("PUBLISH", "a", "hello"),
+		recv(1, 1),
+		cmd("PUBLISH", "b", ""),
+		recv(1, 1),
+		cmd("PUBLISH", "a", "x\r\ny\x00z"),
+		recv(1, 1),
+		cmd("PUBLISH", "c", "nobody"),
+		on(1, 1, "SUBSCRIBE", ""),
+		cmd("PUBLISH", "", "empty channel"),
+		recv(1, 1),
+		on(1, 3, "UNSUBSCRIBE", "b", "zz", ""),
+		cmd("PUBLISH", "b", "gone"),
+		cmd("PUBLISH", "a", "still"),
+		recv(1, 1),
+		on(1, 1, "UNSUBSCRIBE"),
+		on(1, 1, "UNSUBSCRIBE"),
+		on(1, 1, "PING"),
+		on(1, 1, "GET", "k"),
+		on(1, 4, "SUBSCRIBE", "x", "y", "z", "a"),
+		{args: []string{"UNSUBSCRIBE"}, on: 1, frames: 4, shape: unsubscribeAllShape(false, "x", "y", "z", "a")},
+		on(1, 1, "PING"),
+
+		// RESP3: push frames, and commands allowed
+		on(2, 1, "HELLO", "3"),
+		on(2, 1, "UNSUBSCRIBE"),
+		on(2, 1, "UNSUBSCRIBE", "nope"),
+		on(2, 2, "SUBSCRIBE", "a", "volley:released:lock"),
+		on(2, 1, "PING"),
+		on(2, 1, "PING", "x"),
+		on(2, 1, "GET", "missing"),
+		on(2, 1, "CLIENT", "GETNAME"),
+		on(1, 1, "SUBSCRIBE", "a"),
+		cmd("PUBLISH", "a", "both"),
+		recv(1, 1),
+		recv(2, 1),
+		on(2, 2, "PUBLISH", "a", "self"), // the message to itself comes first
+		recv(1, 1),
+		cmd("PUBLISH", "volley:released:lock", "one"),
+		recv(2, 1),
+		on(1, 1, "PING"),
+		on(2, 1, "PING"),
+
+		// ReleaseAndPublishScript and what the subscribers receive
+		cmd("SET", "lock", "tok", "PX", "30000"),
+		cmd("EVAL", rel, "1", "lock", "other"),
+		cmd("EVAL", rel, "1", "lock"),
+		cmd("EVAL", rel, "0"),
+		cmd("EVAL", rel, "1", "lock", "tok"),
+		recv(2, 1),
+		cmd("EXISTS", "lock"),
+		cmd("EVAL", rel, "1", "lock", "tok"),
+		cmd("EVAL", rel, "1", "missing", "tok"),
+		on(2, 1, "SET", "lock", "tok2"),
+		on(2, 2, "EVAL", rel, "1", "lock", "tok2"), // from a subscriber
+		cmd("SCRIPT", "EXISTS", relSHA),
+		cmd("SET", "lock", "", "PX", "30000"),
+		cmd("EVALSHA", relSHA, "1", "lock", ""),
+		recv(2, 1),
+		on(2, 1, "PING"),
+		on(1, 1, "PING"),
+
+		// ReleaseMultiAndPublishScript
+		on(1, 2, "SUBSCRIBE", "volley:released:m2", "volley:released:m3"),
+		cmd("SET", "m1", "tok", "PX", "30000"),
+		cmd("SET", "m2", "tok", "PX", "30000"),
+		cmd("SET", "m3", "other", "PX", "30000"),
+		cmd("EVAL", relM, "4", "m1", "m2", "m3", "m4", "tok"),
+		recv(1, 1), // m2 only: m3 held another token
+		cmd("EXISTS", "m1", "m2", "m3"),
+		cmd("EVAL", relM, "2", "m3", "m3", "other"),
+		recv(1, 1),
+		cmd("EVAL", relM, "0"),
+		cmd("EVAL", relM, "1", "m1"),
+		cmd("SCRIPT", "LOAD", relM),
+		cmd("SET", "m2", "tok", "PX", "30000"),
+		cmd("EVALSHA", relMSHA, "1", "m2", "tok"),
+		recv(1, 1),
+		on(1, 1, "PING"),
+		on(2, 1, "PING"),
+
+		// LockWaitScript
+		cmd("EVAL", wait, "0"),
+		cmd("EVAL", wait, "1", "w"),
+		cmd("EVAL", wait, "1", "w", "tok"),
+		cmd("EVAL", wait, "1", "w", "tok", "abc"),
+		cmd("EVAL", wait, "1", "w", "tok", "0"),
+		cmd("EVAL", wait, "1", "w", "tok", "-1"),
+		cmd("EVAL", wait, "1", "w", "tok", "9223372036854775807"),
+		cmd("EXISTS", "w"),
+		cmd("EVAL", wait, "1", "w", "tok", "30000"),
+		shaped(intBetween(29000, 30000), "PTTL", "w"),
+		shaped(holderShape("tok", 29000, 30000), "EVAL", wait, "1", "w", "tok2", "30000"),
+		cmd("SET", "w", "tok"),
+		cmd("EVAL", wait, "1", "w", "other", "30000"),
+		cmd("EVAL", wait, "2", "w", "ignored", "other", "30000"),
+		cmd("SET", "w", ""),
+		cmd("EVAL", wait, "1", "w", "other", "30000"),
+		on(2, 1, "EVAL", wait, "1", "w", "other", "30000"), // RESP3: an array too
+		cmd("SCRIPT", "LOAD", wait),
+		cmd("DEL", "w"),
+		cmd("EVALSHA", waitSHA, "1", "w", "tok", "20000"),
+		shaped(holderShape("tok", 19000, 20000), "EVALSHA", waitSHA, "1", "w", "tok", "20000"),
+		cmd("PEXPIRE", "w", "0"),
+		cmd("EVALSHA", waitSHA, "1", "w", "tok", "20000"),
+
+		// LockMultiScript reports the first key taken
+		cmd("EVAL", lockM, "0"),
+		cmd("EVAL", lockM, "2", "n1", "n2"),
+		cmd("EVAL", lockM, "2", "n1", "n2", "tok"),
+		cmd("EVAL", lockM, "2", "n1", "n2", "tok", "abc"),
+		cmd("EVAL", lockM, "2", "n1", "n2", "tok", "30000"),
+		shaped(holderShape("tok", 29000, 30000), "EVAL", lockM, "2", "n3", "n2", "other", "30000"),
+		cmd("EXISTS", "n3"),
+		cmd("SET", "n4", "v"),
+		cmd("EVAL", lockM, "3", "n5", "n4", "n1", "other", "30000"),
+		cmd("EVAL", relM, "2", "n1", "n2", "tok"),
+		cmd("EVAL", lockM, "2", "n1", "n2", "other", "30000"),
+		shaped(holderShape("other", 29000, 30000), "EVAL", lockM, "2", "n1", "n1", "x", "30000"),
+		cmd("EVAL", lockM, "2", "n6", "n6", "x", "30000"),
+		cmd("GET", "n6"),
+
+		// RESP3 to RESP2 while subscribed: now in subscribed mode
+		on(2, 1, "HELLO", "2"),
+		on(2, 1, "GET", "k"),
+		on(2, 1, "PING"),
+		cmd("PUBLISH", "a", "resp2 now"),
+		recv(1, 1),
+		recv(2, 1),
+		on(2, 1, "HELLO", "3"),
+		{args: []string{"UNSUBSCRIBE"}, on: 2, frames: 2, shape: unsubscribeAllShape(false, "a", "volley:released:lock")},
+		on(2, 1, "HELLO", "3"),
+		on(2, 2, "SUBSCRIBE", "p", "q"),
+		{args: []string{"UNSUBSCRIBE"}, on: 2, frames: 2, shape: unsubscribeAllShape(true, "p", "q")},
+		on(2, 1, "UNSUBSCRIBE"),
+		on(1, 1, "PING"),
+		on(1, 1, "QUIT"),
+	}
+}
+
+func TestDifferentialPubSub(t *testing.T) {
+	real := redistest.Start(t, redistest.Options{})
+	fake := StartT(t, Options{})
+	var fakes, reals []*testConn
+	for range 3 {
+		fakes = append(fakes, dial(t, fake.Addr()))
+		reals = append(reals, dial(t, real.Addr()))
+	}
+	runDifferentialConns(t, fakes, reals, diffPubSubScript())
 }

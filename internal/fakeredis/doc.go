@@ -14,11 +14,39 @@
 // included: PING, ECHO, AUTH, HELLO, SELECT, CLIENT SETNAME|GETNAME|ID,
 // QUIT, INFO (sections server and keyspace), TIME, GET, SET (NX, XX, GET,
 // EX, PX, EXAT, PXAT, KEEPTTL), DEL, EXISTS, PEXPIRE (NX, XX, GT, LT),
-// PTTL, TTL, EVAL, EVALSHA and SCRIPT LOAD|EXISTS|FLUSH. Values are strings
-// only. Scripts are not interpreted: EVAL and SCRIPT LOAD accept only
-// CompareAndDeleteScript and CompareAndPexpireScript (whitespace and quote
-// style may differ), which run natively in Go; any other script is refused
-// with an error that says so.
+// PTTL, TTL, EVAL, EVALSHA, SCRIPT LOAD|EXISTS|FLUSH, SUBSCRIBE,
+// UNSUBSCRIBE and PUBLISH. Values are strings only. Scripts are not
+// interpreted: EVAL and SCRIPT LOAD accept only the lock scripts this
+// package exports (CompareAndDeleteScript, CompareAndPexpireScript,
+// ReleaseAndPublishScript, LockWaitScript, LockMultiScript,
+// ReleaseMultiScript, ReleaseMultiAndPublishScript, ExtendMultiScript,
+// ExtendBatchScript; whitespace and quote style may differ, and the
+// publishing releases may use redis.pcall for their PUBLISH), which run
+// natively in Go, their PUBLISH included; any other script is refused with
+// an error that says so.
+//
+// # Pub/sub
+//
+// Channels work as on Redis (no patterns, no shard channels): a message
+// goes to every connection subscribed to its channel, as a RESP2 array or
+// a RESP3 push, and PUBLISH answers how many there are. A RESP2 connection
+// with subscriptions runs only SUBSCRIBE, UNSUBSCRIBE, PING (answered as
+// ["pong", message]) and QUIT, and refuses the rest with Redis' error; a
+// RESP3 one runs anything. A message reaches a connection between two of
+// its replies, never inside one, after the replies of the commands that
+// ran before the PUBLISH: a connection that publishes to itself gets the
+// message before the PUBLISH's (or the script's) reply, as on Redis.
+// UNSUBSCRIBE without channels confirms them in the order of their names
+// (Redis' order is that of its hash table, unpredictable).
+//
+// Messages wait for a connection in a buffer of at most 8 MiB: a
+// subscriber that does not read them, or that hangs on a fault, is
+// disconnected when it would hold more, as Redis does with its
+// client-output-buffer-limit for pub/sub clients (32 MiB at once, or
+// 8 MiB for a minute, by default), so that it never delays the publisher
+// or anyone else. Server.DropMessages loses deliveries on purpose, and
+// Server.KillSubscribers closes the subscribed connections, as CLIENT KILL
+// TYPE pubsub does; Restart and Close close them too.
 //
 // Keys expire by the Options.Clock, lazily when read, and a few at a time
 // as commands run, so no goroutine sweeps them; a ManualClock lets tests
@@ -34,12 +62,16 @@
 // # Concurrency
 //
 // A Server's methods are safe for concurrent use, also while it serves.
-// The Server owns one goroutine that accepts connections and one per open
-// connection; Close ends all of them and waits for them, also connections
-// that hang on a fault. Every command runs under one server-wide lock, as
-// on Redis' single thread, so each command and each script is atomic with
-// respect to every other. A connection answers its commands in order,
-// writing the replies to everything it has read in one write; a fault's
-// Latency delays only its own connection. ManualClock is safe for
-// concurrent use; a custom Clock must be too.
+// The Server owns one goroutine that accepts connections, one per open
+// connection, and one more per connection that has subscribed, which
+// writes the messages published to it while the connection waits for
+// commands. Close ends all of them and waits for them, also connections
+// that hang on a fault or are blocked writing to a client that does not
+// read. Every command runs under one server-wide lock, as on Redis' single
+// thread, so each command and each script is atomic with respect to every
+// other, and a PUBLISH hands its message to every subscriber before the
+// lock is released. A connection answers its commands in order, writing
+// the replies to everything it has read in one write; a fault's Latency
+// delays only its own connection. ManualClock is safe for concurrent use;
+// a custom Clock must be too.
 package fakeredis

@@ -19,8 +19,9 @@ type Fault struct {
 	Latency time.Duration
 	// Hang reads the command and never answers it nor anything after it on
 	// that connection. The command does not run. The connection stays hung
-	// until the client closes it, or Close or Restart closes it; ClearFaults
-	// does not wake it.
+	// until the client closes it, or Close or Restart closes it (or, if it
+	// has subscribed, KillSubscribers, or the messages piling up for it; see
+	// the package doc); ClearFaults does not wake it.
 	Hang bool
 	// CloseBefore closes the connection instead of answering; the command
 	// does not run. Replies to earlier commands are written first.

@@ -12,6 +12,15 @@ type entry struct {
 // expires once now is past its expiry time: at exactly exp it still lives.
 func (e entry) live(now int64) bool { return e.exp == 0 || now <= e.exp }
 
+// pttl returns PTTL's reply for a live entry at now: -1 if it has no
+// expiry, else the milliseconds left.
+func (e entry) pttl(now int64) int64 {
+	if e.exp == 0 {
+		return -1
+	}
+	return max(e.exp-now, 0)
+}
+
 // sweepEvery is how many commands run between two passes of sweepLocked.
 const sweepEvery = 128
 
@@ -269,13 +278,9 @@ func (c *client) ttl(key []byte, ms bool) {
 	switch {
 	case !ok:
 		c.out = appendInt(c.out, -2)
-	case e.exp == 0:
-		c.out = appendInt(c.out, -1)
+	case e.exp == 0 || ms:
+		c.out = appendInt(c.out, e.pttl(now))
 	default:
-		ttl := max(e.exp-now, 0)
-		if !ms {
-			ttl = (ttl + 500) / 1000
-		}
-		c.out = appendInt(c.out, ttl)
+		c.out = appendInt(c.out, (e.pttl(now)+500)/1000)
 	}
 }

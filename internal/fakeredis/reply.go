@@ -82,6 +82,17 @@ func appendMapLen(dst []byte, proto, n int) []byte {
 	return append(dst, '\r', '\n')
 }
 
+// appendPushLen appends the header of an out-of-band frame of n elements:
+// a RESP3 push (>n), or an array in RESP2.
+func appendPushLen(dst []byte, proto, n int) []byte {
+	if proto < 3 {
+		return appendArrayLen(dst, n)
+	}
+	dst = append(dst, '>')
+	dst = strconv.AppendInt(dst, int64(n), 10)
+	return append(dst, '\r', '\n')
+}
+
 // appendNull appends the null reply of the protocol: $-1 in RESP2 (Redis'
 // null bulk string), _ in RESP3.
 func appendNull(dst []byte, proto int) []byte {

@@ -7,23 +7,39 @@ import (
 )
 
 // The Redlock scripts the fake runs (see REDLOCK.md), natively in Go: the
-// single-key release and extend, and the multi-key lock, release and extend
-// of redlock.LockMulti.
+// single-key release and extend, the multi-key lock, release and extend of
+// redlock.LockMulti, and the scripts of waiting: an attempt that reports the
+// holder, and releases that wake waiters by publishing on the key's channel.
 const (
 	// CompareAndDeleteScript deletes KEYS[1] if it holds ARGV[1] and
-	// returns 1, else returns 0: Redlock's release.
+	// returns 1, else returns 0: Redlock's release, without waking waiters.
 	CompareAndDeleteScript = `if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("del",KEYS[1]) else return 0 end`
 	// CompareAndPexpireScript sets KEYS[1]'s time to live to ARGV[2]
 	// milliseconds if it holds ARGV[1] and returns PEXPIRE's reply, else
 	// returns 0: Redlock's extend.
 	CompareAndPexpireScript = `if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("pexpire",KEYS[1],ARGV[2]) else return 0 end`
+	// ReleaseAndPublishScript deletes KEYS[1] if it holds ARGV[1], publishes
+	// the release's id (the first 16 hex digits of ARGV[1]'s SHA-1) on the
+	// channel "volley:released:" followed by the key, and returns 1; else it
+	// returns 0. It publishes with redis.pcall, so that on Redis an ACL that
+	// forbids PUBLISH does not fail the release (the fake has no ACLs).
+	ReleaseAndPublishScript = `if redis.call("get",KEYS[1]) == ARGV[1] then redis.call("del",KEYS[1]) redis.pcall("publish","volley:released:"..KEYS[1],string.sub(redis.sha1hex(ARGV[1]),1,16)) return 1 else return 0 end`
+	// LockWaitScript sets KEYS[1] to ARGV[1] with a TTL of ARGV[2]
+	// milliseconds and returns 1 if the key does not exist; else it returns
+	// the holder's id (the first 16 hex digits of the SHA-1 of the key's
+	// value) and the key's PTTL, an array of a bulk string and an integer.
+	LockWaitScript = `local v=redis.call("get",KEYS[1]) if v then return {string.sub(redis.sha1hex(v),1,16),redis.call("pttl",KEYS[1])} end redis.call("set",KEYS[1],ARGV[1],"px",ARGV[2]) return 1`
 	// LockMultiScript sets every key to ARGV[1] with a TTL of ARGV[2]
 	// milliseconds and returns 1, only if none of them exists; else it
-	// returns 0.
-	LockMultiScript = `for i=1,#KEYS do if redis.call("exists",KEYS[i])==1 then return 0 end end for i=1,#KEYS do redis.call("set",KEYS[i],ARGV[1],"px",ARGV[2]) end return 1`
+	// returns the first existing key's holder id and PTTL, as
+	// LockWaitScript does.
+	LockMultiScript = `for i=1,#KEYS do local v=redis.call("get",KEYS[i]) if v then return {string.sub(redis.sha1hex(v),1,16),redis.call("pttl",KEYS[i])} end end for i=1,#KEYS do redis.call("set",KEYS[i],ARGV[1],"px",ARGV[2]) end return 1`
 	// ReleaseMultiScript deletes every key that holds ARGV[1]; it returns 1
-	// if all of them did, else 0.
+	// if all of them did, else 0. It wakes no waiters.
 	ReleaseMultiScript = `local n=0 for i=1,#KEYS do if redis.call("get",KEYS[i])==ARGV[1] then n=n+redis.call("del",KEYS[i]) end end if n==#KEYS then return 1 else return 0 end`
+	// ReleaseMultiAndPublishScript is ReleaseMultiScript that also
+	// publishes, for each key it deletes, as ReleaseAndPublishScript does.
+	ReleaseMultiAndPublishScript = `local n=0 for i=1,#KEYS do if redis.call("get",KEYS[i])==ARGV[1] then n=n+redis.call("del",KEYS[i]) redis.pcall("publish","volley:released:"..KEYS[i],string.sub(redis.sha1hex(ARGV[1]),1,16)) end end if n==#KEYS then return 1 else return 0 end`
 	// ExtendMultiScript sets every key's TTL to ARGV[2] milliseconds and
 	// returns 1, only if every key holds ARGV[1]; else it returns 0.
 	ExtendMultiScript = `for i=1,#KEYS do if redis.call("get",KEYS[i])~=ARGV[1] then return 0 end end for i=1,#KEYS do redis.call("pexpire",KEYS[i],ARGV[2]) end return 1`
@@ -34,6 +50,9 @@ const (
 	ExtendBatchScript = `local out={} local k=1 local a=2 for i=1,tonumber(ARGV[1]) do local tok=ARGV[a] local ttl=ARGV[a+1] local n=tonumber(ARGV[a+2]) a=a+3 local ok=1 for j=k,k+n-1 do if redis.call("get",KEYS[j])~=tok then ok=0 break end end if ok==1 then for j=k,k+n-1 do redis.call("pexpire",KEYS[j],ttl) end end out[i]=ok k=k+n end return out`
 )
 
+// releasedChannelPrefix starts the channel the release scripts publish on.
+const releasedChannelPrefix = "volley:released:"
+
 // scriptKind names a script the fake knows how to run.
 type scriptKind uint8
 
@@ -41,25 +60,56 @@ const (
 	scriptUnknown scriptKind = iota
 	scriptCompareAndDelete
 	scriptCompareAndPexpire
+	scriptReleaseAndPublish
+	scriptLockWait
 	scriptLockMulti
 	scriptReleaseMulti
+	scriptReleaseMultiAndPublish
 	scriptExtendMulti
 	scriptExtendBatch
 )
 
-// canonical scripts by their normalised body.
-var knownScripts = map[string]scriptKind{
-	normaliseScript([]byte(CompareAndDeleteScript)):  scriptCompareAndDelete,
-	normaliseScript([]byte(CompareAndPexpireScript)): scriptCompareAndPexpire,
-	normaliseScript([]byte(LockMultiScript)):         scriptLockMulti,
-	normaliseScript([]byte(ReleaseMultiScript)):      scriptReleaseMulti,
-	normaliseScript([]byte(ExtendMultiScript)):       scriptExtendMulti,
-	normaliseScript([]byte(ExtendBatchScript)):       scriptExtendBatch,
+// scriptTable is every script the fake runs, one entry each.
+var scriptTable = []struct {
+	body string
+	kind scriptKind
+}{
+	{CompareAndDeleteScript, scriptCompareAndDelete},
+	{CompareAndPexpireScript, scriptCompareAndPexpire},
+	{ReleaseAndPublishScript, scriptReleaseAndPublish},
+	{LockWaitScript, scriptLockWait},
+	{LockMultiScript, scriptLockMulti},
+	{ReleaseMultiScript, scriptReleaseMulti},
+	{ReleaseMultiAndPublishScript, scriptReleaseMultiAndPublish},
+	{ExtendMultiScript, scriptExtendMulti},
+	{ExtendBatchScript, scriptExtendBatch},
+}
+
+// knownScript is a script's kind and SHA-1.
+type knownScript struct {
+	kind scriptKind
+	sha  string
+}
+
+var (
+	// canonicalScripts are the scripts by their exact text, with their
+	// SHA-1s, so that EVAL of them hashes nothing.
+	canonicalScripts = make(map[string]knownScript)
+	// knownScripts are the scripts by their normalised body.
+	knownScripts = make(map[string]scriptKind)
+)
+
+func init() {
+	for _, sc := range scriptTable {
+		canonicalScripts[sc.body] = knownScript{sc.kind, sha1Hex([]byte(sc.body))}
+		knownScripts[normaliseScript([]byte(sc.body))] = sc.kind
+	}
 }
 
 // errUnknownScript answers EVAL and SCRIPT LOAD of any other script.
 const errUnknownScript = "ERR fakeredis runs only the Redlock scripts (fakeredis.CompareAndDeleteScript, " +
-	"CompareAndPexpireScript, LockMultiScript, ReleaseMultiScript, ExtendMultiScript, ExtendBatchScript); this script is none of them"
+	"CompareAndPexpireScript, ReleaseAndPublishScript, LockWaitScript, LockMultiScript, ReleaseMultiScript, " +
+	"ReleaseMultiAndPublishScript, ExtendMultiScript, ExtendBatchScript); this script is none of them"
 
 // normaliseScript drops whitespace and makes every quote a double quote,
 // so that reformatted copies of a lock script are still recognised.
@@ -88,23 +138,14 @@ func sha1Hex(body []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// SHA-1s of the canonical scripts, so that EVAL of them hashes nothing.
-var (
-	compareAndDeleteSHA  = sha1Hex([]byte(CompareAndDeleteScript))
-	compareAndPexpireSHA = sha1Hex([]byte(CompareAndPexpireScript))
-)
-
 // loadScriptLocked caches body under its SHA-1 and returns the SHA-1 and
 // the kind of script, scriptUnknown if body is not a lock script.
 func (s *Server) loadScriptLocked(body []byte) (string, scriptKind) {
 	var sha string
-	kind := scriptUnknown
-	switch string(body) {
-	case CompareAndDeleteScript:
-		sha, kind = compareAndDeleteSHA, scriptCompareAndDelete
-	case CompareAndPexpireScript:
-		sha, kind = compareAndPexpireSHA, scriptCompareAndPexpire
-	default:
+	var kind scriptKind
+	if known, ok := canonicalScripts[string(body)]; ok {
+		sha, kind = known.sha, known.kind
+	} else {
 		if kind = recogniseScript(body); kind == scriptUnknown {
 			return "", kind
 		}
@@ -156,53 +197,83 @@ func (c *client) eval(args [][]byte, bySHA bool) {
 		}
 	}
 	keys, argv := args[3:3+numkeys], args[3+numkeys:]
-	c.out = c.s.runScriptLocked(c.out, c.db, kind, sha, keys, argv)
+	c.runScriptLocked(kind, sha, keys, argv)
 }
 
 // errScriptArgs is what redis.call raises when given a nil argument, such as
 // KEYS[1] with no keys or ARGV[2] with one argument.
 const errScriptArgs = "ERR Lua redis lib command arguments must be strings or integers"
 
-// runScriptLocked runs a lock script and appends its reply: what the Lua
-// script would return, or the error its redis.call would raise.
-func (s *Server) runScriptLocked(out []byte, db int, kind scriptKind, sha string, keys, argv [][]byte) []byte {
+// runScriptLocked runs a lock script and appends its reply to c.out: what
+// the Lua script would return, or the error its redis.call would raise.
+// Messages the script publishes to c itself come first, as on Redis.
+func (c *client) runScriptLocked(kind scriptKind, sha string, keys, argv [][]byte) {
+	s, db := c.s, c.db
 	switch kind {
+	case scriptLockWait:
+		if len(keys) == 0 {
+			c.out = appendScriptError(c.out, errScriptArgs, sha)
+			return
+		}
+		c.out = s.lockMultiLocked(c.out, db, sha, keys[:1], argv)
+		return
 	case scriptLockMulti:
-		return s.lockMultiLocked(out, db, sha, keys, argv)
-	case scriptReleaseMulti:
-		return s.releaseMultiLocked(out, db, keys, argv)
+		c.out = s.lockMultiLocked(c.out, db, sha, keys, argv)
+		return
+	case scriptReleaseMulti, scriptReleaseMultiAndPublish:
+		c.releaseMultiLocked(keys, argv, kind == scriptReleaseMultiAndPublish)
+		return
 	case scriptExtendMulti:
-		return s.extendMultiLocked(out, db, sha, keys, argv)
+		c.out = s.extendMultiLocked(c.out, db, sha, keys, argv)
+		return
 	case scriptExtendBatch:
-		return s.extendBatchLocked(out, db, sha, keys, argv)
+		c.out = s.extendBatchLocked(c.out, db, sha, keys, argv)
+		return
 	}
 	if len(keys) == 0 {
-		return appendScriptError(out, errScriptArgs, sha)
+		c.out = appendScriptError(c.out, errScriptArgs, sha)
+		return
 	}
 	key := keys[0]
 	e, found := s.lookupLocked(db, key, s.nowMs())
 	// redis.call("get") returns false for a missing key, and ARGV[1] is nil
 	// when absent: both compare unequal to anything.
 	if !found || len(argv) == 0 || e.val != string(argv[0]) {
-		return append(out, replyZero...)
+		c.out = append(c.out, replyZero...)
+		return
 	}
 	switch kind {
 	case scriptCompareAndDelete:
 		delete(s.dbs[db], string(key))
-		return append(out, replyOne...)
+		c.out = append(c.out, replyOne...)
+	case scriptReleaseAndPublish:
+		delete(s.dbs[db], string(key))
+		c.publishReleaseLocked(key, argv[0])
+		c.out = append(c.out, replyOne...)
 	default: // scriptCompareAndPexpire
 		if len(argv) < 2 {
-			return appendScriptError(out, errScriptArgs, sha)
+			c.out = appendScriptError(c.out, errScriptArgs, sha)
+			return
 		}
-		mark := len(out)
-		out = s.pexpireLocked(out, db, key, argv[1], nil)
-		if out[mark] == '-' {
-			msg := string(out[mark+1 : len(out)-2])
-			return appendScriptError(out[:mark], msg, sha)
+		mark := len(c.out)
+		c.out = s.pexpireLocked(c.out, db, key, argv[1], nil)
+		if c.out[mark] == '-' {
+			msg := string(c.out[mark+1 : len(c.out)-2])
+			c.out = appendScriptError(c.out[:mark], msg, sha)
 		}
-		return out
 	}
 }
+
+// publishReleaseLocked publishes what the release scripts do when they
+// delete key, which held token: the release's id on the key's channel.
+func (c *client) publishReleaseLocked(key, token []byte) {
+	channel := append([]byte(releasedChannelPrefix), key...)
+	c.s.publishLocked(c, channel, []byte(holderID(token)))
+}
+
+// holderID returns the id the scripts give a token: the first 16 of the
+// lower-case hex digits of its SHA-1, as string.sub(redis.sha1hex(v),1,16).
+func holderID(token []byte) string { return sha1Hex(token)[:16] }
 
 // appendScriptError appends the error a failed redis.call raises out of a
 // script, as Redis 7.0 words it.
@@ -241,15 +312,19 @@ func cmdScriptFlush(c *client, args [][]byte) {
 	c.out = append(c.out, replyOK...)
 }
 
-// lockMultiLocked runs LockMultiScript. As in Lua, a missing or invalid
-// ARGV fails only once the loop reaches the first SET, and every SET gets
-// the same arguments, so the script fails before changing anything or not
-// at all.
+// lockMultiLocked runs LockMultiScript, and LockWaitScript given its one
+// key. As in Lua, a missing or invalid ARGV fails only once the loop
+// reaches the first SET, and every SET gets the same arguments, so the
+// script fails before changing anything or not at all.
 func (s *Server) lockMultiLocked(out []byte, db int, sha string, keys, argv [][]byte) []byte {
 	now := s.nowMs()
 	for _, k := range keys {
-		if _, ok := s.lookupLocked(db, k, now); ok {
-			return append(out, replyZero...)
+		if e, ok := s.lookupLocked(db, k, now); ok {
+			// A Lua table of a string and a number: an array of a bulk
+			// string and an integer.
+			out = appendArrayLen(out, 2)
+			out = appendBulkString(out, holderID([]byte(e.val)))
+			return appendInt(out, e.pttl(now))
 		}
 	}
 	if len(keys) == 0 {
@@ -271,20 +346,26 @@ func (s *Server) lockMultiLocked(out []byte, db int, sha string, keys, argv [][]
 	return append(out, replyOne...)
 }
 
-// releaseMultiLocked runs ReleaseMultiScript.
-func (s *Server) releaseMultiLocked(out []byte, db int, keys, argv [][]byte) []byte {
+// releaseMultiLocked runs ReleaseMultiScript, or with publish
+// ReleaseMultiAndPublishScript, appending to c.out.
+func (c *client) releaseMultiLocked(keys, argv [][]byte, publish bool) {
+	s := c.s
 	now := s.nowMs()
 	n := 0
 	for _, k := range keys {
-		if e, ok := s.lookupLocked(db, k, now); ok && len(argv) > 0 && e.val == string(argv[0]) {
-			delete(s.dbs[db], string(k))
+		if e, ok := s.lookupLocked(c.db, k, now); ok && len(argv) > 0 && e.val == string(argv[0]) {
+			delete(s.dbs[c.db], string(k))
 			n++
+			if publish {
+				c.publishReleaseLocked(k, argv[0])
+			}
 		}
 	}
 	if n == len(keys) {
-		return append(out, replyOne...)
+		c.out = append(c.out, replyOne...)
+	} else {
+		c.out = append(c.out, replyZero...)
 	}
-	return append(out, replyZero...)
 }
 
 // extendMultiLocked runs ExtendMultiScript: PEXPIRE's own checks and errors

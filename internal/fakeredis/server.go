@@ -57,17 +57,19 @@ type Server struct {
 	faults  map[string]*faultEntry // by lower-case command name or "*"
 
 	// mu is the server's single lock, as Redis' single thread: it guards
-	// the data set, the script cache and the client registry, and every
-	// command runs holding it.
-	mu      sync.Mutex
-	dbs     [numDBs]map[string]entry
-	scripts map[string]scriptKind // by lower-case hex SHA-1
-	runID   string
-	started time.Time
-	clients map[*client]struct{}
-	nextID  int64
-	ops     uint64 // commands run, to pace the expired-key sweep
-	closed  bool
+	// the data set, the script cache, the client registry and the
+	// subscriptions, and every command runs holding it.
+	mu       sync.Mutex
+	dbs      [numDBs]map[string]entry
+	scripts  map[string]scriptKind // by lower-case hex SHA-1
+	runID    string
+	started  time.Time
+	clients  map[*client]struct{}
+	channels map[string]map[*client]struct{} // subscribers by channel
+	dropMsgs int                             // deliveries to drop (DropMessages)
+	nextID   int64
+	ops      uint64 // commands run, to pace the expired-key sweep
+	closed   bool
 }
 
 // Start listens on opts.Addr and serves connections in goroutines owned by
@@ -172,10 +174,11 @@ func (s *Server) Commands() int64 { return s.commands.Load() }
 func (s *Server) RefuseConnections(refuse bool) { s.refuse.Store(refuse) }
 
 // Restart simulates a restart without persistence: it closes every open
-// connection, forgets every key and cached script, takes a new run_id and
-// starts uptime from zero. The server keeps listening on the same address;
-// faults and RefuseConnections stay as they were. Commands already read from
-// a dropped connection are not run.
+// connection (subscribers included), forgets every key, cached script and
+// subscription, takes a new run_id and starts uptime from zero. The server
+// keeps listening on the same address; faults, DropMessages and
+// RefuseConnections stay as they were. Commands already read from a dropped
+// connection are not run.
 func (s *Server) Restart() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -189,9 +192,9 @@ func (s *Server) Restart() {
 	s.resetLocked()
 }
 
-// Close stops listening, closes every connection (hung ones included) and
-// waits for every goroutine the server started to return. Calling it again
-// does nothing and returns nil.
+// Close stops listening, closes every connection (hung ones and
+// subscribers included) and waits for every goroutine the server started
+// to return. Calling it again does nothing and returns nil.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -219,6 +222,7 @@ func (s *Server) resetLocked() {
 		s.dbs[i] = make(map[string]entry)
 	}
 	s.scripts = make(map[string]scriptKind)
+	s.channels = make(map[string]map[*client]struct{})
 	s.runID = newRunID()
 	s.started = s.clock.Now()
 }
@@ -265,10 +269,11 @@ func (s *Server) serve() {
 	}
 }
 
-// removeClient forgets c once its goroutine is done with it.
+// removeClient forgets c and its subscriptions once its serve goroutine
+// is done with it, and ends its push goroutine.
 func (s *Server) removeClient(c *client) {
 	s.mu.Lock()
-	delete(s.clients, c)
+	s.disconnectLocked(c)
 	s.mu.Unlock()
 }
 

@@ -65,11 +65,21 @@ func (c *testConn) read() string {
 }
 
 // readWithin reads one reply frame, failing after d.
-func (c *testConn) readWithin(d time.Duration) (string, error) {
+func (c *testConn) readWithin(d time.Duration) (string, error) { return c.readFrames(1, d) }
+
+// readFrames reads n frames, failing after d, and returns them as one
+// string.
+func (c *testConn) readFrames(n int, d time.Duration) (string, error) {
 	if err := c.nc.SetReadDeadline(time.Now().Add(d)); err != nil {
 		return "", err
 	}
-	b, err := readFrame(nil, c.br)
+	var b []byte
+	var err error
+	for range n {
+		if b, err = readFrame(b, c.br); err != nil {
+			break
+		}
+	}
 	return string(b), err
 }
 

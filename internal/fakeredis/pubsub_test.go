@@ -1,0 +1,469 @@
+package fakeredis
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/volleylock/volley/internal/leakcheck"
+)
+
+// message returns the frame of a published message in RESP2 (*3) or RESP3
+// (>3).
+func message(resp3 bool, channel, payload string) string {
+	head := "*3\r\n"
+	if resp3 {
+		head = ">3\r\n"
+	}
+	return head + bulk("message") + bulk(channel) + bulk(payload)
+}
+
+// subscription returns a (un)subscribe confirmation frame in RESP2.
+func subscription(kind, channel string, count int) string {
+	return "*3\r\n" + bulk(kind) + bulk(channel) + ":" + strconv.Itoa(count) + "\r\n"
+}
+
+// subscribe subscribes c to channels and checks the confirmations.
+func subscribe(t *testing.T, c *testConn, channels ...string) {
+	t.Helper()
+	c.send(append([]string{"SUBSCRIBE"}, channels...)...)
+	for range channels {
+		require.Regexp(t, `^[*>]3\r\n\$9\r\nsubscribe\r\n`, c.read())
+	}
+}
+
+func TestPubSubDelivery(t *testing.T) {
+	s := StartT(t, Options{})
+	pub, sub2, sub3 := dial(t, s.Addr()), dial(t, s.Addr()), dial(t, s.Addr())
+	require.Regexp(t, `^%7\r\n`, sub3.do("HELLO", "3"))
+
+	sub2.send("SUBSCRIBE", "a", "b")
+	require.Equal(t, subscription("subscribe", "a", 1), sub2.read())
+	require.Equal(t, subscription("subscribe", "b", 2), sub2.read())
+	subscribe(t, sub3, "a")
+
+	require.Equal(t, ":2\r\n", pub.do("PUBLISH", "a", "hello"))
+	require.Equal(t, message(false, "a", "hello"), sub2.read())
+	require.Equal(t, message(true, "a", "hello"), sub3.read())
+	require.Equal(t, ":1\r\n", pub.do("PUBLISH", "b", "only sub2"))
+	require.Equal(t, ":0\r\n", pub.do("PUBLISH", "c", "nobody"))
+	require.Equal(t, message(false, "b", "only sub2"), sub2.read())
+
+	// Messages keep their order, also many in a row.
+	var batch []byte
+	for i := range 100 {
+		batch = encodeCommand(batch, "PUBLISH", "a", strconv.Itoa(i))
+	}
+	pub.write(batch)
+	for i := range 100 {
+		require.Equal(t, ":2\r\n", pub.read())
+		require.Equal(t, message(false, "a", strconv.Itoa(i)), sub2.read())
+		require.Equal(t, message(true, "a", strconv.Itoa(i)), sub3.read())
+	}
+
+	// RESP2 refuses other commands while subscribed; RESP3 does not.
+	require.Equal(t, "-ERR Can't execute 'get': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET "+
+		"are allowed in this context\r\n", sub2.do("GET", "k"))
+	require.Equal(t, "*2\r\n"+bulk("pong")+bulk(""), sub2.do("PING"))
+	require.Equal(t, "_\r\n", sub3.do("GET", "k"))
+	require.Equal(t, "+PONG\r\n", sub3.do("PING"))
+
+	// A connection that leaves its channels gets nothing more.
+	sub2.send("UNSUBSCRIBE")
+	require.Equal(t, subscription("unsubscribe", "a", 1), sub2.read())
+	require.Equal(t, subscription("unsubscribe", "b", 0), sub2.read())
+	require.Equal(t, ":1\r\n", pub.do("PUBLISH", "a", "sub3 only"))
+	require.Equal(t, message(true, "a", "sub3 only"), sub3.read())
+	require.Equal(t, "+PONG\r\n", sub2.do("PING"), "a message after UNSUBSCRIBE")
+}
+
+// TestPubSubMessagesBetweenReplies publishes to a RESP3 subscriber that
+// pipelines commands with big replies at the same time: every frame it
+// reads must be whole, its replies in order, and its messages in order.
+func TestPubSubMessagesBetweenReplies(t *testing.T) {
+	s := StartT(t, Options{})
+	sub, pub := dial(t, s.Addr()), dial(t, s.Addr())
+	big := strings.Repeat("v", 64<<10)
+	require.Equal(t, "+OK\r\n", pub.do("SET", "big", big))
+	require.Regexp(t, `^%7\r\n`, sub.do("HELLO", "3"))
+	subscribe(t, sub, "ch")
+
+	const gets, msgs = 200, 500
+	var wg sync.WaitGroup
+	errs := make(chan error, 2)
+	wg.Go(func() {
+		var batch []byte
+		for range gets {
+			batch = encodeCommand(batch, "GET", "big")
+		}
+		_, err := sub.nc.Write(batch)
+		errs <- err
+	})
+	wg.Go(func() {
+		var batch []byte
+		for i := range msgs {
+			batch = encodeCommand(batch, "PUBLISH", "ch", strconv.Itoa(i))
+		}
+		_, err := pub.nc.Write(batch)
+		errs <- err
+	})
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+
+	replies, next := 0, 0
+	for replies < gets || next < msgs {
+		frame := sub.read()
+		if strings.HasPrefix(frame, ">") {
+			require.Equal(t, message(true, "ch", strconv.Itoa(next)), frame)
+			next++
+			continue
+		}
+		require.Equal(t, bulk(big), frame, "reply %d", replies)
+		replies++
+	}
+	for range msgs {
+		require.Equal(t, ":1\r\n", pub.read())
+	}
+}
+
+// TestPubSubPublishToSelf checks that a RESP3 connection receives its own
+// message before the reply of the command that published it, as on Redis.
+func TestPubSubPublishToSelf(t *testing.T) {
+	s := StartT(t, Options{})
+	c := dial(t, s.Addr())
+	require.Regexp(t, `^%7\r\n`, c.do("HELLO", "3"))
+	subscribe(t, c, "volley:released:lock")
+	require.Equal(t, message(true, "volley:released:lock", "x"), c.do("PUBLISH", "volley:released:lock", "x"))
+	require.Equal(t, ":1\r\n", c.read())
+
+	require.Equal(t, "+OK\r\n", c.do("SET", "lock", "tok"))
+	c.send("EVAL", ReleaseAndPublishScript, "1", "lock", "tok")
+	require.Equal(t, message(true, "volley:released:lock", holderID([]byte("tok"))), c.read())
+	require.Equal(t, ":1\r\n", c.read())
+}
+
+func TestReleaseScriptsPublish(t *testing.T) {
+	s := StartT(t, Options{})
+	c, sub := dial(t, s.Addr()), dial(t, s.Addr())
+	subscribe(t, sub, "volley:released:a", "volley:released:b")
+	id := holderID([]byte("tok"))
+	require.Equal(t, "79bead8e6d65862a", id, "the first 16 hex digits of sha1(tok), as Redis 7.0.15 computes them")
+
+	// The quiet releases publish nothing; the others publish per key.
+	for _, args := range [][]string{
+		{"EVAL", CompareAndDeleteScript, "1", "a", "tok"},
+		{"EVAL", ReleaseMultiScript, "2", "a", "b", "tok"},
+	} {
+		require.Equal(t, "+OK\r\n", c.do("SET", "a", "tok"))
+		require.Equal(t, "+OK\r\n", c.do("SET", "b", "tok"))
+		require.Equal(t, ":1\r\n", c.do(args...), "%v", args)
+	}
+	require.Equal(t, "+OK\r\n", c.do("SET", "a", "tok"))
+	require.Equal(t, ":1\r\n", c.do("EVAL", ReleaseAndPublishScript, "1", "a", "tok"))
+	require.Equal(t, message(false, "volley:released:a", id), sub.read())
+	require.Equal(t, ":0\r\n", c.do("EVAL", ReleaseAndPublishScript, "1", "a", "tok"), "released twice")
+
+	require.Equal(t, "+OK\r\n", c.do("SET", "a", "tok"))
+	require.Equal(t, "+OK\r\n", c.do("SET", "b", "tok"))
+	require.Equal(t, ":1\r\n", c.do("EVAL", ReleaseMultiAndPublishScript, "2", "a", "b", "tok"))
+	require.Equal(t, message(false, "volley:released:a", id), sub.read())
+	require.Equal(t, message(false, "volley:released:b", id), sub.read())
+	require.Equal(t, "*2\r\n"+bulk("pong")+bulk(""), sub.do("PING"), "a quiet release published")
+
+}
+
+func TestLockWaitScript(t *testing.T) {
+	clock := NewManualClock(time.Unix(1_700_000_000, 0))
+	s := StartT(t, Options{Clock: clock})
+	c := dial(t, s.Addr())
+	sha := c.do("SCRIPT", "LOAD", LockWaitScript)
+	require.Equal(t, bulk(sha1Hex([]byte(LockWaitScript))), sha)
+	sha = sha[len("$40\r\n") : len(sha)-2]
+
+	require.Equal(t, ":1\r\n", c.do("EVALSHA", sha, "1", "lock", "tok", "1000"))
+	clock.Advance(250 * time.Millisecond)
+	holder := "*2\r\n" + bulk(holderID([]byte("tok"))) + ":750\r\n"
+	require.Equal(t, holder, c.do("EVALSHA", sha, "1", "lock", "other", "1000"))
+	require.Equal(t, holder, c.do("EVAL", LockMultiScript, "2", "free", "lock", "other", "1000"))
+	require.Equal(t, ":0\r\n", c.do("EXISTS", "free"), "LockMultiScript set a key though one was taken")
+	require.Regexp(t, `^%7\r\n`, c.do("HELLO", "3"))
+	require.Equal(t, holder, c.do("EVALSHA", sha, "1", "lock", "other", "1000"), "RESP3")
+	clock.Advance(751 * time.Millisecond)
+	require.Equal(t, ":1\r\n", c.do("EVALSHA", sha, "1", "lock", "other", "1000"), "after the holder expired")
+}
+
+func TestDropMessages(t *testing.T) {
+	s := StartT(t, Options{})
+	pub, sub := dial(t, s.Addr()), dial(t, s.Addr())
+	subscribe(t, sub, "ch")
+
+	s.DropMessages(1)
+	require.Equal(t, ":1\r\n", pub.do("PUBLISH", "ch", "dropped"), "a dropped delivery still counts")
+	require.Equal(t, ":1\r\n", pub.do("PUBLISH", "ch", "kept"))
+	require.Equal(t, message(false, "ch", "kept"), sub.read())
+
+	s.DropMessages(-1)
+	for range 3 {
+		require.Equal(t, ":1\r\n", pub.do("PUBLISH", "ch", "dropped"))
+	}
+	s.DropMessages(0)
+	require.Equal(t, ":1\r\n", pub.do("PUBLISH", "ch", "kept again"))
+	require.Equal(t, message(false, "ch", "kept again"), sub.read())
+}
+
+func TestKillSubscribers(t *testing.T) {
+	s := StartT(t, Options{})
+	pub, sub2, sub3 := dial(t, s.Addr()), dial(t, s.Addr()), dial(t, s.Addr())
+	left := dial(t, s.Addr())
+	subscribe(t, sub2, "a")
+	require.Regexp(t, `^%7\r\n`, sub3.do("HELLO", "3"))
+	subscribe(t, sub3, "b")
+	subscribe(t, left, "a")
+	left.send("UNSUBSCRIBE")
+	require.Equal(t, subscription("unsubscribe", "a", 0), left.read())
+
+	require.Equal(t, 2, s.KillSubscribers())
+	for _, c := range []*testConn{sub2, sub3} {
+		_, err := c.readAll()
+		require.True(t, isClosed(err), "want EOF, got %v", err)
+	}
+	require.Equal(t, ":0\r\n", pub.do("PUBLISH", "a", "x"))
+	require.Equal(t, "+PONG\r\n", left.do("PING"), "a connection without subscriptions was closed")
+	require.Equal(t, 0, s.KillSubscribers())
+}
+
+func TestRestartForgetsSubscriptions(t *testing.T) {
+	s := StartT(t, Options{})
+	sub := dial(t, s.Addr())
+	subscribe(t, sub, "a")
+	s.Restart()
+	_, err := sub.readAll()
+	require.True(t, isClosed(err), "want EOF, got %v", err)
+	require.Equal(t, ":0\r\n", dial(t, s.Addr()).do("PUBLISH", "a", "x"))
+}
+
+// TestStuckSubscribers checks that a subscriber hung on a fault, or one
+// that does not read, delays neither the publisher nor other subscribers,
+// and that the one that does not read is disconnected once the messages
+// waiting for it pass the limit.
+func TestStuckSubscribers(t *testing.T) {
+	s := StartT(t, Options{})
+	s.SetFault("ECHO", Fault{Hang: true})
+	pub, hung, good := dial(t, s.Addr()), dial(t, s.Addr()), dial(t, s.Addr())
+	subscribe(t, good, "ch")
+	require.Regexp(t, `^%7\r\n`, hung.do("HELLO", "3"))
+	subscribe(t, hung, "ch")
+	hung.send("ECHO", "x")
+
+	// A connection that stops reading, on a small socket buffer.
+	slow := dial(t, s.Addr())
+	if tcp, ok := slow.nc.(*net.TCPConn); ok {
+		require.NoError(t, tcp.SetReadBuffer(4096))
+	}
+	subscribe(t, slow, "ch")
+	require.Equal(t, ":3\r\n", pub.do("PUBLISH", "ch", "first"))
+	require.Equal(t, message(false, "ch", "first"), good.read())
+
+	// Socket buffers take some before the server's buffer fills.
+	payload := strings.Repeat("m", 1<<20)
+	n := 0
+	for ; n < 8*maxPendingMessages/len(payload); n++ {
+		reply := pub.do("PUBLISH", "ch", payload)
+		require.Equal(t, message(false, "ch", payload), good.read(), "message %d", n)
+		if reply == ":1\r\n" {
+			break // both stuck ones are gone
+		}
+	}
+	require.Equal(t, ":1\r\n", pub.do("PUBLISH", "ch", "last"), "after %d messages of 1 MiB", n)
+	require.Equal(t, message(false, "ch", "last"), good.read())
+	_, err := hung.readAll()
+	require.True(t, isClosed(err), "want EOF, got %v", err)
+}
+
+// TestCloseWithBlockedSubscriber closes a server whose push goroutine is
+// blocked writing to a subscriber that does not read.
+func TestCloseWithBlockedSubscriber(t *testing.T) {
+	s, err := Start(Options{})
+	require.NoError(t, err)
+	pub, sub := dial(t, s.Addr()), dial(t, s.Addr())
+	if tcp, ok := sub.nc.(*net.TCPConn); ok {
+		require.NoError(t, tcp.SetReadBuffer(4096))
+	}
+	subscribe(t, sub, "ch")
+	payload := strings.Repeat("m", 1<<20)
+	// More than the socket buffers take, less than maxPendingMessages.
+	for range maxPendingMessages/len(payload) - 1 {
+		require.Equal(t, ":1\r\n", pub.do("PUBLISH", "ch", payload))
+	}
+	start := time.Now()
+	require.NoError(t, s.Close())
+	require.Less(t, time.Since(start), 5*time.Second)
+	require.Empty(t, leakcheck.Wait(5*time.Second), "goroutines left after Close")
+}
+
+// TestPubSubFaults checks that a fault's cut or delay applies to the
+// reply, not to a message that comes before it.
+func TestPubSubFaults(t *testing.T) {
+	s := StartT(t, Options{})
+	c, pub := dial(t, s.Addr()), dial(t, s.Addr())
+	require.Equal(t, "+OK\r\n", c.do("SET", "k", "v"))
+	require.Regexp(t, `^%7\r\n`, c.do("HELLO", "3"))
+	subscribe(t, c, "ch")
+	s.SetFault("ECHO", Fault{Latency: 500 * time.Millisecond})
+	s.SetFault("GET", Fault{CloseMidReply: true})
+	before := s.Commands()
+	var batch []byte
+	batch = encodeCommand(batch, "ECHO", "slow")
+	batch = encodeCommand(batch, "GET", "k")
+	c.write(batch)
+	waitCommands(t, s, before+1)
+	// Published while the ECHO's reply waits: after it, before the GET's.
+	require.Equal(t, ":1\r\n", pub.do("PUBLISH", "ch", "m"))
+	got, err := c.readAll()
+	require.True(t, isClosed(err), "want EOF, got %v", err)
+	require.Equal(t, bulk("slow")+message(true, "ch", "m")+"$1\r", got)
+}
+
+// TestPubSubChurn subscribes and unsubscribes on many connections while
+// messages are published and subscribers are killed, checking every frame
+// a subscriber reads: the race detector watches the rest.
+func TestPubSubChurn(t *testing.T) {
+	s := StartT(t, Options{})
+	const subscribers, rounds = 8, 100
+	errs := make(chan error, subscribers+1)
+	stop := make(chan struct{})
+	var subs, pubs sync.WaitGroup
+	for i := range subscribers {
+		subs.Go(func() { errs <- churn(s.Addr(), i%2 == 1, rounds) })
+	}
+	pubs.Go(func() { errs <- publishUntil(s.Addr(), stop) })
+	for k := range int64(3) {
+		waitCommands(t, s, 300*(k+1))
+		s.KillSubscribers()
+	}
+	subs.Wait()
+	close(stop)
+	pubs.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+}
+
+// churn runs rounds of SUBSCRIBE, PING, UNSUBSCRIBE in one write each on a
+// connection subscribed to another channel, and checks the frames that
+// come back, messages included. A connection killed on the way is dialled
+// again.
+func churn(addr string, resp3 bool, rounds int) error {
+	var nc net.Conn
+	defer func() {
+		if nc != nil {
+			nc.Close()
+		}
+	}()
+	var br *bufio.Reader
+	head, pong := "*3\r\n", "*2\r\n"+bulk("pong")+bulk("")
+	if resp3 {
+		head, pong = ">3\r\n", "+PONG\r\n"
+	}
+	batch := encodeCommand(nil, "SUBSCRIBE", "ch")
+	batch = encodeCommand(batch, "PING")
+	batch = encodeCommand(batch, "UNSUBSCRIBE", "ch")
+	for range rounds {
+		if nc == nil {
+			var err error
+			if nc, err = net.Dial("tcp", addr); err != nil {
+				return err
+			}
+			if err := nc.SetDeadline(time.Now().Add(time.Minute)); err != nil {
+				return err
+			}
+			br = bufio.NewReader(nc)
+			var hello []byte
+			if resp3 {
+				hello = encodeCommand(hello, "HELLO", "3")
+			}
+			// A lasting subscription, so that kills find it.
+			hello = encodeCommand(hello, "SUBSCRIBE", "keep")
+			if _, err := nc.Write(hello); err != nil {
+				return err
+			}
+			for range countCommands(hello) {
+				if _, err := readFrame(nil, br); err != nil {
+					return err
+				}
+			}
+		}
+		if _, err := nc.Write(batch); err != nil {
+			nc.Close()
+			nc = nil
+			continue
+		}
+		want := []string{head + bulk("subscribe") + bulk("ch") + ":2\r\n", pong,
+			head + bulk("unsubscribe") + bulk("ch") + ":1\r\n"}
+		for len(want) > 0 {
+			frame, err := readFrame(nil, br)
+			if err != nil {
+				if errors.Is(err, errFrame) {
+					return fmt.Errorf("malformed frame %q", frame)
+				}
+				nc.Close() // killed
+				nc = nil
+				break
+			}
+			switch string(frame) {
+			case want[0]:
+				want = want[1:]
+			case head + bulk("message") + bulk("ch") + bulk("payload"):
+				if len(want) == 3 {
+					return errors.New("a message before the subscribe confirmation")
+				}
+			default:
+				return fmt.Errorf("unexpected frame %q, want %q", frame, want[0])
+			}
+		}
+	}
+	return nil
+}
+
+// publishUntil publishes on "ch" until stop is closed.
+func publishUntil(addr string, stop <-chan struct{}) error {
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	if err := nc.SetDeadline(time.Now().Add(time.Minute)); err != nil {
+		return err
+	}
+	br := bufio.NewReader(nc)
+	cmd := encodeCommand(nil, "PUBLISH", "ch", "payload")
+	for {
+		select {
+		case <-stop:
+			return nil
+		default:
+		}
+		if _, err := nc.Write(cmd); err != nil {
+			return err
+		}
+		reply, err := readFrame(nil, br)
+		if err != nil {
+			return err
+		}
+		if reply[0] != ':' {
+			return fmt.Errorf("PUBLISH: %q", reply)
+		}
+	}
+}
