@@ -78,4 +78,37 @@ func TestAllocs(t *testing.T) {
 	takenMulti()
 	require.Zero(t, testing.AllocsPerRun(200, takenMulti), "TryLockMulti on taken keys")
 	require.NoError(t, heldMulti.Unlock(bg))
+
+	// A waiting Lock allocates when it starts to wait (join), not per
+	// round: each round is a waiting attempt that finds the key taken, the
+	// quiet release of that attempt, the wait it computes, and a wait that
+	// a release's wake-up ends. These are the pieces of acquire's loop.
+	heldWait, err := c.TryLock(bg, "alloc:wait", ttl)
+	require.NoError(t, err)
+	w := other.room.join(bg, "alloc:wait", nil)
+	o := other.getOp()
+	round := func() {
+		tok := newToken()
+		o.waiting = true
+		o.encode(OpLock, "alloc:wait", nil, &tok, ttl)
+		br := o.run(OpLock, nil)
+		if br.ok >= other.quorum || br.taken < other.quorum {
+			t.Fatalf("a waiting attempt on a held key: %+v", br)
+		}
+		o.releaseAfterFailure("alloc:wait", nil, &tok, false)
+		d, split := other.waitDelay(o, &br, 2, 0, time.Since(br.start))
+		if split {
+			t.Fatal("one holder has the key: not a split")
+		}
+		w.wake <- struct{}{} // a release woke it
+		if ok, woken := other.room.wait(bg, w, o.timer, d); !ok || !woken {
+			t.Fatal("the wake-up did not end the wait")
+		}
+	}
+	round()
+	require.Zero(t, testing.AllocsPerRun(200, round), "a waiting round")
+	o.waiting = false
+	other.putOp(o)
+	other.room.leave(w, false)
+	require.NoError(t, heldWait.Unlock(bg))
 }

@@ -21,7 +21,16 @@ type op struct {
 	start  time.Time // when the burst left: every master's latency counts from it
 	evaled []bool    // a NOSCRIPT was answered with EVAL for this master
 	slow   []bool    // the master's latest reply came after NodeTimeout: not awaited
-	multi  bool      // the burst runs a multi-key script (see encode)
+	script bool      // the lock burst runs a script (multi-key or waiting, see encode)
+
+	// waiting makes encode write a waiting Lock's attempt (lockWaitScript),
+	// whose "taken" answers carry the holder's id and the key's PTTL, which
+	// run stores in holder and pttl (hasHolder says which masters told).
+	waiting   bool
+	hasHolder []bool
+	holder    [][releaseIDLen]byte
+	pttl      []time.Duration
+	free      []time.Duration // scratch of contention
 
 	cmd []byte // the encoded command of the burst
 	alt []byte // the EVAL form of a script command, for NOSCRIPT
@@ -40,6 +49,11 @@ func (c *Client) newOp() *op {
 		res:    make([]NodeResult, n),
 		evaled: make([]bool, n),
 		slow:   make([]bool, n),
+
+		hasHolder: make([]bool, n),
+		holder:    make([][releaseIDLen]byte, n),
+		pttl:      make([]time.Duration, n),
+		free:      make([]time.Duration, n),
 	}
 }
 
@@ -48,11 +62,15 @@ func (c *Client) putOp(o *op) { c.ops.Put(o) }
 
 // encode writes the burst's command (and the EVAL fallback for scripts):
 // for key alone when keys is nil, else for the lock on keys (sorted,
-// deduplicated, see LockMulti) with the multi-key scripts.
+// deduplicated, see LockMulti) with the multi-key scripts. A Lock that
+// waits (o.waiting) sends lockWaitScript instead of SET.
 func (o *op) encode(kind Op, key string, keys []string, tok *token, ttl time.Duration) {
 	o.num = strconv.AppendInt(o.num[:0], ttl.Milliseconds(), 10)
-	o.multi = keys != nil
+	o.script = kind == OpLock && (keys != nil || o.waiting)
 	switch {
+	case kind == OpLock && keys == nil && o.waiting:
+		o.cmd = appendScript(o.cmd[:0], "EVALSHA", lockWaitSHA, key, nil, tok, o.num)
+		o.alt = appendScript(o.alt[:0], "EVAL", lockWaitScript, key, nil, tok, o.num)
 	case kind == OpLock && keys == nil:
 		o.cmd = resp.AppendArrayHeader(o.cmd[:0], 6)
 		o.cmd = resp.AppendBulkString(o.cmd, "SET")
@@ -80,6 +98,16 @@ func (o *op) encode(kind Op, key string, keys []string, tok *token, ttl time.Dur
 		}
 		o.cmd = appendScript(o.cmd[:0], "EVAL", script, key, keys, tok, nil)
 	}
+}
+
+// encodeQuietRelease writes the release of a failed attempt: releaseScript
+// without the wake-up (see releaseQuietScript).
+func (o *op) encodeQuietRelease(key string, keys []string, tok *token) {
+	script := releaseQuietScript
+	if keys != nil {
+		script = releaseMultiQuietScript
+	}
+	o.cmd = appendScript(o.cmd[:0], "EVAL", script, key, keys, tok, nil)
 }
 
 // appendScript encodes "EVAL[SHA] script numkeys key... token [ttl]": the
@@ -138,6 +166,7 @@ func (o *op) run(kind Op, done <-chan struct{}) burstResult {
 		r.Tag = i
 		o.res[i] = NodeResult{Addr: m.addr}
 		o.evaled[i] = false
+		o.hasHolder[i] = false
 		o.slow[i] = m.conn.ReplyLatency() > c.cfg.NodeTimeout
 		m.conn.Send(r, o.notify)
 	}
@@ -163,7 +192,7 @@ func (o *op) run(kind Op, done <-chan struct{}) burstResult {
 		select {
 		case r := <-o.notify:
 			i := r.Tag
-			out, err, noScript := classify(kind, o.multi, r)
+			out, err, noScript := classify(kind, o.script, r)
 			if noScript && !o.evaled[i] {
 				// The master lost its script cache (a restart): load and
 				// run the script in one EVAL, within the same deadline.
@@ -174,6 +203,9 @@ func (o *op) run(kind Op, done <-chan struct{}) burstResult {
 			}
 			if !o.slow[i] {
 				awaited--
+			}
+			if out == OutcomeTaken && o.script {
+				o.noteHolder(i, r)
 			}
 			switch o.record(kind, i, out, err) {
 			case OutcomeOK:
@@ -224,9 +256,12 @@ func (o *op) settle(kind Op, timedOut bool, br *burstResult) {
 	}
 	for ; late > 0; late-- {
 		r := <-o.notify
-		out, err, _ := classify(kind, o.multi, r)
+		out, err, _ := classify(kind, o.script, r)
 		// Recorded for the caller's picture (and release decisions) but not
 		// counted: the outcome was decided without it.
+		if out == OutcomeTaken && o.script {
+			o.noteHolder(r.Tag, r)
+		}
 		o.record(kind, r.Tag, out, err)
 	}
 }
@@ -254,10 +289,11 @@ func (o *op) record(kind Op, i int, out Outcome, err error) Outcome {
 	return out
 }
 
-// classify reads a completed request's answer: SET's for a single-key lock,
-// a script's 1 or 0 otherwise (multi: a multi-key script). noScript reports
-// a -NOSCRIPT (a server error, worth one EVAL).
-func classify(kind Op, multi bool, r *conn.Request) (out Outcome, err error, noScript bool) {
+// classify reads a completed request's answer: SET's for a single-key lock
+// (script false); a lock script's 1, or {holder id, pttl} when taken; a
+// script's 1 or 0 otherwise. noScript reports a -NOSCRIPT (a server error,
+// worth one EVAL).
+func classify(kind Op, script bool, r *conn.Request) (out Outcome, err error, noScript bool) {
 	if err := r.Err(); err != nil {
 		return OutcomeConnError, err, false
 	}
@@ -270,12 +306,19 @@ func classify(kind Op, multi bool, r *conn.Request) (out Outcome, err error, noS
 		return OutcomeServerError, v.Err(), string(v.ErrorPrefix()) == "NOSCRIPT"
 	}
 	switch {
-	case kind == OpLock && !multi:
+	case kind == OpLock && !script:
 		if v.Null {
 			return OutcomeTaken, nil, false
 		}
 		if v.Type == resp.TypeSimpleString && string(v.Bytes) == "OK" {
 			return OutcomeOK, nil, false
+		}
+	case kind == OpLock:
+		if v.Type == resp.TypeInteger && v.Int == 1 {
+			return OutcomeOK, nil, false
+		}
+		if v.Type == resp.TypeArray && v.Int == 2 && len(vals) == 3 {
+			return OutcomeTaken, nil, false
 		}
 	default:
 		if v.Type == resp.TypeInteger {
@@ -288,4 +331,17 @@ func classify(kind Op, multi bool, r *conn.Request) (out Outcome, err error, noS
 		}
 	}
 	return OutcomeServerError, errUnexpectedReply, false
+}
+
+// noteHolder stores what a lock script's "taken" answer from master i
+// says: the holder's id and the key's PTTL (see lockWaitScript).
+func (o *op) noteHolder(i int, r *conn.Request) {
+	vals := r.Reply()
+	if len(vals) != 3 || vals[1].Type != resp.TypeBulk || vals[2].Type != resp.TypeInteger {
+		return
+	}
+	o.holder[i] = [releaseIDLen]byte{}
+	copy(o.holder[i][:], vals[1].Bytes)
+	o.pttl[i] = time.Duration(vals[2].Int) * time.Millisecond
+	o.hasHolder[i] = true
 }

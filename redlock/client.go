@@ -21,12 +21,14 @@ type Client struct {
 
 	ops    sync.Pool // *op: per-operation state, reused
 	renew  *renewer  // keeps Do's locks extended
+	room   waitRoom  // where Locks wait for a release
 	closed atomic.Bool
 }
 
 // master is one Redis master and the connection to it.
 type master struct {
 	addr string
+	opts conn.Options // what conn was made with (the pub/sub connection's too)
 	conn *conn.Conn
 }
 
@@ -62,7 +64,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 			c.closeMasters()
 			return nil, fmt.Errorf("redlock: Config.Addrs: %w", err)
 		}
-		c.masters = append(c.masters, &master{addr: opts.Addr, conn: cn})
+		c.masters = append(c.masters, &master{addr: opts.Addr, opts: opts, conn: cn})
 	}
 	for _, m := range c.masters {
 		// A connect error stays in the Conn (it reconnects); only ctx's end
@@ -73,6 +75,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		}
 	}
 	c.ops.New = func() any { return c.newOp() }
+	c.room.c = c
 	c.renew = newRenewer(c)
 	return c, nil
 }
@@ -93,6 +96,7 @@ func (c *Client) Close() error {
 		return nil
 	}
 	c.renew.close()
+	c.room.close()
 	c.closeMasters()
 	return nil
 }

@@ -23,14 +23,22 @@ type Config struct {
 	Conn conn.Options
 
 	// Tries is how many acquire attempts Lock makes before it gives up.
-	// Default 32. TryLock always makes exactly one.
+	// Default 32. TryLock always makes exactly one. A Lock that waits
+	// makes its second attempt at once (after subscribing to the key's
+	// releases), and later ones when a release wakes it or its wait ends.
+	// Attempts that a release woke, and the quick retries after votes
+	// split among contenders, do not count: the lock is changing hands, and
+	// a Lock keeps competing for it as long as that goes on (bound it with
+	// ctx); Tries bounds the waits that no release ended.
 	Tries int
-	// RetryDelay is the upper bound of the random pause between attempts,
-	// drawn uniformly from [RetryDelay/2, RetryDelay] so that contenders
-	// fall out of step. Default 200ms.
+	// RetryDelay bounds how long a waiting Lock waits for a release before
+	// it attempts anyway (the wait is drawn uniformly from [RetryDelay/2,
+	// RetryDelay], and is shorter when the key's TTL ends sooner): it is
+	// what a lost wake-up costs at most. Default 200ms.
 	RetryDelay time.Duration
 	// RetryDelayFunc, when set, replaces that draw: it gets the number of
-	// the attempt that just failed (1, 2, ...) and returns the pause.
+	// attempts made so far (0 for a Lock that queues behind waiters of its
+	// own Client before attempting) and returns the wait.
 	RetryDelayFunc func(attempt int) time.Duration
 
 	// DriftFactor is the share of the TTL allowed for clock drift between

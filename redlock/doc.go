@@ -17,7 +17,8 @@
 // the answers; the lock is held when a quorum (N/2+1) said OK and the
 // validity, ttl - elapsed - (ttl*DriftFactor + 2ms) on the monotonic clock,
 // is still positive. A failed attempt is released on every master that may
-// hold it, then retried after a random delay. Extend runs the
+// hold it; Lock then waits for the holder's release (see Waiting). Extend
+// runs the
 // compare-and-pexpire script of the Redlock spec with EVALSHA, falling back
 // to EVAL when a restarted master lost its script cache; Unlock runs the
 // compare-and-delete script with EVAL, so that a master that lost its
@@ -70,6 +71,36 @@
 // connection only turns votes into failures. lockbench's degraded mode
 // measures the result next to redsync.
 //
+// # Waiting
+//
+// A Lock that finds its key taken does not poll: it waits for the release.
+// Unlock's script publishes, on every master that held the key, a message
+// on the channel "volley:released:" + key (its payload identifies the
+// release, not the token). A Client subscribes to the channels of the keys
+// its Locks wait for, on one pub/sub connection per master, opened when the
+// first Lock waits and closed by Close, and only then attempts again: a
+// release after that attempt cannot go unheard. The first message of a
+// release (one per master) wakes one waiter of the key in this Client, the
+// longest waiting, which attempts at once; a new Lock of a key that has
+// waiters in the Client queues behind them rather than barging in. A key
+// released about a round trip before the waiter learns of it is taken
+// about a round trip after.
+//
+// A waiting attempt runs a script (SET NX PX, or the holder's id and PTTL
+// when taken) so that the waiter knows what it waits for. When one holder
+// has a quorum, the waiter waits for the release, at most RetryDelay's
+// random draw and never past the key's expiry. When nobody has a quorum
+// (waiters of several processes woken by one release split the votes,
+// and all release what they got, without waking anyone), each waits a
+// short random back-off of a few attempt durations that doubles with every
+// split in a row, so they fall out of step within a few rounds.
+//
+// A lost message, a pub/sub connection that dropped (it reconnects, and
+// the waiters subscribe again), or an ACL that forbids SUBSCRIBE or PUBLISH
+// (the release's PUBLISH then fails silently) cost a waiter at most its
+// RetryDelay: polling is the fallback, never the mechanism. An uncontended
+// Lock never touches any of this.
+//
 // # Several keys
 //
 // LockMulti takes several keys as one lock. On each master one script sets
@@ -92,7 +123,8 @@
 // # Concurrency
 //
 // A Client is safe for concurrent use. It owns one connection (and its
-// goroutines) per master; Close stops them all. A Lock is a value: use one
+// goroutines) per master, and one pub/sub connection per master once a
+// Lock has waited; Close stops them all and ends the waits under way. A Lock is a value: use one
 // copy from one goroutine at a time. Do starts one goroutine, the extender,
 // and stops it before it returns.
 package redlock

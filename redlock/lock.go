@@ -75,9 +75,17 @@ func (c *Client) TryLock(ctx context.Context, key string, ttl time.Duration) (Lo
 	return c.acquire(ctx, key, nil, ttl, 1)
 }
 
-// Lock acquires key for ttl, retrying after a random delay (see
-// Config.RetryDelay) until it succeeds, Config.Tries attempts have failed,
-// or ctx ends. Errors are those of TryLock.
+// Lock acquires key for ttl, waiting for it while someone else holds it,
+// until it succeeds, Config.Tries attempts have failed, or ctx ends. Errors
+// are those of TryLock.
+//
+// A Lock that finds the key taken waits for the holder's release: the
+// release wakes it through pub/sub, and it attempts again at once, about a
+// round trip after the release (see "Waiting" in the package
+// documentation). Each wait is bounded by Config.RetryDelay's random delay
+// (shorter when the key's TTL ends sooner), so a lost wake-up costs at most
+// that. Of several waiters of one key in one Client, a release wakes the
+// longest waiting; a new Lock of that key queues behind them.
 func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration) (Lock, error) {
 	if err := c.checkTTL(ttl); err != nil {
 		return Lock{}, err
@@ -113,10 +121,35 @@ func (c *Client) acquire(ctx context.Context, key string, keys *keySet, ttl time
 		}
 	}
 	done := ctx.Done()
+	var w *waiter // once this call waits for a release
+	defer func() {
+		o.waiting = false
+		if w != nil {
+			c.room.leave(w, err == nil)
+		}
+	}()
+	if tries > 1 && c.room.busy(key, keyList) {
+		// Others in this Client wait for the key: queue behind them.
+		w = c.room.join(ctx, key, keyList)
+		if ok, _ := c.room.wait(ctx, w, o.timer, c.retryDelay(0)); !ok {
+			return Lock{}, &Error{Op: OpLock, Key: key, Err: ctxerr.Of(ctx)}
+		}
+	}
+	splits := 0  // failed waiting attempts in a row that nobody won
+	counted := 0 // attempts that count toward tries
+	free := false
 	for ; ; attempt++ {
+		if !free {
+			counted++
+		}
+		if c.closed.Load() {
+			return Lock{}, ErrClosed
+		}
 		tok := newToken()
+		o.waiting = w != nil
 		o.encode(OpLock, key, keyList, &tok, ttl)
 		br := o.run(OpLock, done)
+		took := time.Since(br.start)
 		o.report(OpLock)
 		until := c.validUntil(br.start, ttl)
 		if !br.cancelled && br.ok >= c.quorum && time.Now().Before(until) {
@@ -127,8 +160,10 @@ func (c *Client) acquire(ctx context.Context, key string, keys *keySet, ttl time
 			}
 			return l, nil
 		}
-		// Failed: release wherever our SET may have landed.
-		o.releaseAfterFailure(key, keyList, &tok)
+		// Failed: release wherever our SET may have landed. Quietly, unless
+		// a quorum said yes (validity ran out): waiters may have seen this
+		// attempt as the holder and wait for its release.
+		o.releaseAfterFailure(key, keyList, &tok, br.ok >= c.quorum)
 		c.event(EventFailed, key)
 
 		var err error
@@ -141,12 +176,28 @@ func (c *Client) acquire(ctx context.Context, key string, keys *keySet, ttl time
 			// Faults, or a quorum whose validity ran out.
 			err = o.error(OpLock, key, ErrNotAcquired, attempt)
 		}
-		if attempt >= tries {
+		if counted >= tries {
 			return Lock{}, err
 		}
-		if !o.pause(c.retryDelay(attempt), done) {
+		if w == nil {
+			// Wait for the release. Subscribe first, then attempt again at
+			// once: a release after that attempt cannot go unheard.
+			w = c.room.join(ctx, key, keyList)
+			continue
+		}
+		d, split := c.waitDelay(o, &br, attempt, splits, took)
+		if split {
+			splits++
+		} else {
+			splits = 0
+		}
+		ok, woken := c.room.wait(ctx, w, o.timer, d)
+		if !ok {
 			return Lock{}, o.error(OpLock, key, ctxerr.Of(ctx), attempt)
 		}
+		// An attempt that a release woke, or that follows a split, does not
+		// count toward tries: the lock is changing hands, not stuck.
+		free = woken || split
 	}
 }
 
@@ -172,28 +223,17 @@ func (c *Client) retryDelay(attempt int) time.Duration {
 	return d/2 + rand.N(d/2+1)
 }
 
-// pause waits d on the op's timer; false if done closed first.
-func (o *op) pause(d time.Duration, done <-chan struct{}) bool {
-	if d <= 0 {
-		return true
-	}
-	o.timer.Reset(d)
-	select {
-	case <-o.timer.C:
-		return true
-	case <-done:
-		o.timer.Stop()
-		return false
-	}
-}
-
 // releaseAfterFailure sends the release script to every master that said
 // yes or did not answer for certain (a reply may be lost after the SET ran),
 // without waiting: each Conn keeps commands in order, so the release runs
 // after our SET on that master. A master that answered "taken" holds
 // nothing of ours and is skipped.
-func (o *op) releaseAfterFailure(key string, keys []string, tok *token) {
-	o.encode(OpUnlock, key, keys, tok, 0)
+func (o *op) releaseAfterFailure(key string, keys []string, tok *token, wake bool) {
+	if wake {
+		o.encode(OpUnlock, key, keys, tok, 0)
+	} else {
+		o.encodeQuietRelease(key, keys, tok)
+	}
 	for i, m := range o.c.masters {
 		if o.res[i].Outcome == OutcomeTaken {
 			continue

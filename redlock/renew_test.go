@@ -17,9 +17,11 @@ import (
 
 func TestScriptsAreTheFakesScripts(t *testing.T) {
 	for ours, fakes := range map[string]string{
-		releaseScript: fakeredis.CompareAndDeleteScript, extendScript: fakeredis.CompareAndPexpireScript,
-		lockMultiScript: fakeredis.LockMultiScript, releaseMultiScript: fakeredis.ReleaseMultiScript,
-		extendMultiScript: fakeredis.ExtendMultiScript, extendBatchScript: fakeredis.ExtendBatchScript,
+		releaseScript: fakeredis.ReleaseAndPublishScript, releaseQuietScript: fakeredis.CompareAndDeleteScript,
+		extendScript: fakeredis.CompareAndPexpireScript, lockWaitScript: fakeredis.LockWaitScript,
+		lockMultiScript: fakeredis.LockMultiScript, releaseMultiScript: fakeredis.ReleaseMultiAndPublishScript,
+		releaseMultiQuietScript: fakeredis.ReleaseMultiScript,
+		extendMultiScript:       fakeredis.ExtendMultiScript, extendBatchScript: fakeredis.ExtendBatchScript,
 	} {
 		assert.Equal(t, fakes, ours)
 	}

@@ -3,14 +3,17 @@ package redlock
 // The two lock scripts of the Redlock spec. Lua runs atomically on the
 // master, so each is a compare-and-act on the token.
 const (
-	// releaseScript deletes the key only if it still holds our token.
-	releaseScript = `if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("del",KEYS[1]) else return 0 end`
+	// releaseScript deletes the key only if it still holds our token, and
+	// then wakes its waiters: it publishes the release's id on the key's
+	// channel (see releasedChannelPrefix). With pcall: an ACL that forbids
+	// PUBLISH costs the waiters their RetryDelay, not the release.
+	releaseScript = `if redis.call("get",KEYS[1]) == ARGV[1] then redis.call("del",KEYS[1]) redis.pcall("publish","volley:released:"..KEYS[1],string.sub(redis.sha1hex(ARGV[1]),1,16)) return 1 else return 0 end`
 	// extendScript resets the TTL only if the key still holds our token; it
 	// never re-creates a missing key.
 	extendScript = `if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("pexpire",KEYS[1],ARGV[2]) else return 0 end`
 
 	// SHA-1 of the scripts, for EVALSHA (checked by TestScriptSHAs).
-	releaseSHA = "b70c2384248f88e6b75b9f89241a180f856ad852"
+	releaseSHA = "d9a935e59725c013c690dac08325a383984369e2"
 	extendSHA  = "36e94d1c6e02fcefaa7ee5d79eee614dbac55f10"
 )
 
@@ -19,18 +22,20 @@ const (
 // keys of one lock live and die together.
 const (
 	// lockMultiScript sets every key to the token, only if none exists.
-	// It returns 1 when it set them, 0 when one was taken.
-	lockMultiScript = `for i=1,#KEYS do if redis.call("exists",KEYS[i])==1 then return 0 end end for i=1,#KEYS do redis.call("set",KEYS[i],ARGV[1],"px",ARGV[2]) end return 1`
-	// releaseMultiScript deletes every key that holds the token. It returns
-	// 1 when every key did, 0 otherwise.
-	releaseMultiScript = `local n=0 for i=1,#KEYS do if redis.call("get",KEYS[i])==ARGV[1] then n=n+redis.call("del",KEYS[i]) end end if n==#KEYS then return 1 else return 0 end`
+	// It returns 1 when it set them; when a key was taken, the first such
+	// key's holder id and PTTL, as lockWaitScript does.
+	lockMultiScript = `for i=1,#KEYS do local v=redis.call("get",KEYS[i]) if v then return {string.sub(redis.sha1hex(v),1,16),redis.call("pttl",KEYS[i])} end end for i=1,#KEYS do redis.call("set",KEYS[i],ARGV[1],"px",ARGV[2]) end return 1`
+	// releaseMultiScript deletes every key that holds the token, waking
+	// each one's waiters as releaseScript does. It returns 1 when every key
+	// did, 0 otherwise.
+	releaseMultiScript = `local n=0 for i=1,#KEYS do if redis.call("get",KEYS[i])==ARGV[1] then n=n+redis.call("del",KEYS[i]) redis.pcall("publish","volley:released:"..KEYS[i],string.sub(redis.sha1hex(ARGV[1]),1,16)) end end if n==#KEYS then return 1 else return 0 end`
 	// extendMultiScript resets every key's TTL, only if every key still
 	// holds the token; it never re-creates a missing key. It returns 1 when
 	// it extended them, 0 otherwise.
 	extendMultiScript = `for i=1,#KEYS do if redis.call("get",KEYS[i])~=ARGV[1] then return 0 end end for i=1,#KEYS do redis.call("pexpire",KEYS[i],ARGV[2]) end return 1`
 
-	lockMultiSHA    = "f2c1aac8c82b0c9ed475254565a20f3b22c18725"
-	releaseMultiSHA = "19c74fbcf900ae3f365e1b8b2107a5888b175452"
+	lockMultiSHA    = "62d90fcd9adad90330ad761d3a450935271ce595"
+	releaseMultiSHA = "39ecf2a6a951920916f2a94110dcc3802415c853"
 	extendMultiSHA  = "625585dd655db49164a0d3f383c152341a6e2375"
 )
 
@@ -45,9 +50,33 @@ const (
 	extendBatchSHA    = "addb89a91a9f524b6cf26091cf02a3d026ffe315"
 )
 
+// The scripts of waiting (see wait.go). A Lock that found its key taken
+// waits for the holder's release, which publishes on the key's channel,
+// "volley:released:" followed by the key, a message that identifies the
+// release: the first 16 hex digits of the SHA-1 of the released token (the
+// token itself never leaves the master). The id tells the N messages of one
+// release (one per master) from those of the next, and the holders of a key
+// on different masters apart.
+const (
+	releasedChannelPrefix = "volley:released:"
+
+	// lockWaitScript is a waiting Lock's attempt: SET NX PX, and when the
+	// key is taken, what a waiter needs to know: the holder's id and the
+	// key's PTTL. It returns 1 when it set the key, else {id, pttl}.
+	lockWaitScript = `local v=redis.call("get",KEYS[1]) if v then return {string.sub(redis.sha1hex(v),1,16),redis.call("pttl",KEYS[1])} end redis.call("set",KEYS[1],ARGV[1],"px",ARGV[2]) return 1`
+	lockWaitSHA    = "abe342cb1a66ee49d7074e7cbc23c3564d16b8e8"
+
+	// releaseQuietScript and releaseMultiQuietScript are releaseScript and
+	// releaseMultiScript without the wake-up, for the release of a failed
+	// attempt: waiters learn how to go on from their own attempts (see
+	// wait.go), not from the release of a loser's partial votes.
+	releaseQuietScript      = `if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("del",KEYS[1]) else return 0 end`
+	releaseMultiQuietScript = `local n=0 for i=1,#KEYS do if redis.call("get",KEYS[i])==ARGV[1] then n=n+redis.call("del",KEYS[i]) end end if n==#KEYS then return 1 else return 0 end`
+)
+
 // sentBySHA are the scripts sent with EVALSHA: every connection loads them
 // in its handshake (conn.Options.Scripts), so a master that restarted empty
 // runs them at the first try instead of answering -NOSCRIPT, and a request
 // answered after the decision (not resent) still does its work. The
 // release scripts go with EVAL and need no loading.
-var sentBySHA = []string{extendScript, lockMultiScript, extendMultiScript, extendBatchScript}
+var sentBySHA = []string{extendScript, lockMultiScript, extendMultiScript, extendBatchScript, lockWaitScript}

@@ -1,0 +1,477 @@
+package redlock
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/resp"
+)
+
+// releaseIDLen is the length of a release's id (see releasedChannelPrefix).
+const releaseIDLen = 16
+
+// seenReleases is how many recent release ids a key remembers, to count
+// the N messages of one release (one per master) as one wake-up.
+const seenReleases = 8
+
+// waitRoom is where a Client's Locks wait for a key held by someone else.
+//
+// A Lock that found its key taken joins the room: it subscribes to the
+// key's channel on every master (one pub/sub connection per master, shared
+// by all the Client's waiters, opened when the first one waits and closed
+// by Client.Close), and only then makes the attempt it will wait on, so a
+// release after that attempt cannot go unheard. Each release publishes on
+// every master that held the key; the room counts the messages of one
+// release once and wakes one waiter of the key, the longest waiting, which
+// attempts at once. A Lock of a key that already has waiters in this
+// Client queues behind them instead of barging in. Every wait is also
+// bounded by the retry delay (and by the key's PTTL when known), so a lost
+// message or a dead subscription costs at most one RetryDelay.
+//
+// The room's state is guarded by mu; the pub/sub connections call
+// onMessage from their reader goroutines.
+type waitRoom struct {
+	c       *Client
+	waiting atomic.Int32 // keys with waiters: zero spares Lock the lookup
+
+	mu     sync.Mutex
+	subs   []*conn.Conn // per master, its pub/sub connection; nil until someone first waits
+	keys   map[string]*keyWaiters
+	joined uint64 // waiters that joined so far: the next one's ticket
+	closed bool
+}
+
+// keyWaiters are the waiters of one key.
+type keyWaiters struct {
+	members int       // waiters in the room for this key, woken or not
+	queue   []*waiter // those waiting for a wake-up, by ticket: longest waiting first
+	// subGen is, per master, the Generation of the pub/sub socket on which
+	// a SUBSCRIBE to the key's channel was confirmed, tried the one it was
+	// last sent on (confirmed or not: refused by an ACL, say); 0 for none.
+	subGen, tried []uint64
+	seen          [seenReleases][releaseIDLen]byte // recent release ids, a ring
+	nseen         int
+}
+
+// waiter is one Lock call that waits. It belongs to that call; the room
+// holds it from join to leave.
+type waiter struct {
+	ticket uint64 // arrival order in the room
+	keys   []string
+	wake   chan struct{} // capacity 1: a release woke this waiter
+	queued bool          // in its keys' queues (guarded by the room's mu)
+}
+
+// busy reports whether keys (or key, when keys is nil) already have
+// waiters in this Client. It costs one atomic load when no key has.
+func (room *waitRoom) busy(key string, keys []string) bool {
+	if room.waiting.Load() == 0 {
+		return false
+	}
+	room.mu.Lock()
+	defer room.mu.Unlock()
+	if keys == nil {
+		return room.keys[key] != nil
+	}
+	for _, k := range keys {
+		if room.keys[k] != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// join adds a waiter for keys (or key alone) at the end of their queues,
+// and subscribes to their channels where that is not done yet (see
+// subscribe). The caller must leave.
+func (room *waitRoom) join(ctx context.Context, key string, keys []string) *waiter {
+	if keys == nil {
+		keys = []string{key}
+	}
+	w := &waiter{keys: keys, wake: make(chan struct{}, 1)}
+	room.mu.Lock()
+	if room.keys == nil {
+		room.keys = make(map[string]*keyWaiters)
+	}
+	w.ticket = room.joined
+	room.joined++
+	for _, k := range keys {
+		kw := room.keys[k]
+		if kw == nil {
+			n := len(room.c.masters)
+			kw = &keyWaiters{subGen: make([]uint64, n), tried: make([]uint64, n)}
+			room.keys[k] = kw
+			room.waiting.Add(1)
+		}
+		kw.members++
+		kw.queue = append(kw.queue, w)
+	}
+	w.queued = true
+	room.mu.Unlock()
+	room.subscribe(ctx, w)
+	return w
+}
+
+// subscribe makes sure that every key of w is subscribed to on every
+// master's current pub/sub socket, waiting up to NodeTimeout for the
+// confirmations (less if ctx ends). A master that does not confirm in time
+// (down, slow, or refusing SUBSCRIBE by ACL) is left out until the next
+// call: its releases then reach w only through the other masters, or the
+// retry delay.
+func (room *waitRoom) subscribe(ctx context.Context, w *waiter) {
+	type pending struct {
+		kw  *keyWaiters
+		i   int
+		gen uint64
+	}
+	room.mu.Lock()
+	if room.closed {
+		room.mu.Unlock()
+		return
+	}
+	fresh := room.subs == nil
+	if fresh {
+		room.open()
+	}
+	room.mu.Unlock()
+
+	wctx, cancel := context.WithTimeout(ctx, room.c.cfg.NodeTimeout)
+	defer cancel()
+	if fresh {
+		// Connecting in the background: give them until the deadline.
+		for _, sc := range room.subs {
+			if sc != nil {
+				sc.WaitReady(wctx)
+			}
+		}
+	}
+
+	var todo []pending
+	var reqs []*conn.Request
+	notify := make(chan *conn.Request, len(w.keys)*len(room.subs))
+	room.mu.Lock()
+	if room.closed {
+		room.mu.Unlock()
+		return
+	}
+	// Sent under mu, so that a SUBSCRIBE and the UNSUBSCRIBE of a key whose
+	// last waiter left (see leave) reach the master in the order of the
+	// decisions that made them.
+	for _, k := range w.keys {
+		kw := room.keys[k]
+		for i, sc := range room.subs {
+			if sc == nil {
+				continue
+			}
+			info := sc.Info()
+			if info == nil || kw.subGen[i] == info.Generation {
+				continue
+			}
+			r := conn.NewRequest()
+			r.Cmd = resp.AppendCommand(r.Cmd[:0], "SUBSCRIBE", releasedChannelPrefix+k)
+			r.Tag = len(todo)
+			kw.tried[i] = info.Generation
+			todo = append(todo, pending{kw: kw, i: i, gen: info.Generation})
+			reqs = append(reqs, r)
+			sc.Send(r, notify)
+		}
+	}
+	room.mu.Unlock()
+
+	for left := len(reqs); left > 0; left-- {
+		select {
+		case r := <-notify:
+			if r.Err() == nil && subscribed(r.Reply()) {
+				p := todo[r.Tag]
+				room.mu.Lock()
+				p.kw.subGen[p.i] = p.gen
+				room.mu.Unlock()
+			}
+			reqs[r.Tag] = nil
+			r.Release()
+		case <-wctx.Done():
+			late := 0
+			for _, r := range reqs {
+				if r != nil && !r.Abandon() {
+					late++
+				}
+			}
+			for ; late > 0; late-- {
+				(<-notify).Release() // unconfirmed in time: left out
+			}
+			return
+		}
+	}
+}
+
+// subscribed reports whether a reply confirms a SUBSCRIBE.
+func subscribed(vals []resp.Value) bool {
+	return len(vals) == 4 && (vals[0].Type == resp.TypeArray || vals[0].Type == resp.TypePush) &&
+		string(vals[1].Bytes) == "subscribe"
+}
+
+// open starts the pub/sub connections (mu held).
+func (room *waitRoom) open() {
+	room.subs = make([]*conn.Conn, len(room.c.masters))
+	for i, m := range room.c.masters {
+		opts := m.opts
+		opts.Scripts = nil
+		opts.OnMessage = room.onMessage
+		opts.OnConnect = room.onConnect
+		// The same options made the master's own Conn, so New cannot fail;
+		// if it did, that master's releases would reach no one here, and the
+		// retry delay would stand in.
+		if sc, err := conn.New(opts); err == nil {
+			room.subs[i] = sc
+		}
+	}
+}
+
+// onMessage takes a release's message from a master: the first message
+// of a release wakes the key's longest waiting waiter.
+func (room *waitRoom) onMessage(channel, payload []byte) {
+	key, ok := bytes.CutPrefix(channel, []byte(releasedChannelPrefix))
+	if !ok {
+		return
+	}
+	room.mu.Lock()
+	defer room.mu.Unlock()
+	kw := room.keys[string(key)]
+	if kw == nil {
+		return
+	}
+	var id [releaseIDLen]byte
+	copy(id[:], payload)
+	if slices.Contains(kw.seen[:min(kw.nseen, seenReleases)], id) {
+		return
+	}
+	kw.seen[kw.nseen%seenReleases] = id
+	kw.nseen++
+	room.wakeLocked(kw)
+}
+
+// onConnect learns that a pub/sub socket was (re)opened, without
+// subscriptions: it wakes the longest waiting waiter of every key, which
+// attempts, subscribes again (see wait), and attempts once more before it
+// waits; releases missed meanwhile cost no more than that.
+func (room *waitRoom) onConnect(info *conn.ServerInfo) {
+	if info.Generation == 1 {
+		return // the first connect: nothing was subscribed before
+	}
+	room.mu.Lock()
+	defer room.mu.Unlock()
+	for _, kw := range room.keys {
+		room.wakeLocked(kw)
+	}
+}
+
+// wakeLocked wakes the longest waiting waiter of kw, if any (mu held).
+func (room *waitRoom) wakeLocked(kw *keyWaiters) {
+	if len(kw.queue) == 0 {
+		return
+	}
+	w := kw.queue[0]
+	room.dequeueLocked(w)
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// dequeueLocked takes w out of its keys' queues (mu held).
+func (room *waitRoom) dequeueLocked(w *waiter) {
+	if !w.queued {
+		return
+	}
+	w.queued = false
+	for _, k := range w.keys {
+		if kw := room.keys[k]; kw != nil {
+			if i := slices.Index(kw.queue, w); i >= 0 {
+				kw.queue = slices.Delete(kw.queue, i, i+1)
+			}
+		}
+	}
+}
+
+// wait blocks until a release wakes w (woken), d passes, or ctx ends
+// (false). A
+// waiter that was woken and is waiting again goes back to its place in
+// its queues, by arrival: ahead of those who came after it. A subscription
+// lost with a pub/sub socket is renewed instead of waiting (see
+// staleLocked).
+func (room *waitRoom) wait(ctx context.Context, w *waiter, t *time.Timer, d time.Duration) (ok, woken bool) {
+	room.mu.Lock()
+	if room.closed {
+		room.mu.Unlock()
+		return true, false // the caller sees the Client closed
+	}
+	if !w.queued {
+		// A wake-up that came during the attempt just made stays: its
+		// release may have come after the attempt, which it ends at once.
+		w.queued = true
+		for _, k := range w.keys {
+			if kw := room.keys[k]; kw != nil {
+				i, _ := slices.BinarySearchFunc(kw.queue, w.ticket, func(x *waiter, t uint64) int {
+					return cmp.Compare(x.ticket, t)
+				})
+				kw.queue = slices.Insert(kw.queue, i, w)
+			}
+		}
+	}
+	stale := room.staleLocked(w)
+	room.mu.Unlock()
+	if stale {
+		// A pub/sub socket was reopened since w subscribed: subscribe
+		// again and attempt at once, so that the attempt w waits on comes
+		// after the subscription.
+		room.subscribe(ctx, w)
+		return ctx.Err() == nil, false
+	}
+	t.Reset(d)
+	select {
+	case <-w.wake:
+		t.Stop()
+		return true, true
+	case <-t.C:
+		return true, false
+	case <-ctx.Done():
+		t.Stop()
+		return false, false
+	}
+}
+
+// staleLocked reports whether one of w's keys was not subscribed to on a
+// pub/sub socket that is up (mu held). A SUBSCRIBE sent but not confirmed
+// (refused, or late) is not tried again before a reconnect.
+func (room *waitRoom) staleLocked(w *waiter) bool {
+	for _, k := range w.keys {
+		kw := room.keys[k]
+		for i, sc := range room.subs {
+			if sc == nil {
+				continue
+			}
+			if info := sc.Info(); info != nil && sc.Err() == nil && kw.tried[i] != info.Generation {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// leave takes w out of the room. A waiter that leaves without the lock
+// passes a wake-up on to the next waiter of its keys, in case it took one
+// it did not use. The last waiter of a key unsubscribes from its channel.
+func (room *waitRoom) leave(w *waiter, acquired bool) {
+	room.mu.Lock()
+	defer room.mu.Unlock()
+	room.dequeueLocked(w)
+	for _, k := range w.keys {
+		kw := room.keys[k]
+		if kw == nil {
+			continue
+		}
+		kw.members--
+		if kw.members > 0 {
+			if !acquired {
+				room.wakeLocked(kw)
+			}
+			continue
+		}
+		delete(room.keys, k)
+		room.waiting.Add(-1)
+		if room.closed {
+			continue
+		}
+		for i, sc := range room.subs {
+			if sc != nil && kw.tried[i] != 0 {
+				r := conn.NewRequest()
+				r.Cmd = resp.AppendCommand(r.Cmd[:0], "UNSUBSCRIBE", releasedChannelPrefix+k)
+				sc.SendForget(r)
+			}
+		}
+	}
+}
+
+// close closes the pub/sub connections and wakes every waiter, so that
+// Locks waiting in a closed Client return at once.
+func (room *waitRoom) close() {
+	room.mu.Lock()
+	room.closed = true
+	subs := room.subs
+	for _, kw := range room.keys {
+		for len(kw.queue) > 0 {
+			room.wakeLocked(kw)
+		}
+	}
+	room.mu.Unlock()
+	for _, sc := range subs {
+		if sc != nil {
+			sc.Close()
+		}
+	}
+}
+
+// contention sums up a failed attempt that waits (its "taken" answers carry
+// each holder's id and the key's PTTL, see noteHolder). held reports that
+// one holder has a quorum of masters: a release will come, or an expiry.
+// freeIn is how long until a quorum of masters is free by expiry alone,
+// counting our own votes as free (the failed attempt releases them); -1
+// when no such bound is known.
+func (o *op) contention() (held bool, freeIn time.Duration) {
+	q := o.c.quorum
+	const never = time.Duration(1<<63 - 1)
+	for i := range o.res {
+		switch {
+		case o.res[i].Outcome == OutcomeOK || o.res[i].Outcome == OutcomeGuarded:
+			o.free[i] = 0
+		case o.res[i].Outcome == OutcomeTaken && o.hasHolder[i] && o.pttl[i] >= 0:
+			o.free[i] = o.pttl[i]
+		default:
+			o.free[i] = never
+		}
+		if held || !o.hasHolder[i] || o.res[i].Outcome != OutcomeTaken {
+			continue
+		}
+		same := 0
+		for j := range o.res {
+			if o.hasHolder[j] && o.res[j].Outcome == OutcomeTaken && o.holder[j] == o.holder[i] {
+				same++
+			}
+		}
+		held = same >= q
+	}
+	slices.Sort(o.free)
+	if o.free[q-1] == never {
+		return held, -1
+	}
+	return held, o.free[q-1]
+}
+
+// waitDelay is how long a waiting Lock waits after failed attempt number
+// attempt (a wake-up ends the wait sooner). When one holder has the key,
+// the retry delay, or less if the key expires sooner. When nobody has it
+// (votes split among contenders who all lost, and release), a short random
+// back-off of a few attempt durations, doubling with each split in a row
+// (splits), so that the losers do not collide again; split reports this
+// case. On faults, the retry delay.
+func (c *Client) waitDelay(o *op, br *burstResult, attempt, splits int, took time.Duration) (d time.Duration, split bool) {
+	d = c.retryDelay(attempt)
+	held, freeIn := o.contention()
+	switch {
+	case held:
+		if freeIn >= 0 {
+			d = min(d, freeIn+driftFloor)
+		}
+	case br.failed == 0:
+		window := max(2*took, 200*time.Microsecond) << min(splits, 6)
+		return rand.N(min(window, d) + 1), true
+	}
+	return d, false
+}

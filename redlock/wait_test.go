@@ -1,0 +1,290 @@
+package redlock
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/internal/redistest"
+	"github.com/volleylock/volley/resp"
+)
+
+// These tests give waiters a retry delay of an hour: a Lock that succeeds
+// within the test's deadline was woken (by a release, an expiry bound, or
+// a reconnect), never by its retry timer.
+const noRetry = time.Hour
+
+// waiting waits until c has a waiter for key whose subscriptions are
+// confirmed on every master.
+func waiting(t *testing.T, c *Client, key string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		c.room.mu.Lock()
+		defer c.room.mu.Unlock()
+		kw := c.room.keys[key]
+		if kw == nil || len(kw.queue) == 0 {
+			return false
+		}
+		for i, sc := range c.room.subs {
+			if info := sc.Info(); info == nil || kw.subGen[i] != info.Generation {
+				return false
+			}
+		}
+		return true
+	}, 10*time.Second, time.Millisecond)
+}
+
+// command runs one command on a connection of its own.
+func command(t *testing.T, addr string, args ...any) []resp.Value {
+	t.Helper()
+	cn, err := conn.Dial(bg, conn.Options{Addr: addr})
+	require.NoError(t, err)
+	defer cn.Close()
+	vals, err := cn.Do(bg, args...)
+	require.NoError(t, err)
+	return vals
+}
+
+// lockAsync runs c.Lock(key) in a goroutine; the channel gets its result.
+func lockAsync(c *Client, key string, ttl time.Duration) <-chan error {
+	out := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(bg, 20*time.Second)
+		defer cancel()
+		l, err := c.Lock(ctx, key, ttl)
+		if err == nil {
+			defer l.Unlock(bg)
+		}
+		out <- err
+	}()
+	return out
+}
+
+func TestWaiterWokenByRelease(t *testing.T) {
+	servers := masters(t, 3)
+	holder := client(t, servers, Config{})
+	waiter := client(t, servers, Config{RetryDelay: noRetry})
+	l, err := holder.Lock(bg, "w:release", 20*time.Second)
+	require.NoError(t, err)
+
+	got := lockAsync(waiter, "w:release", 20*time.Second)
+	waiting(t, waiter, "w:release")
+	require.NoError(t, l.Unlock(bg))
+	require.NoError(t, <-got)
+	assert.Zero(t, waiter.room.waiting.Load(), "the waiter left the room")
+}
+
+func TestWaiterWokenByExpiry(t *testing.T) {
+	servers := masters(t, 3)
+	holder := client(t, servers, Config{})
+	waiter := client(t, servers, Config{RetryDelay: noRetry})
+	_, err := holder.Lock(bg, "w:expiry", 300*time.Millisecond) // never released
+	require.NoError(t, err)
+	start := time.Now()
+	require.NoError(t, <-lockAsync(waiter, "w:expiry", 20*time.Second))
+	assert.GreaterOrEqual(t, time.Since(start), 200*time.Millisecond, "acquired while the holder's key lived")
+}
+
+func TestWaiterWokenAfterSubscriptionsKilled(t *testing.T) {
+	servers := masters(t, 3)
+	holder := client(t, servers, Config{})
+	waiter := client(t, servers, Config{RetryDelay: noRetry})
+	l, err := holder.Lock(bg, "w:kill", 20*time.Second)
+	require.NoError(t, err)
+	got := lockAsync(waiter, "w:kill", 20*time.Second)
+	waiting(t, waiter, "w:kill")
+	gens := make([]uint64, len(servers))
+	for i, sc := range waiter.room.subs {
+		gens[i] = sc.Info().Generation
+	}
+	for _, s := range servers {
+		vals := command(t, s.Addr(), "CLIENT", "KILL", "TYPE", "pubsub")
+		require.Equal(t, int64(1), vals[0].Int, "pub/sub connections killed on %s", s.Addr())
+	}
+	// Every pub/sub socket reconnects, and the waiter subscribes again.
+	require.Eventually(t, func() bool {
+		for i, sc := range waiter.room.subs {
+			if info := sc.Info(); info == nil || info.Generation == gens[i] {
+				return false
+			}
+		}
+		return true
+	}, 10*time.Second, time.Millisecond)
+	waiting(t, waiter, "w:kill")
+	require.NoError(t, l.Unlock(bg))
+	require.NoError(t, <-got)
+}
+
+// One release wakes one waiter of this Client, the longest waiting, and a
+// new Lock queues behind the waiters instead of barging in. One master, so
+// that a woken waiter finds the key free (with several, it may reach one
+// before the release does, fail, and retry): any failed attempt is a
+// waiter woken for nothing.
+func TestWaitersWokenOneByOneInOrder(t *testing.T) {
+	servers := masters(t, 1)
+	holder := client(t, servers, Config{})
+	var failed atomic.Int32
+	waiter := client(t, servers, Config{RetryDelay: noRetry, Hooks: Hooks{Event: func(ev Event, _ string) {
+		if ev == EventFailed {
+			failed.Add(1)
+		}
+	}}})
+	const key = "w:order"
+	l, err := holder.Lock(bg, key, 20*time.Second)
+	require.NoError(t, err)
+
+	var mu sync.Mutex
+	var order []int
+	release := make([]chan struct{}, 3)
+	done := make(chan error, 3)
+	for i := range release {
+		release[i] = make(chan struct{})
+		go func() {
+			ctx, cancel := context.WithTimeout(bg, 20*time.Second)
+			defer cancel()
+			wl, err := waiter.Lock(ctx, key, 20*time.Second)
+			if err == nil {
+				mu.Lock()
+				order = append(order, i)
+				mu.Unlock()
+				<-release[i]
+				err = wl.Unlock(bg)
+			}
+			done <- err
+		}()
+		// Joined in this order.
+		require.Eventually(t, func() bool {
+			waiter.room.mu.Lock()
+			defer waiter.room.mu.Unlock()
+			kw := waiter.room.keys[key]
+			return kw != nil && len(kw.queue) == i+1
+		}, 10*time.Second, time.Millisecond)
+	}
+	waiting(t, waiter, key)
+	// The first waiter failed twice (its first attempt, and the one after
+	// it subscribed); the others queued behind it without an attempt.
+	require.Eventually(t, func() bool { return failed.Load() == 2 }, 10*time.Second, time.Millisecond)
+	before := failed.Load()
+	require.NoError(t, l.Unlock(bg))
+	for i := range release {
+		require.Eventually(t, func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return len(order) == i+1
+		}, 10*time.Second, time.Millisecond)
+		// The others were not woken: no attempt of theirs failed.
+		time.Sleep(50 * time.Millisecond)
+		assert.Equal(t, before, failed.Load(), "a release woke more than one waiter")
+		close(release[i])
+		require.NoError(t, <-done)
+	}
+	assert.Equal(t, []int{0, 1, 2}, order)
+}
+
+func TestWaiterReturnsOnClose(t *testing.T) {
+	servers := masters(t, 3)
+	holder := client(t, servers, Config{})
+	waiter, err := New(bg, Config{Addrs: redistest.Addrs(servers), RetryDelay: noRetry, DisableRestartGuard: true})
+	require.NoError(t, err)
+	_, err = holder.Lock(bg, "w:close", 20*time.Second)
+	require.NoError(t, err)
+	got := lockAsync(waiter, "w:close", 20*time.Second)
+	waiting(t, waiter, "w:close")
+	require.NoError(t, waiter.Close())
+	select {
+	case err := <-got:
+		require.ErrorIs(t, err, ErrClosed)
+	case <-time.After(10 * time.Second):
+		t.Fatal("a waiting Lock outlived Close")
+	}
+}
+
+func TestWaiterCancelled(t *testing.T) {
+	servers := masters(t, 3)
+	holder := client(t, servers, Config{})
+	waiter := client(t, servers, Config{RetryDelay: noRetry})
+	_, err := holder.Lock(bg, "w:cancel", 20*time.Second)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(bg)
+	got := make(chan error, 1)
+	go func() {
+		_, err := waiter.Lock(ctx, "w:cancel", 20*time.Second)
+		got <- err
+	}()
+	waiting(t, waiter, "w:cancel")
+	cancel()
+	require.ErrorIs(t, <-got, context.Canceled)
+	assert.Zero(t, waiter.room.waiting.Load())
+	// The last waiter of the key unsubscribed.
+	require.Eventually(t, func() bool {
+		n := 0
+		for _, s := range servers {
+			vals := command(t, s.Addr(), "PUBSUB", "NUMSUB", releasedChannelPrefix+"w:cancel")
+			if len(vals) == 3 && vals[2].Int == 0 {
+				n++
+			}
+		}
+		return n == len(servers)
+	}, 10*time.Second, 5*time.Millisecond)
+}
+
+func TestMultiWaiterWokenByReleaseOfAnyKey(t *testing.T) {
+	servers := masters(t, 3)
+	holder := client(t, servers, Config{})
+	waiter := client(t, servers, Config{RetryDelay: noRetry})
+	l, err := holder.LockMulti(bg, []string{"m:a", "m:b"}, 20*time.Second)
+	require.NoError(t, err)
+	got := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(bg, 20*time.Second)
+		defer cancel()
+		wl, err := waiter.LockMulti(ctx, []string{"m:c", "m:b"}, 20*time.Second)
+		if err == nil {
+			err = wl.Unlock(bg)
+		}
+		got <- err
+	}()
+	waiting(t, waiter, "m:b")
+	waiting(t, waiter, "m:c")
+	require.NoError(t, l.Unlock(bg))
+	require.NoError(t, <-got)
+	assert.Zero(t, waiter.room.waiting.Load())
+}
+
+// A release whose message one master dropped still wakes the waiter (the
+// other masters' messages do); one whose messages every master dropped
+// costs the waiter its retry delay, not its lock.
+func TestWaiterWithMessagesDropped(t *testing.T) {
+	t.Run("one master", func(t *testing.T) {
+		servers, addrs := fakeMasters(t, 3)
+		holder := fakeClient(t, addrs, Config{})
+		waiter := fakeClient(t, addrs, Config{RetryDelay: noRetry})
+		l, err := holder.Lock(bg, "d:one", 20*time.Second)
+		require.NoError(t, err)
+		got := lockAsync(waiter, "d:one", 20*time.Second)
+		waiting(t, waiter, "d:one")
+		servers[0].DropMessages(1)
+		require.NoError(t, l.Unlock(bg))
+		require.NoError(t, <-got)
+	})
+	t.Run("every master", func(t *testing.T) {
+		servers, addrs := fakeMasters(t, 3)
+		holder := fakeClient(t, addrs, Config{})
+		waiter := fakeClient(t, addrs, Config{RetryDelay: 200 * time.Millisecond})
+		l, err := holder.Lock(bg, "d:all", 20*time.Second)
+		require.NoError(t, err)
+		got := lockAsync(waiter, "d:all", 20*time.Second)
+		waiting(t, waiter, "d:all")
+		for _, s := range servers {
+			s.DropMessages(-1)
+		}
+		require.NoError(t, l.Unlock(bg))
+		require.NoError(t, <-got)
+	})
+}
