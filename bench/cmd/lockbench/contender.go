@@ -59,6 +59,11 @@ type Setup struct {
 	// PoolSize is the connection pool size of pooled clients: the largest
 	// goroutine count of the run.
 	PoolSize int
+	// Defaults asks for the library's own retry settings instead of the
+	// shared NodeTimeout, RetryDelay and Tries: what a user who sets only
+	// the masters and the TTL gets (the handoff mode's "defaults" rows).
+	// Every contender honours it, and its Note then says what it got.
+	Defaults bool
 }
 
 // retryDelay draws the shared retry pause.

@@ -13,9 +13,10 @@ const nameRedislock = "redislock"
 // redisLock is bsm/redislock: a single-instance lock, so it runs on the
 // first master only (one round trip per operation instead of a quorum).
 type redisLock struct {
-	cl   *goredislib.Client
-	lc   *redislock.Client
-	opts redislock.Options
+	cl       *goredislib.Client
+	lc       *redislock.Client
+	opts     redislock.Options
+	defaults bool
 }
 
 func newRedislock(s Setup) (Contender, error) {
@@ -26,13 +27,14 @@ func newRedislock(s Setup) (Contender, error) {
 		ReadTimeout:  3 * time.Second,
 		WriteTimeout: 3 * time.Second,
 	})
-	return &redisLock{
-		cl: cl,
-		lc: redislock.New(cl),
+	r := &redisLock{cl: cl, lc: redislock.New(cl), defaults: s.Defaults}
+	if !s.Defaults {
 		// Stateless, so shareable; Obtain bounds it by the context's deadline
-		// (or the TTL when there is none) instead of a try count.
-		opts: redislock.Options{RetryStrategy: sharedRetry{s}},
-	}, nil
+		// (or the TTL when there is none) instead of a try count. Without
+		// it, Obtain does not retry (redislock's default).
+		r.opts.RetryStrategy = sharedRetry{s}
+	}
+	return r, nil
 }
 
 // sharedRetry is Setup's retry pause as a redislock.RetryStrategy.
@@ -41,7 +43,12 @@ type sharedRetry struct{ s Setup }
 func (r sharedRetry) NextBackoff() time.Duration { return r.s.retryDelay() }
 
 func (r *redisLock) Name() string { return nameRedislock }
-func (r *redisLock) Note() string { return "single master (the first): not Redlock" }
+func (r *redisLock) Note() string {
+	if r.defaults {
+		return "single master (the first): not Redlock; defaults: no retry (NoRetry), a taken key fails Obtain at once and the loop calls it again"
+	}
+	return "single master (the first): not Redlock"
+}
 
 func (r *redisLock) LockUnlock(ctx context.Context, key string, ttl time.Duration) error {
 	l, err := r.lc.Obtain(ctx, key, ttl, &r.opts)

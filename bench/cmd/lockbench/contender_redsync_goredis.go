@@ -14,9 +14,10 @@ const nameRedsyncGoredis = "redsync-goredis"
 
 // redsyncGoredis is redsync with one go-redis v9 pool per master.
 type redsyncGoredis struct {
-	rs      *redsync.Redsync
-	clients []*goredislib.Client
-	opts    []redsync.Option
+	rs       *redsync.Redsync
+	clients  []*goredislib.Client
+	opts     []redsync.Option
+	defaults bool
 }
 
 func newRedsyncGoredis(s Setup) (Contender, error) {
@@ -35,13 +36,30 @@ func newRedsyncGoredis(s Setup) (Contender, error) {
 	}
 	c.rs = redsync.New(pools...)
 	c.opts = redsyncOptions(s)
+	c.defaults = s.Defaults
 	return c, nil
+}
+
+// redsyncDefaultsNote is what redsync runs with under Setup.Defaults (its
+// defaults in the version of go.mod).
+const redsyncDefaultsNote = "defaults: redsync's options but WithExpiry (32 tries, retry 50-250ms, per-master timeout 0.05 x expiry, no fail-fast)"
+
+// redsyncNote is a redsync contender's note over its driver's pools.
+func redsyncNote(defaults bool, pools string) string {
+	if defaults {
+		return redsyncDefaultsNote + "; " + pools
+	}
+	return "fail-fast; " + pools
 }
 
 // redsyncOptions gives redsync the shared TTL, tries, retry delay and
 // per-master timeout (redsync's is expiry*TimeoutFactor), and fail-fast so
-// that it returns once the quorum's answer is known, as Volley does.
+// that it returns once the quorum's answer is known, as Volley does. With
+// Setup.Defaults it gives the TTL only (see redsyncDefaultsNote).
 func redsyncOptions(s Setup) []redsync.Option {
+	if s.Defaults {
+		return []redsync.Option{redsync.WithExpiry(s.TTL)}
+	}
 	return []redsync.Option{
 		redsync.WithExpiry(s.TTL),
 		redsync.WithTries(s.Tries),
@@ -52,7 +70,7 @@ func redsyncOptions(s Setup) []redsync.Option {
 }
 
 func (c *redsyncGoredis) Name() string { return nameRedsyncGoredis }
-func (c *redsyncGoredis) Note() string { return "fail-fast; go-redis pool per master" }
+func (c *redsyncGoredis) Note() string { return redsyncNote(c.defaults, "go-redis pool per master") }
 
 func (c *redsyncGoredis) LockUnlock(ctx context.Context, key string, _ time.Duration) error {
 	return redsyncLockUnlock(ctx, c.rs.NewMutex(key, c.opts...))

@@ -14,9 +14,10 @@ const nameRedsyncRedigo = "redsync-redigo"
 
 // redsyncRedigo is redsync with one redigo pool per master.
 type redsyncRedigo struct {
-	rs    *redsync.Redsync
-	pools []*redigolib.Pool
-	opts  []redsync.Option
+	rs       *redsync.Redsync
+	pools    []*redigolib.Pool
+	opts     []redsync.Option
+	defaults bool
 }
 
 func newRedsyncRedigo(s Setup) (Contender, error) {
@@ -39,11 +40,12 @@ func newRedsyncRedigo(s Setup) (Contender, error) {
 	}
 	c.rs = redsync.New(pools...)
 	c.opts = redsyncOptions(s)
+	c.defaults = s.Defaults
 	return c, nil
 }
 
 func (c *redsyncRedigo) Name() string { return nameRedsyncRedigo }
-func (c *redsyncRedigo) Note() string { return "fail-fast; redigo pool per master" }
+func (c *redsyncRedigo) Note() string { return redsyncNote(c.defaults, "redigo pool per master") }
 
 func (c *redsyncRedigo) LockUnlock(ctx context.Context, key string, _ time.Duration) error {
 	return redsyncLockUnlock(ctx, c.rs.NewMutex(key, c.opts...))

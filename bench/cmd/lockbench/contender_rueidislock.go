@@ -38,10 +38,15 @@ func newRueidislock(s Setup) (Contender, error) {
 	if s.Fake {
 		note += "; no client-side caching (fake masters)"
 	}
+	tryNext := s.NodeTimeout
+	if s.Defaults {
+		tryNext = 0 // rueidislock's default
+		note += "; defaults: TryNextAfter 20ms; no retry delay to set: a waiter retries on the key's invalidation, or every TryNextAfter without client-side caching"
+	}
 	opt := rueidislock.LockerOption{
 		KeyPrefix:    rueidisPrefix,
 		KeyValidity:  s.TTL,
-		TryNextAfter: s.NodeTimeout,
+		TryNextAfter: tryNext,
 		KeyMajority:  majority,
 		ClientOption: rueidis.ClientOption{
 			InitAddress:  []string{s.Addrs[0]},

@@ -11,7 +11,8 @@ const nameVolley = "volley"
 
 // volley is Volley's redlock.Client over every master.
 type volley struct {
-	c *redlock.Client
+	c        *redlock.Client
+	defaults bool
 }
 
 func newVolley(s Setup) (Contender, error) { return newVolleyWith(s, redlock.Hooks{}) }
@@ -20,23 +21,31 @@ func newVolley(s Setup) (Contender, error) { return newVolleyWith(s, redlock.Hoo
 func newVolleyWith(s Setup, hooks redlock.Hooks) (Contender, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := redlock.New(ctx, redlock.Config{
+	cfg := redlock.Config{
 		Hooks:               hooks,
 		Addrs:               s.Addrs,
-		NodeTimeout:         s.NodeTimeout,
-		Tries:               s.Tries,
-		RetryDelay:          s.RetryDelay, // uniform in [RetryDelay/2, RetryDelay], as Setup says
 		MaxTTL:              max(s.TTL, 30*time.Second),
 		DisableRestartGuard: true, // the masters were just started
-	})
+	}
+	if !s.Defaults {
+		cfg.NodeTimeout = s.NodeTimeout
+		cfg.Tries = s.Tries
+		cfg.RetryDelay = s.RetryDelay // uniform in [RetryDelay/2, RetryDelay], as Setup says
+	}
+	c, err := redlock.New(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &volley{c: c}, nil
+	return &volley{c: c, defaults: s.Defaults}, nil
 }
 
 func (v *volley) Name() string { return nameVolley }
-func (v *volley) Note() string { return "DisableRestartGuard (fresh masters)" }
+func (v *volley) Note() string {
+	if v.defaults {
+		return "DisableRestartGuard (fresh masters); defaults: redlock.Config zero values but Addrs, MaxTTL and DisableRestartGuard"
+	}
+	return "DisableRestartGuard (fresh masters)"
+}
 
 func (v *volley) LockUnlock(ctx context.Context, key string, ttl time.Duration) error {
 	l, err := v.c.Lock(ctx, key, ttl)

@@ -3,9 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"io"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +16,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+// TestMain makes the test binary a child of the handoff mode when that
+// mode re-executes it, one that can also build the broken contender.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == handoffChildCmd {
+		os.Exit(handoffChildMain(append(allContenders(), brokenDef)))
+	}
+	os.Exit(m.Run())
+}
 
 // smokeOptions is a run short enough for go test: every mode, 1 round.
 func smokeOptions(defs []contenderDef) Options {
@@ -29,6 +41,8 @@ func smokeOptions(defs []contenderDef) Options {
 		RenewalDuration: 500 * time.Millisecond,
 		RenewalLocks:    []int{20},
 		RenewalTTL:      300 * time.Millisecond,
+		HandoffProcs:    2,
+		HandoffG:        2,
 		Setup: Setup{
 			NodeTimeout: 50 * time.Millisecond,
 			TTL:         10 * time.Second,
@@ -113,12 +127,18 @@ func TestHarnessSmoke(t *testing.T) {
 		assert.Zero(t, x.Lost, x.Name)
 		assert.Positive(t, x.CommandsPerSec, x.Name)
 	}
-	require.Len(t, rep.Targets, 15)
+	// Handoff: every contender in both settings.
+	require.Len(t, rep.Handoff, 2*len(defs))
+	for _, h := range rep.Handoff {
+		assert.Positive(t, h.AcqPerSec, "%s %s", h.Name, h.Setting)
+		assert.Zero(t, h.Overlaps, "%s %s", h.Name, h.Setting)
+	}
+	require.Len(t, rep.Targets, 16)
 
 	var out bytes.Buffer
 	rep.WriteTables(&out)
 	text := out.String()
-	for _, section := range []string{"LATENCY:", "THROUGHPUT:", "CONTENDED:", "ALLOCS:", "SKEW:", "MULTI:", "RENEWAL:", "TARGETS"} {
+	for _, section := range []string{"LATENCY:", "THROUGHPUT:", "CONTENDED:", "ALLOCS:", "SKEW:", "MULTI:", "RENEWAL:", "HANDOFF:", "TARGETS"} {
 		assert.Contains(t, text, section)
 	}
 	for _, d := range defs {
@@ -146,6 +166,8 @@ func requireWellFormedXML(t *testing.T, b []byte) {
 // broken is a contender whose lock excludes nobody.
 type broken struct{}
 
+var brokenDef = contenderDef{"broken", func(Setup) (Contender, error) { return broken{}, nil }}
+
 func (broken) Name() string                                            { return "broken" }
 func (broken) Note() string                                            { return "" }
 func (broken) LockUnlock(context.Context, string, time.Duration) error { return nil }
@@ -170,7 +192,7 @@ func TestMutualExclusionCheck(t *testing.T) {
 	res := runContended(context.Background(), holders, "k", time.Second, 50*time.Microsecond, time.Now(), 100*time.Millisecond)
 	require.Positive(t, res.violations)
 
-	o := smokeOptions([]contenderDef{{"broken", func(Setup) (Contender, error) { return broken{}, nil }}})
+	o := smokeOptions([]contenderDef{brokenDef})
 	o.Modes = []string{modeContended}
 	rep, err := NewRunner(o, Masters{Kind: kindExternal, Addrs: []string{"127.0.0.1:1"}}, nil).Run(context.Background())
 	require.ErrorIs(t, err, ErrOverlap)
@@ -238,4 +260,152 @@ func TestDegradedFigures(t *testing.T) {
 	assert.False(t, f.Recovered)
 	assert.Equal(t, 1000.0, f.RecoveryMs) // the whole tail
 	assert.Equal(t, 2800.0, f.GapMs)      // 1200 -> end
+}
+
+// hold is a synthetic acquisition, times in ms.
+func hold(proc, g int, began, acquired, released float64) holdEvent {
+	ns := func(msec float64) int64 { return int64(msec * float64(time.Millisecond)) }
+	return holdEvent{Proc: proc, G: g, Began: ns(began), Acquired: ns(acquired), Released: ns(released)}
+}
+
+// TestHandoffFigures: the merge of every process's events into
+// hand-offs, waits and overlaps.
+func TestHandoffFigures(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		events      []holdEvent
+		handoffs    []float64 // ms
+		successions int
+		overlaps    int
+		longestWait float64
+	}{
+		{
+			name: "waiters served in turn",
+			events: []holdEvent{
+				hold(0, 0, 0, 10, 20),
+				hold(1, 0, 5, 25, 30), // waiting since 5 for the release at 20
+				hold(1, 1, 12, 40, 50),
+				hold(0, 1, 1, 51, 52),
+			},
+			handoffs:    []float64{1, 5, 10},
+			successions: 3,
+			longestWait: 50,
+		},
+		{
+			name: "barging and retakes are not hand-offs",
+			events: []holdEvent{
+				hold(0, 0, 0, 10, 20),
+				hold(0, 0, 21, 22, 24), // the releaser retakes
+				hold(0, 1, 25, 26, 30), // arrived after the release at 24: barged in
+				hold(1, 0, 2, 35, 40),  // waiting since 2: a hand-off, 5 after the release at 30
+			},
+			handoffs:    []float64{5},
+			successions: 3,
+			longestWait: 33,
+		},
+		{
+			name: "overlapping holds of different goroutines",
+			events: []holdEvent{
+				hold(0, 0, 0, 10, 30),
+				hold(1, 0, 0, 12, 14), // inside the first
+				hold(1, 1, 0, 20, 40), // inside the first too
+				hold(0, 1, 0, 40, 41), // from the release at 40 on: not an overlap
+			},
+			handoffs:    []float64{6, 10},
+			successions: 2,
+			overlaps:    2,
+			longestWait: 40,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// Order must not matter: events come process by process.
+			rev := slices.Clone(tc.events)
+			slices.Reverse(rev)
+			f := handoffFigures(rev, 0, int64(100*time.Millisecond))
+			assert.Equal(t, len(tc.events), f.Acquired)
+			assert.InDelta(t, float64(len(tc.events))/0.1, f.AcqPerSec, 1e-9)
+			assert.Equal(t, tc.successions, f.Successions)
+			assert.Equal(t, tc.overlaps, f.Overlaps)
+			assert.Equal(t, tc.longestWait, f.Wait.Max)
+			var want []time.Duration
+			for _, h := range tc.handoffs {
+				want = append(want, time.Duration(h*float64(time.Millisecond)))
+			}
+			assert.Equal(t, summarize(want), f.Handoff)
+			assert.InDelta(t, float64(len(tc.handoffs))/float64(tc.successions), f.share(), 1e-9)
+		})
+	}
+
+	// Acquisitions outside [start, end) are merged but not counted in the
+	// rate; rounds without samples leave zeros, never NaN.
+	f := handoffFigures([]holdEvent{hold(0, 0, 0, 5, 6), hold(0, 1, 7, 150, 151)}, 0, int64(100*time.Millisecond))
+	assert.Equal(t, 1, f.Acquired)
+	assert.Equal(t, 1, f.Successions)
+	assert.Zero(t, f.Handoff.N)
+	res := handoffResult("x", settingEqual, "", 1, 2, []handoffFigure{f, {}}, 0, 0)
+	assert.Zero(t, res.Handoff.P50)
+	assert.Zero(t, res.HandoffShare)
+	assert.Equal(t, 143.0, res.LongestWaitMs)
+	_, err := json.Marshal(res)
+	require.NoError(t, err)
+}
+
+// handoffOptions is a short handoff run: 2 processes x 2 goroutines.
+func handoffOptions(defs ...contenderDef) Options {
+	o := smokeOptions(defs)
+	o.Modes = []string{modeHandoff}
+	o.Duration = 150 * time.Millisecond
+	return o
+}
+
+// TestHandoffMode runs the mode for a moment: child processes of the test
+// binary, on three local masters.
+func TestHandoffMode(t *testing.T) {
+	ms := startTestMasters(t)
+	rep, err := NewRunner(handoffOptions(contenderDef{nameVolley, newVolley}), ms, nil).Run(context.Background())
+	require.NoError(t, err)
+	require.Empty(t, rep.Skipped)
+	require.Len(t, rep.Handoff, 2)
+	for i, setting := range handoffSettings {
+		h := rep.Handoff[i]
+		assert.Equal(t, setting, h.Setting)
+		assert.Equal(t, 2, h.Procs)
+		assert.Positive(t, h.AcqPerSec, setting)
+		assert.Positive(t, h.Wait.N, setting)
+		assert.Zero(t, h.Overlaps, setting)
+		assert.Zero(t, h.Errors, setting)
+	}
+	assert.Contains(t, rep.Handoff[0].Note, "defaults")
+	var out bytes.Buffer
+	rep.WriteTables(&out)
+	assert.Contains(t, out.String(), "HANDOFF: 2 processes x 2 goroutines")
+	assert.Contains(t, out.String(), "handoff P=2 G=2 defaults")
+}
+
+// TestHandoffOverlapCheck: a lock that excludes nobody fails the mode
+// across processes, and a contender the children cannot build is skipped.
+func TestHandoffOverlapCheck(t *testing.T) {
+	o := handoffOptions(brokenDef, contenderDef{"nosuch", func(Setup) (Contender, error) { return broken{}, nil }})
+	o.Hold = 50 * time.Microsecond
+	rep, err := NewRunner(o, Masters{Kind: kindExternal, Addrs: []string{"127.0.0.1:1"}}, nil).Run(context.Background())
+	require.ErrorIs(t, err, ErrOverlap)
+	require.Len(t, rep.Handoff, 2)
+	for _, h := range rep.Handoff {
+		assert.Equal(t, "broken", h.Name)
+		assert.Positive(t, h.Overlaps, h.Setting)
+	}
+	require.Len(t, rep.Skipped, 2) // in each setting
+	for _, s := range rep.Skipped {
+		assert.Contains(t, s, `unknown contender "nosuch"`)
+	}
+}
+
+// TestHandoffChildEndsWithStdin: a child whose stdin ends, parent done or
+// gone, exits.
+func TestHandoffChildEndsWithStdin(t *testing.T) {
+	pr, pw := io.Pipe()
+	code := make(chan int)
+	go func() { code <- handoffChild(nil, pr, io.Discard, io.Discard) }()
+	require.NoError(t, pw.Close())
+	require.Equal(t, 0, <-code)
 }

@@ -26,7 +26,19 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == handoffChildCmd {
+		os.Exit(handoffChildMain(allContenders()))
+	}
 	os.Exit(run(os.Args[1:]))
+}
+
+// handoffChildMain runs lockbench as a child of the handoff mode, on its
+// stdin and stdout. Anything else that would print to os.Stdout (a
+// library's logger) goes to stderr: stdout carries only the protocol.
+func handoffChildMain(defs []contenderDef) int {
+	out := os.Stdout
+	os.Stdout = os.Stderr
+	return handoffChild(defs, os.Stdin, out, os.Stderr)
 }
 
 // run is main with an exit code, so that every deferred cleanup (the
@@ -43,7 +55,7 @@ func run(args []string) int {
 		rounds      = fs.Int("rounds", 5, "interleaved rounds; figures are medians over rounds")
 		goroutines  = fs.String("goroutines", "1,16,64,256", "throughput mode goroutine counts")
 		contendedG  = fs.Int("contended", 8, "contended mode goroutine count")
-		hold        = fs.Duration("hold", 0, "contended mode: how long each holder keeps the lock")
+		hold        = fs.Duration("hold", 0, "contended and handoff modes: how long each holder keeps the lock")
 		ttl         = fs.Duration("ttl", 10*time.Second, "lock TTL, for every contender")
 		nodeTimeout = fs.Duration("node-timeout", 50*time.Millisecond, "per-master timeout, for every contender")
 		retryDelay  = fs.Duration("retry-delay", 5*time.Millisecond, "retry pause upper bound (uniform in [d/2, d]), for every contender")
@@ -57,6 +69,8 @@ func run(args []string) int {
 		seed        = fs.Uint64("seed", 1, "degraded mode: seed of the slow-master schedule")
 		renewFor    = fs.Duration("renewal-duration", 30*time.Second, "renewal mode: how long each lock count is held")
 		renewLocks  = fs.String("renewal-locks", "1000,10000", "renewal mode: lock counts")
+		hoProcs     = fs.Int("handoff-procs", 4, "handoff mode: child processes contending for one key")
+		hoG         = fs.Int("handoff-g", 4, "handoff mode: goroutines per child process")
 	)
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -148,12 +162,15 @@ func run(args []string) int {
 
 		RenewalDuration: *renewFor,
 		RenewalLocks:    rl,
+
+		HandoffProcs: *hoProcs,
+		HandoffG:     *hoG,
 		Setup: Setup{
 			NodeTimeout: *nodeTimeout,
 			TTL:         *ttl,
 			RetryDelay:  *retryDelay,
 			Tries:       *tries,
-			PoolSize:    max(slices.Max(gs), *contendedG, 16),
+			PoolSize:    max(slices.Max(gs), *contendedG, *hoG, 16),
 		},
 	}
 	rep, runErr := NewRunner(opts, mas, prog).Run(ctx)

@@ -34,6 +34,7 @@ type Report struct {
 	Multi            []MultiResult    `json:"multi,omitempty"`
 	Renewal          []RenewalResult  `json:"renewal,omitempty"`
 	RenewalTTL       time.Duration    `json:"renewal_ttl_ns,omitempty"`
+	Handoff          []HandoffResult  `json:"handoff,omitempty"`
 	Targets          []Target         `json:"targets"`
 }
 
@@ -50,6 +51,8 @@ type ReportConfig struct {
 	RetryDelayMs  float64  `json:"retry_delay_ms"`
 	Tries         int      `json:"tries"`
 	PoolSize      int      `json:"pool_size"`
+	HandoffProcs  int      `json:"handoff_procs"`
+	HandoffG      int      `json:"handoff_goroutines"`
 }
 
 // ContenderInfo names a contender and how it was set up.
@@ -120,6 +123,7 @@ func newReport(o Options, m Masters) *Report {
 			Goroutines: o.Goroutines, ContendedG: o.ContendedG, HoldMs: ms(o.Hold),
 			TTLMs: ms(o.Setup.TTL), NodeTimeoutMs: ms(o.Setup.NodeTimeout),
 			RetryDelayMs: ms(o.Setup.RetryDelay), Tries: o.Setup.Tries, PoolSize: o.Setup.PoolSize,
+			HandoffProcs: o.HandoffProcs, HandoffG: o.HandoffG,
 		},
 	}
 }
@@ -157,6 +161,15 @@ func (r *Report) allocs(name string) *AllocResult {
 	for i := range r.Allocs {
 		if r.Allocs[i].Name == name {
 			return &r.Allocs[i]
+		}
+	}
+	return nil
+}
+
+func (r *Report) handoff(name, setting string) *HandoffResult {
+	for i := range r.Handoff {
+		if h := &r.Handoff[i]; h.Name == name && h.Setting == setting {
+			return h
 		}
 	}
 	return nil
@@ -307,6 +320,22 @@ func evaluateTargets(r *Report) []Target {
 		ratio := v.AcqPerSec / b.AcqPerSec
 		ts = append(ts, Target{Goal: goal, Measured: true, Met: ratio >= 2,
 			Figure: fmt.Sprintf("%.0f vs %.0f acq/s = %.2fx", v.AcqPerSec, b.AcqPerSec, ratio)})
+	} else {
+		notMeasured(goal)
+	}
+	// Handoff: across processes, with the library's defaults.
+	goal = fmt.Sprintf("handoff P=%d G=%d defaults: waiter hand-off p50 <= 1 ms, p99 <= 10 ms, longest wait <= 1 s, acq/s >= %s, 0 overlaps",
+		r.Config.HandoffProcs, r.Config.HandoffG, baseline)
+	if v, b := r.handoff(nameVolley, settingDefaults), r.handoff(baseline, settingDefaults); v != nil && b != nil {
+		met := v.Handoff.N > 0 && v.Handoff.P50 <= 1 && v.Handoff.P99 <= 10 && v.LongestWaitMs <= 1000 &&
+			v.AcqPerSec >= b.AcqPerSec && v.Overlaps == 0
+		hand := "no hand-offs"
+		if v.Handoff.N > 0 {
+			hand = fmt.Sprintf("p50 %.3fms, p99 %.3fms", v.Handoff.P50, v.Handoff.P99)
+		}
+		ts = append(ts, Target{Goal: goal, Measured: true, Met: met,
+			Figure: fmt.Sprintf("%s, longest wait %.3fs, %.0f vs %.0f acq/s = %.2fx, %d overlaps",
+				hand, v.LongestWaitMs/1000, v.AcqPerSec, b.AcqPerSec, v.AcqPerSec/b.AcqPerSec, v.Overlaps)})
 	} else {
 		notMeasured(goal)
 	}
@@ -513,6 +542,41 @@ func (r *Report) WriteTables(w io.Writer) {
 				vs = fmt.Sprintf("%.3gx", x.CommandsPerSec/b.CommandsPerSec)
 			}
 			fmt.Fprintf(tw, "%s\t%d\t%.0f\t%s\t%.1f\t%.2f\t%.1f\t%d\t%d\t\n", x.Name, x.Locks, x.CommandsPerSec, vs, x.CPUPercent, x.CPUUsPerLockS, x.HeapMiB, x.Lost, x.Errors)
+		}
+	}
+	if len(r.Handoff) > 0 {
+		section(fmt.Sprintf("HANDOFF: %d processes x %d goroutines on one key, hold %v; defaults: each library's own retry settings, equal: the shared ones above;\n"+
+			"hand-off = release began -> a Lock call already waiting has it (retakes and barging are not hand-offs); wait = Lock call began -> acquired",
+			r.Config.HandoffProcs, r.Config.HandoffG, dur(r.Config.HoldMs)))
+		fmt.Fprintln(tw, "contender\tsetting\tacq/s\tratio\thand-off p50 ms\tp99 ms\thand-offs %\tlongest wait ms\twait p99 ms\toverlaps\terrors\t\t")
+		for _, h := range r.Handoff {
+			bo := field(r.handoff(baseline, h.Setting), func(b *HandoffResult) float64 { return b.AcqPerSec })
+			p50, p99 := "-", "-"
+			if h.Handoff.N > 0 {
+				p50, p99 = f3(h.Handoff.P50), f3(h.Handoff.P99)
+			}
+			unlock := ""
+			if h.UnlockErrors > 0 {
+				unlock = fmt.Sprintf("%d unlock errors", h.UnlockErrors)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%.0f\t%s\t%s\t%s\t%.1f\t%s\t%s\t%d\t%d\t%s\t\n", h.Name, h.Setting, h.AcqPerSec, ratio(h.AcqPerSec, bo),
+				p50, p99, 100*h.HandoffShare, f3(h.LongestWaitMs), f3(h.Wait.P99), h.Overlaps, h.Errors, unlock)
+		}
+		tw.Flush()
+		fmt.Fprintln(w, "setup in the defaults rows:")
+		for _, h := range r.Handoff {
+			if h.Setting == settingDefaults {
+				fmt.Fprintf(w, "  %s: %s\n", h.Name, h.Note)
+			}
+		}
+		for _, h := range r.Handoff {
+			if h.FirstError != "" {
+				msg := strings.Join(strings.Fields(h.FirstError), " ")
+				if len(msg) > 160 {
+					msg = msg[:160] + "..."
+				}
+				fmt.Fprintf(w, "first error, %s %s: %s\n", h.Name, h.Setting, msg)
+			}
 		}
 	}
 	tw.Flush()

@@ -24,9 +24,10 @@ const (
 	modeAdapters   = "adapters"
 	modeMulti      = "multi"
 	modeRenewal    = "renewal"
+	modeHandoff    = "handoff"
 )
 
-var allModes = []string{modeLatency, modeThroughput, modeContended, modeAllocs, modeSkew, modeDegraded, modeAdapters, modeMulti, modeRenewal}
+var allModes = []string{modeLatency, modeThroughput, modeContended, modeAllocs, modeSkew, modeDegraded, modeAdapters, modeMulti, modeRenewal, modeHandoff}
 
 // Options configure one run of the harness.
 type Options struct {
@@ -35,7 +36,7 @@ type Options struct {
 	Rounds     int           // interleaved rounds; figures are medians over rounds
 	Goroutines []int         // throughput mode
 	ContendedG int           // contended mode
-	Hold       time.Duration // contended mode: how long a holder keeps the lock
+	Hold       time.Duration // contended and handoff modes: how long a holder keeps the lock
 	Setup      Setup         // Addrs is filled by the Runner
 	Contenders []contenderDef
 
@@ -51,6 +52,11 @@ type Options struct {
 	RenewalDuration time.Duration
 	RenewalLocks    []int
 	RenewalTTL      time.Duration // [10s]; every contender renews at about a third
+
+	// HandoffProcs [4] child processes of HandoffG [4] goroutines each
+	// contend for one key in the handoff mode.
+	HandoffProcs int
+	HandoffG     int
 
 	// StartProxy starts a fault proxy in front of a master (skew and
 	// degraded modes).
@@ -102,6 +108,12 @@ func NewRunner(opts Options, masters Masters, p *progress) *Runner {
 	}
 	if len(opts.RenewalLocks) == 0 {
 		opts.RenewalLocks = []int{1000, 10000}
+	}
+	if opts.HandoffProcs <= 0 {
+		opts.HandoffProcs = 4
+	}
+	if opts.HandoffG <= 0 {
+		opts.HandoffG = 4
 	}
 	if p == nil {
 		p = newProgress(nil)
@@ -182,6 +194,11 @@ func (r *Runner) Run(ctx context.Context) (*Report, error) {
 	}
 	if want[modeRenewal] {
 		if err := r.renewal(ctx); err != nil {
+			return rep, err
+		}
+	}
+	if want[modeHandoff] {
+		if err := r.handoff(ctx); err != nil {
 			return rep, err
 		}
 	}

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"time"
+)
+
+// handoffWorkers is the parent's side of the handoff mode's children
+// (handoff_child.go has the protocol): P processes of lockbench's own
+// binary, started once for the whole mode and given one job per
+// measurement. They end with close (stdin closed, each exits) or kill;
+// either reaps every child.
+type handoffWorkers struct {
+	ctx    context.Context         // the children's: its end kills them (exec.CommandContext)
+	cancel context.CancelCauseFunc //
+	ws     []*handoffWorker
+	done   bool
+}
+
+type handoffWorker struct {
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	enc *json.Encoder
+	dec *json.Decoder
+}
+
+// handoffRun is one measurement, every child's events merged.
+type handoffRun struct {
+	setupErr     string // why a child could not set up (then nothing ran)
+	note         string // the contender's Note, as a child built it
+	start, end   int64  // Unix ns
+	events       []holdEvent
+	lockErrors   int
+	unlockErrors int
+	firstError   string // "process i: ..."
+}
+
+// startHandoffWorkers starts n children of exe; on error, every child
+// started is killed and reaped.
+func startHandoffWorkers(ctx context.Context, exe string, n int) (*handoffWorkers, error) {
+	wctx, cancel := context.WithCancelCause(ctx)
+	h := &handoffWorkers{ctx: wctx, cancel: cancel}
+	for i := range n {
+		cmd := exec.CommandContext(wctx, exe, handoffChildCmd)
+		cmd.Stderr = os.Stderr
+		cmd.SysProcAttr = childProcAttr()
+		cmd.WaitDelay = 2 * time.Second // Wait does not hang on a pipe a grandchild holds
+		in, err := cmd.StdinPipe()
+		if err != nil {
+			h.kill()
+			return nil, err
+		}
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			in.Close()
+			h.kill()
+			return nil, err
+		}
+		if err := cmd.Start(); err != nil {
+			in.Close()
+			out.Close()
+			h.kill()
+			return nil, fmt.Errorf("lockbench: handoff: child %d: %w", i, err)
+		}
+		h.ws = append(h.ws, &handoffWorker{cmd: cmd, in: in, enc: json.NewEncoder(in), dec: json.NewDecoder(bufio.NewReader(out))})
+	}
+	return h, nil
+}
+
+// run gives job to every child (Proc set to its index), starts them
+// together lead from the moment all are ready, and merges their events. A
+// child whose setup failed makes every child skip the run (setupErr). A
+// child that does not answer within the job's duration plus
+// handoffGoTimeout is killed, with every other, and run fails.
+func (h *handoffWorkers) run(job handoffJob, lead time.Duration) (handoffRun, error) {
+	limit := job.Duration + handoffGoTimeout
+	watchdog := time.AfterFunc(limit, func() { h.cancel(fmt.Errorf("no answer within %v", limit)) })
+	defer watchdog.Stop()
+	var res handoffRun
+	for i, w := range h.ws {
+		j := job
+		j.Proc = i
+		if err := w.enc.Encode(handoffMsg{Job: &j}); err != nil {
+			return res, h.fail(i, err)
+		}
+	}
+	for i, w := range h.ws {
+		var rd handoffReady
+		if err := w.dec.Decode(&rd); err != nil {
+			return res, h.fail(i, err)
+		}
+		if rd.Err != "" && res.setupErr == "" {
+			res.setupErr = fmt.Sprintf("process %d: %s", i, rd.Err)
+		}
+		res.note = rd.Note
+	}
+	start := time.Now().Add(lead)
+	res.start, res.end = start.UnixNano(), start.Add(job.Duration).UnixNano()
+	g := handoffGo{StartNs: res.start, Skip: res.setupErr != ""}
+	for i, w := range h.ws {
+		if err := w.enc.Encode(handoffMsg{Go: &g}); err != nil {
+			return res, h.fail(i, err)
+		}
+	}
+	for i, w := range h.ws {
+		var out handoffOut
+		if err := w.dec.Decode(&out); err != nil {
+			return res, h.fail(i, err)
+		}
+		for _, e := range out.Events {
+			res.events = append(res.events, holdEvent{Proc: i, G: int(e[0]), Began: e[1], Acquired: e[2], Released: e[3]})
+		}
+		res.lockErrors += out.LockErrors
+		res.unlockErrors += out.UnlockErrors
+		if res.firstError == "" && out.FirstError != "" {
+			res.firstError = fmt.Sprintf("process %d: %s", i, out.FirstError)
+		}
+	}
+	return res, nil
+}
+
+// fail names the child an exchange with failed, and why it may have.
+func (h *handoffWorkers) fail(i int, err error) error {
+	if h.ctx.Err() != nil {
+		err = fmt.Errorf("%w (children killed: %w)", err, context.Cause(h.ctx))
+	}
+	return fmt.Errorf("lockbench: handoff: child %d: %w", i, err)
+}
+
+// close closes every child's stdin, which ends it, kills any still
+// running 5s later, and reaps them all.
+func (h *handoffWorkers) close() error {
+	if h.done {
+		return nil
+	}
+	h.done = true
+	for _, w := range h.ws {
+		w.in.Close()
+	}
+	t := time.AfterFunc(5*time.Second, func() { h.cancel(errors.New("still running 5s after its stdin closed")) })
+	defer t.Stop()
+	var errs []error
+	for i, w := range h.ws {
+		if err := w.cmd.Wait(); err != nil {
+			errs = append(errs, fmt.Errorf("child %d: %w", i, err))
+		}
+	}
+	h.cancel(nil)
+	return errors.Join(errs...)
+}
+
+// kill kills every child and reaps it; after close, it does nothing.
+func (h *handoffWorkers) kill() {
+	if h.done {
+		return
+	}
+	h.done = true
+	h.cancel(errors.New("killed"))
+	for _, w := range h.ws {
+		w.cmd.Wait()
+	}
+}
