@@ -85,7 +85,7 @@ func TestAllocs(t *testing.T) {
 	// a release's wake-up ends. These are the pieces of acquire's loop.
 	heldWait, err := c.TryLock(bg, "alloc:wait", ttl)
 	require.NoError(t, err)
-	w := other.room.join(bg, "alloc:wait", nil)
+	w, _ := other.room.join(bg, "alloc:wait", nil)
 	o := other.getOp()
 	round := func() {
 		tok := newToken()
@@ -96,12 +96,12 @@ func TestAllocs(t *testing.T) {
 			t.Fatalf("a waiting attempt on a held key: %+v", br)
 		}
 		o.releaseAfterFailure("alloc:wait", nil, &tok, false)
-		d, split := other.waitDelay(o, &br, 2, 0, time.Since(br.start))
+		d, split := other.waitDelay(w, o, &br, 2, 0, time.Since(br.start))
 		if split {
 			t.Fatal("one holder has the key: not a split")
 		}
 		w.wake <- struct{}{} // a release woke it
-		if ok, woken := other.room.wait(bg, w, o.timer, d); !ok || !woken {
+		if ok, woken := other.room.wait(bg, w, o.timer, d, false); !ok || !woken {
 			t.Fatal("the wake-up did not end the wait")
 		}
 	}

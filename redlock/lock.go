@@ -129,10 +129,14 @@ func (c *Client) acquire(ctx context.Context, key string, keys *keySet, ttl time
 		}
 	}()
 	if tries > 1 && c.room.busy(key, keyList) {
-		// Others in this Client wait for the key: queue behind them.
-		w = c.room.join(ctx, key, keyList)
-		if ok, _ := c.room.wait(ctx, w, o.timer, c.retryDelay(0)); !ok {
-			return Lock{}, &Error{Op: OpLock, Key: key, Err: ctxerr.Of(ctx)}
+		// Others in this Client wait for the key: queue behind them (if
+		// they have left meanwhile, attempt at once instead).
+		var settled bool
+		w, settled = c.room.join(ctx, key, keyList)
+		if settled {
+			if ok, _ := c.room.wait(ctx, w, o.timer, c.retryDelay(0), false); !ok {
+				return Lock{}, &Error{Op: OpLock, Key: key, Err: ctxerr.Of(ctx)}
+			}
 		}
 	}
 	splits := 0  // failed waiting attempts in a row that nobody won
@@ -161,9 +165,9 @@ func (c *Client) acquire(ctx context.Context, key string, keys *keySet, ttl time
 			return l, nil
 		}
 		// Failed: release wherever our SET may have landed. Quietly, unless
-		// a quorum said yes (validity ran out): waiters may have seen this
-		// attempt as the holder and wait for its release.
-		o.releaseAfterFailure(key, keyList, &tok, br.ok >= c.quorum)
+		// it may have landed on a quorum: a waiter may then have seen this
+		// attempt as the holder, and waits for its release.
+		o.releaseAfterFailure(key, keyList, &tok, o.mayHoldQuorum())
 		c.event(EventFailed, key)
 
 		var err error
@@ -182,16 +186,16 @@ func (c *Client) acquire(ctx context.Context, key string, keys *keySet, ttl time
 		if w == nil {
 			// Wait for the release. Subscribe first, then attempt again at
 			// once: a release after that attempt cannot go unheard.
-			w = c.room.join(ctx, key, keyList)
+			w, _ = c.room.join(ctx, key, keyList)
 			continue
 		}
-		d, split := c.waitDelay(o, &br, attempt, splits, took)
+		d, split := c.waitDelay(w, o, &br, attempt, splits, took)
 		if split {
 			splits++
 		} else {
 			splits = 0
 		}
-		ok, woken := c.room.wait(ctx, w, o.timer, d)
+		ok, woken := c.room.wait(ctx, w, o.timer, d, split)
 		if !ok {
 			return Lock{}, o.error(OpLock, key, ctxerr.Of(ctx), attempt)
 		}
@@ -221,6 +225,20 @@ func (c *Client) retryDelay(attempt int) time.Duration {
 	}
 	d := c.cfg.RetryDelay
 	return d/2 + rand.N(d/2+1)
+}
+
+// mayHoldQuorum reports whether a failed attempt's token may be on a
+// quorum of masters: those that said yes, plus those whose answer is not
+// known (the SET may have run). Only then can anyone have seen it as the
+// holder.
+func (o *op) mayHoldQuorum() bool {
+	n := 0
+	for i := range o.res {
+		if out := o.res[i].Outcome; out != OutcomeTaken && out != OutcomeServerError {
+			n++
+		}
+	}
+	return n >= o.c.quorum
 }
 
 // releaseAfterFailure sends the release script to every master that said

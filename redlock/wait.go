@@ -90,12 +90,17 @@ func (room *waitRoom) busy(key string, keys []string) bool {
 
 // join adds a waiter for keys (or key alone) at the end of their queues,
 // and subscribes to their channels where that is not done yet (see
-// subscribe). The caller must leave.
-func (room *waitRoom) join(ctx context.Context, key string, keys []string) *waiter {
+// subscribe). The caller must leave. settled reports that every key
+// already had waiters here, subscribed on every pub/sub socket that is up:
+// a release from then on wakes one of them, and the new waiter may wait
+// its turn without an attempt of its own. Otherwise it must attempt once
+// it has subscribed, since a release may have come before.
+func (room *waitRoom) join(ctx context.Context, key string, keys []string) (w *waiter, settled bool) {
 	if keys == nil {
 		keys = []string{key}
 	}
-	w := &waiter{keys: keys, wake: make(chan struct{}, 1)}
+	w = &waiter{keys: keys, wake: make(chan struct{}, 1)}
+	settled = true
 	room.mu.Lock()
 	if room.keys == nil {
 		room.keys = make(map[string]*keyWaiters)
@@ -109,14 +114,24 @@ func (room *waitRoom) join(ctx context.Context, key string, keys []string) *wait
 			kw = &keyWaiters{subGen: make([]uint64, n), tried: make([]uint64, n)}
 			room.keys[k] = kw
 			room.waiting.Add(1)
+			settled = false
+		}
+		for i, sc := range room.subs {
+			if sc == nil {
+				continue
+			}
+			if info := sc.Info(); info != nil && sc.Err() == nil && kw.subGen[i] != info.Generation {
+				settled = false
+			}
 		}
 		kw.members++
 		kw.queue = append(kw.queue, w)
 	}
 	w.queued = true
+	settled = settled && room.subs != nil
 	room.mu.Unlock()
 	room.subscribe(ctx, w)
-	return w
+	return w, settled
 }
 
 // subscribe makes sure that every key of w is subscribed to on every
@@ -301,12 +316,15 @@ func (room *waitRoom) dequeueLocked(w *waiter) {
 }
 
 // wait blocks until a release wakes w (woken), d passes, or ctx ends
-// (false). A
+// (false). A back-off after split votes is not cut short by a wake-up
+// (those are the other losers' releases, and whoever woke would collide
+// again); a wake-up that came meanwhile is dropped, since the attempt that
+// follows sees its release. A
 // waiter that was woken and is waiting again goes back to its place in
 // its queues, by arrival: ahead of those who came after it. A subscription
 // lost with a pub/sub socket is renewed instead of waiting (see
 // staleLocked).
-func (room *waitRoom) wait(ctx context.Context, w *waiter, t *time.Timer, d time.Duration) (ok, woken bool) {
+func (room *waitRoom) wait(ctx context.Context, w *waiter, t *time.Timer, d time.Duration, backoff bool) (ok, woken bool) {
 	room.mu.Lock()
 	if room.closed {
 		room.mu.Unlock()
@@ -335,6 +353,19 @@ func (room *waitRoom) wait(ctx context.Context, w *waiter, t *time.Timer, d time
 		return ctx.Err() == nil, false
 	}
 	t.Reset(d)
+	if backoff {
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return false, false
+		}
+		select {
+		case <-w.wake:
+		default:
+		}
+		return true, false
+	}
 	select {
 	case <-w.wake:
 		t.Stop()
@@ -420,11 +451,11 @@ func (room *waitRoom) close() {
 
 // contention sums up a failed attempt that waits (its "taken" answers carry
 // each holder's id and the key's PTTL, see noteHolder). held reports that
-// one holder has a quorum of masters: a release will come, or an expiry.
-// freeIn is how long until a quorum of masters is free by expiry alone,
-// counting our own votes as free (the failed attempt releases them); -1
-// when no such bound is known.
-func (o *op) contention() (held bool, freeIn time.Duration) {
+// one holder, whose id is holder, has a quorum of masters: a release will
+// come, or an expiry. freeIn is how long until a quorum of masters is free
+// by expiry alone, counting our own votes as free (the failed attempt
+// releases them); -1 when no such bound is known.
+func (o *op) contention() (held bool, holder [releaseIDLen]byte, freeIn time.Duration) {
 	q := o.c.quorum
 	const never = time.Duration(1<<63 - 1)
 	for i := range o.res {
@@ -445,31 +476,50 @@ func (o *op) contention() (held bool, freeIn time.Duration) {
 				same++
 			}
 		}
-		held = same >= q
+		if same >= q {
+			held, holder = true, o.holder[i]
+		}
 	}
 	slices.Sort(o.free)
 	if o.free[q-1] == never {
-		return held, -1
+		return held, holder, -1
 	}
-	return held, o.free[q-1]
+	return held, holder, o.free[q-1]
 }
 
-// waitDelay is how long a waiting Lock waits after failed attempt number
-// attempt (a wake-up ends the wait sooner). When one holder has the key,
-// the retry delay, or less if the key expires sooner. When nobody has it
-// (votes split among contenders who all lost, and release), a short random
-// back-off of a few attempt durations, doubling with each split in a row
-// (splits), so that the losers do not collide again; split reports this
-// case. On faults, the retry delay.
-func (c *Client) waitDelay(o *op, br *burstResult, attempt, splits int, took time.Duration) (d time.Duration, split bool) {
+// released reports whether w has seen the release of the holder with id
+// (a message on one of its keys' channels). A waiter woken by a release's
+// first message can reach the other masters before that release does (its
+// holder was still sending it): it then finds the holder still there, and
+// the release's other messages are counted as seen already. It must not
+// wait for a release that came.
+func (room *waitRoom) released(w *waiter, id [releaseIDLen]byte) bool {
+	room.mu.Lock()
+	defer room.mu.Unlock()
+	for _, k := range w.keys {
+		if kw := room.keys[k]; kw != nil && slices.Contains(kw.seen[:min(kw.nseen, seenReleases)], id) {
+			return true
+		}
+	}
+	return false
+}
+
+// waitDelay is how long w waits after failed attempt number attempt (a
+// wake-up ends the wait sooner). When one holder has the key, the retry
+// delay, or less if the key expires sooner. When nobody has it (votes split
+// among contenders who all lost, and release), or its holder is releasing
+// it (see released), a short random back-off of a few attempt durations,
+// doubling with each such failure in a row (splits), so that contenders do
+// not collide again; split reports this case. On faults, the retry delay.
+func (c *Client) waitDelay(w *waiter, o *op, br *burstResult, attempt, splits int, took time.Duration) (d time.Duration, split bool) {
 	d = c.retryDelay(attempt)
-	held, freeIn := o.contention()
+	held, holder, freeIn := o.contention()
 	switch {
-	case held:
+	case held && !c.room.released(w, holder):
 		if freeIn >= 0 {
 			d = min(d, freeIn+driftFloor)
 		}
-	case br.failed == 0:
+	case held || br.failed == 0: // its holder is releasing it, or a split
 		window := max(2*took, 200*time.Microsecond) << min(splits, 6)
 		return rand.N(min(window, d) + 1), true
 	}

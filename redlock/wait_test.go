@@ -165,6 +165,7 @@ func TestWaitersWokenOneByOneInOrder(t *testing.T) {
 			kw := waiter.room.keys[key]
 			return kw != nil && len(kw.queue) == i+1
 		}, 10*time.Second, time.Millisecond)
+		waiting(t, waiter, key) // subscribed: the next one queues behind without an attempt
 	}
 	waiting(t, waiter, key)
 	// The first waiter failed twice (its first attempt, and the one after
@@ -287,4 +288,85 @@ func TestWaiterWithMessagesDropped(t *testing.T) {
 		require.NoError(t, l.Unlock(bg))
 		require.NoError(t, <-got)
 	})
+}
+
+// Goroutines take one key in turn, relocking at once, with no retry delay
+// to fall back on: every wait must end by a wake-up. Two goroutines of one
+// Client, then two of each of two Clients (two processes, as far as waking
+// goes). This caught two lost wake-ups: a Lock that queued behind waiters
+// who had just left (it must attempt after it subscribes), and a waiter
+// woken by a release's first message that reached the other masters before
+// the release did (it found the holder still there, and the release's
+// other messages counted as seen).
+func TestWaitersNeverStall(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		clients, perEach int
+	}{{"one client", 1, 2}, {"two clients", 2, 2}} {
+		t.Run(tc.name, func(t *testing.T) {
+			servers := masters(t, 5)
+			var n atomic.Int64
+			var wg sync.WaitGroup
+			stop := time.Now().Add(time.Second)
+			for range tc.clients {
+				c := client(t, servers, Config{RetryDelay: noRetry})
+				for range tc.perEach {
+					wg.Go(func() {
+						for time.Now().Before(stop) {
+							ctx, cancel := context.WithTimeout(bg, 10*time.Second)
+							l, err := c.Lock(ctx, "w:stall", 10*time.Second)
+							cancel()
+							if err != nil {
+								t.Errorf("after %d locks: %v", n.Load(), err)
+								return
+							}
+							n.Add(1)
+							if err := l.Unlock(bg); err != nil {
+								t.Error(err)
+								return
+							}
+						}
+					})
+				}
+			}
+			wg.Wait()
+			t.Logf("%d locks", n.Load())
+		})
+	}
+}
+
+// A waiter may skip its own attempt and wait its turn only behind waiters
+// that are there and subscribed (join's settled); one that joins a key
+// whose waiters just left must attempt, since the release it would wait
+// for may have come before its subscription.
+func TestJoinSettled(t *testing.T) {
+	servers := masters(t, 3)
+	c := client(t, servers, Config{})
+	first, settled := c.room.join(bg, "j", nil)
+	assert.False(t, settled, "the first waiter of a key")
+	second, settled := c.room.join(bg, "j", nil)
+	assert.True(t, settled, "behind a subscribed waiter")
+	c.room.leave(first, true)
+	c.room.leave(second, true)
+	third, settled := c.room.join(bg, "j", nil)
+	assert.False(t, settled, "its waiters left")
+	c.room.leave(third, false)
+
+	// Not behind a waiter whose subscription a reconnect dropped.
+	a, _ := c.room.join(bg, "k", nil)
+	for _, s := range servers {
+		command(t, s.Addr(), "CLIENT", "KILL", "TYPE", "pubsub")
+	}
+	require.Eventually(t, func() bool {
+		for _, sc := range c.room.subs {
+			if info := sc.Info(); info == nil || info.Generation < 2 || sc.Err() != nil {
+				return false
+			}
+		}
+		return true
+	}, 10*time.Second, time.Millisecond)
+	b, settled := c.room.join(bg, "k", nil)
+	assert.False(t, settled, "behind a waiter whose subscriptions are gone")
+	c.room.leave(a, false)
+	c.room.leave(b, false)
 }
