@@ -96,7 +96,7 @@ func TestAllocs(t *testing.T) {
 			t.Fatalf("a waiting attempt on a held key: %+v", br)
 		}
 		o.releaseAfterFailure("alloc:wait", nil, &tok, false)
-		d, split := other.waitDelay(w, o, &br, 2, 0, time.Since(br.start))
+		d, split := other.waitDelay(w, o, &tok, &br, 2, 0, time.Since(br.start))
 		if split {
 			t.Fatal("one holder has the key: not a split")
 		}

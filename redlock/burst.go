@@ -188,7 +188,9 @@ func (o *op) run(kind Op, done <-chan struct{}) burstResult {
 	}
 	o.timer.Reset(c.cfg.NodeTimeout)
 	timedOut := false
-	for awaited > 0 && !decided(&br, n, q) {
+	// A waiting Lock's failed attempt hears every awaited master out: it
+	// then knows who holds the key where (see contention).
+	for awaited > 0 && !decided(&br, n, q) || o.waiting && awaited > 0 && br.ok < q {
 		select {
 		case r := <-o.notify:
 			i := r.Tag

@@ -189,7 +189,7 @@ func (c *Client) acquire(ctx context.Context, key string, keys *keySet, ttl time
 			w, _ = c.room.join(ctx, key, keyList)
 			continue
 		}
-		d, split := c.waitDelay(w, o, &br, attempt, splits, took)
+		d, split := c.waitDelay(w, o, &tok, &br, attempt, splits, took)
 		if split {
 			splits++
 		} else {

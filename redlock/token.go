@@ -2,6 +2,7 @@ package redlock
 
 import (
 	crand "crypto/rand"
+	"crypto/sha1"
 	"encoding/hex"
 	"math/rand/v2"
 	"sync"
@@ -32,4 +33,12 @@ func newToken() token {
 	var t token
 	hex.Encode(t[:], raw[:])
 	return t
+}
+
+// releaseID is what the masters call the holder of t, and its release (see
+// releasedChannelPrefix): the first 16 hex digits of the SHA-1 of t.
+func (t *token) releaseID() (id [releaseIDLen]byte) {
+	sum := sha1.Sum(t[:])
+	hex.Encode(id[:], sum[:releaseIDLen/2])
+	return id
 }

@@ -17,8 +17,8 @@ import (
 // releaseIDLen is the length of a release's id (see releasedChannelPrefix).
 const releaseIDLen = 16
 
-// seenReleases is how many recent release ids a key remembers, to count
-// the N messages of one release (one per master) as one wake-up.
+// seenReleases is how many recent releases a key remembers, to count the
+// messages of each (one per master that held the key).
 const seenReleases = 8
 
 // waitRoom is where a Client's Locks wait for a key held by someone else.
@@ -56,8 +56,14 @@ type keyWaiters struct {
 	// a SUBSCRIBE to the key's channel was confirmed, tried the one it was
 	// last sent on (confirmed or not: refused by an ACL, say); 0 for none.
 	subGen, tried []uint64
-	seen          [seenReleases][releaseIDLen]byte // recent release ids, a ring
+	seen          [seenReleases]seenRelease // recent releases, a ring
 	nseen         int
+}
+
+// seenRelease is a release whose messages came, and how many did.
+type seenRelease struct {
+	id       [releaseIDLen]byte
+	messages int
 }
 
 // waiter is one Lock call that waits. It belongs to that call; the room
@@ -249,8 +255,13 @@ func (room *waitRoom) open() {
 	}
 }
 
-// onMessage takes a release's message from a master: the first message
-// of a release wakes the key's longest waiting waiter.
+// onMessage takes a release's message from a master. The message that
+// makes a quorum of them wakes the key's longest waiting waiter: the
+// release then ran on a quorum of masters, so a quorum is free. (Waking at
+// the first message would send the waiter to masters the release has not
+// reached yet, its holder still sending it: a wasted attempt under load.)
+// A release whose key was on fewer than a quorum of masters, or whose
+// messages were lost, wakes no one: its waiters' own waits end.
 func (room *waitRoom) onMessage(channel, payload []byte) {
 	key, ok := bytes.CutPrefix(channel, []byte(releasedChannelPrefix))
 	if !ok {
@@ -264,12 +275,26 @@ func (room *waitRoom) onMessage(channel, payload []byte) {
 	}
 	var id [releaseIDLen]byte
 	copy(id[:], payload)
-	if slices.Contains(kw.seen[:min(kw.nseen, seenReleases)], id) {
-		return
+	r := kw.release(id)
+	if r == nil {
+		r = &kw.seen[kw.nseen%seenReleases]
+		*r = seenRelease{id: id}
+		kw.nseen++
 	}
-	kw.seen[kw.nseen%seenReleases] = id
-	kw.nseen++
-	room.wakeLocked(kw)
+	r.messages++
+	if r.messages == room.c.quorum {
+		room.wakeLocked(kw)
+	}
+}
+
+// release returns what kw saw of the release id, or nil.
+func (kw *keyWaiters) release(id [releaseIDLen]byte) *seenRelease {
+	for i := range min(kw.nseen, seenReleases) {
+		if kw.seen[i].id == id {
+			return &kw.seen[i]
+		}
+	}
+	return nil
 }
 
 // onConnect learns that a pub/sub socket was (re)opened, without
@@ -449,56 +474,72 @@ func (room *waitRoom) close() {
 	}
 }
 
-// contention sums up a failed attempt that waits (its "taken" answers carry
-// each holder's id and the key's PTTL, see noteHolder). held reports that
-// one holder, whose id is holder, has a quorum of masters: a release will
-// come, or an expiry. freeIn is how long until a quorum of masters is free
-// by expiry alone, counting our own votes as free (the failed attempt
+// contention sums up a failed waiting attempt, whose "taken" answers carry
+// each holder's id and the key's PTTL (see noteHolder), and which heard
+// every awaited master out. held reports that one holder, whose id is
+// holder, has a quorum of masters: a release will come, or an expiry.
+// Otherwise the votes split among contenders who all lost; every loser
+// sees the same votes (each master answers each of them with whoever came
+// first there), so they agree on one to try again first: the most votes,
+// ties to the smallest id. elect reports that it is this attempt, whose
+// token is tok. freeIn is how long until a quorum of masters is free by
+// expiry alone, counting our own votes as free (the failed attempt
 // releases them); -1 when no such bound is known.
-func (o *op) contention() (held bool, holder [releaseIDLen]byte, freeIn time.Duration) {
+func (o *op) contention(tok *token) (held bool, holder [releaseIDLen]byte, elect bool, freeIn time.Duration) {
 	q := o.c.quorum
 	const never = time.Duration(1<<63 - 1)
+	mine, best := 0, 0
+	var bestID [releaseIDLen]byte
 	for i := range o.res {
-		switch {
-		case o.res[i].Outcome == OutcomeOK || o.res[i].Outcome == OutcomeGuarded:
+		switch out := o.res[i].Outcome; {
+		case out == OutcomeOK || out == OutcomeGuarded:
 			o.free[i] = 0
-		case o.res[i].Outcome == OutcomeTaken && o.hasHolder[i] && o.pttl[i] >= 0:
+			mine++
+		case out == OutcomeTaken && o.hasHolder[i] && o.pttl[i] >= 0:
 			o.free[i] = o.pttl[i]
 		default:
 			o.free[i] = never
 		}
-		if held || !o.hasHolder[i] || o.res[i].Outcome != OutcomeTaken {
+		if !o.hasHolder[i] || o.res[i].Outcome != OutcomeTaken {
 			continue
 		}
-		same := 0
+		votes := 0
 		for j := range o.res {
 			if o.hasHolder[j] && o.res[j].Outcome == OutcomeTaken && o.holder[j] == o.holder[i] {
-				same++
+				votes++
 			}
 		}
-		if same >= q {
-			held, holder = true, o.holder[i]
+		if votes > best || votes == best && bytes.Compare(o.holder[i][:], bestID[:]) < 0 {
+			best, bestID = votes, o.holder[i]
 		}
+	}
+	held = best >= q
+	if held {
+		holder = bestID
+	} else if mine > 0 {
+		id := tok.releaseID()
+		elect = mine > best || mine == best && bytes.Compare(id[:], bestID[:]) < 0
 	}
 	slices.Sort(o.free)
 	if o.free[q-1] == never {
-		return held, holder, -1
+		return held, holder, elect, -1
 	}
-	return held, holder, o.free[q-1]
+	return held, holder, elect, o.free[q-1]
 }
 
 // released reports whether w has seen the release of the holder with id
-// (a message on one of its keys' channels). A waiter woken by a release's
-// first message can reach the other masters before that release does (its
-// holder was still sending it): it then finds the holder still there, and
-// the release's other messages are counted as seen already. It must not
-// wait for a release that came.
+// (a quorum of messages on one of its keys' channels). A waiter whose
+// attempt still finds that holder (a release published by some masters
+// can reach others after the attempt) must not wait for a release that
+// came.
 func (room *waitRoom) released(w *waiter, id [releaseIDLen]byte) bool {
 	room.mu.Lock()
 	defer room.mu.Unlock()
 	for _, k := range w.keys {
-		if kw := room.keys[k]; kw != nil && slices.Contains(kw.seen[:min(kw.nseen, seenReleases)], id) {
-			return true
+		if kw := room.keys[k]; kw != nil {
+			if r := kw.release(id); r != nil && r.messages >= room.c.quorum {
+				return true
+			}
 		}
 	}
 	return false
@@ -511,17 +552,21 @@ func (room *waitRoom) released(w *waiter, id [releaseIDLen]byte) bool {
 // it (see released), a short random back-off of a few attempt durations,
 // doubling with each such failure in a row (splits), so that contenders do
 // not collide again; split reports this case. On faults, the retry delay.
-func (c *Client) waitDelay(w *waiter, o *op, br *burstResult, attempt, splits int, took time.Duration) (d time.Duration, split bool) {
+func (c *Client) waitDelay(w *waiter, o *op, tok *token, br *burstResult, attempt, splits int, took time.Duration) (d time.Duration, split bool) {
 	d = c.retryDelay(attempt)
-	held, holder, freeIn := o.contention()
+	held, holder, elect, freeIn := o.contention(tok)
 	switch {
 	case held && !c.room.released(w, holder):
 		if freeIn >= 0 {
 			d = min(d, freeIn+driftFloor)
 		}
+	case elect && br.failed == 0:
+		// First among the losers: again at once (the others' releases
+		// may still be on their way: a back-off of about a round trip).
+		return rand.N(took/2 + 1), true
 	case held || br.failed == 0: // its holder is releasing it, or a split
 		window := max(2*took, 200*time.Microsecond) << min(splits, 6)
-		return rand.N(min(window, d) + 1), true
+		return took + rand.N(min(window, d)+1), true
 	}
 	return d, false
 }

@@ -1,6 +1,7 @@
 package redlock
 
 import (
+	"bytes"
 	"context"
 	"sync"
 	"sync/atomic"
@@ -369,4 +370,53 @@ func TestJoinSettled(t *testing.T) {
 	assert.False(t, settled, "behind a waiter whose subscriptions are gone")
 	c.room.leave(a, false)
 	c.room.leave(b, false)
+}
+
+// contention reads a failed waiting attempt's answers: a holder with a
+// quorum, or split votes and who among the losers goes first (every loser
+// computes the same one), and when a quorum frees by expiry.
+func TestContention(t *testing.T) {
+	c := &Client{quorum: 3, masters: make([]*master, 5)}
+	o := c.newOp()
+	mine := newToken()
+	x, y := [releaseIDLen]byte{'x'}, [releaseIDLen]byte{'y'}
+	set := func(outs []Outcome, ids [][releaseIDLen]byte, pttls []time.Duration) {
+		for i := range outs {
+			o.res[i].Outcome = outs[i]
+			o.hasHolder[i] = outs[i] == OutcomeTaken
+			o.holder[i], o.pttl[i] = ids[i], pttls[i]
+		}
+	}
+	T, K, F := OutcomeOK, OutcomeTaken, OutcomeTimeout
+	s := time.Second
+
+	set([]Outcome{K, K, K, T, F}, [][releaseIDLen]byte{x, x, x, {}, {}}, []time.Duration{3 * s, 1 * s, 2 * s, 0, 0})
+	held, holder, elect, freeIn := o.contention(&mine)
+	assert.True(t, held)
+	assert.Equal(t, x, holder)
+	assert.False(t, elect)
+	assert.Equal(t, 2*s, freeIn, "ours is free at once, the timeout never: the third is x's second expiry")
+
+	// Split 2 (x) / 2 (ours) / 1 (y): the tie goes to the smaller id.
+	set([]Outcome{K, K, T, T, K}, [][releaseIDLen]byte{x, x, {}, {}, y}, []time.Duration{s, s, 0, 0, s})
+	held, _, elect, _ = o.contention(&mine)
+	assert.False(t, held)
+	id := mine.releaseID()
+	assert.Equal(t, bytes.Compare(id[:], x[:]) < 0, elect)
+
+	// Split 1 (x) / 2 (ours) / 2 (y) with ours the smaller: elected.
+	set([]Outcome{K, T, T, K, K}, [][releaseIDLen]byte{x, {}, {}, y, y}, []time.Duration{s, 0, 0, s, s})
+	y = [releaseIDLen]byte{'z', 'z'} // larger than any hex id
+	for i := 3; i < 5; i++ {
+		o.holder[i] = y
+	}
+	_, _, elect, _ = o.contention(&mine)
+	assert.True(t, elect, "most votes, tie to the smaller id")
+
+	// One vote of ours: never elected over a two-vote loser.
+	set([]Outcome{T, K, K, K, F}, [][releaseIDLen]byte{{}, x, x, y, {}}, []time.Duration{0, s, s, s, 0})
+	held, _, elect, freeIn = o.contention(&mine)
+	assert.False(t, held)
+	assert.False(t, elect)
+	assert.Equal(t, s, freeIn)
 }
