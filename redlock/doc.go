@@ -79,21 +79,26 @@
 // release, not the token). A Client subscribes to the channels of the keys
 // its Locks wait for, on one pub/sub connection per master, opened when the
 // first Lock waits and closed by Close, and only then attempts again: a
-// release after that attempt cannot go unheard. The first message of a
-// release (one per master) wakes one waiter of the key in this Client, the
-// longest waiting, which attempts at once; a new Lock of a key that has
-// waiters in the Client queues behind them rather than barging in. A key
-// released about a round trip before the waiter learns of it is taken
-// about a round trip after.
+// release after that attempt cannot go unheard. When a quorum of a
+// release's messages (one per master that held the key) has come, the
+// release ran on a quorum of masters: it wakes one waiter of the key in
+// this Client, the longest waiting, which attempts at once. A new Lock of a
+// key that has subscribed waiters in the Client queues behind them rather
+// than barging in. A key is taken about a round trip after its release.
 //
 // A waiting attempt runs a script (SET NX PX, or the holder's id and PTTL
-// when taken) so that the waiter knows what it waits for. When one holder
-// has a quorum, the waiter waits for the release, at most RetryDelay's
-// random draw and never past the key's expiry. When nobody has a quorum
-// (waiters of several processes woken by one release split the votes,
-// and all release what they got, without waking anyone), each waits a
-// short random back-off of a few attempt durations that doubles with every
-// split in a row, so they fall out of step within a few rounds.
+// when taken) and, when it fails, hears every master out, so that the
+// waiter knows what it waits for. When one holder has a quorum, the waiter
+// waits for its release, at most RetryDelay's random draw and never past
+// the key's expiry (or tries again soon if that release's messages came
+// already: it reached this master late). When nobody has a quorum, waiters
+// of several processes woken by one release split the votes; each master
+// answered each of them with whoever came first there, so all losers see
+// the same votes and agree on one to try again at once (most votes, ties
+// to the smallest id) while the others back off a random few attempt
+// durations, doubling with every split in a row. A failed attempt releases
+// what it got without waking anyone, unless its token may be on a quorum
+// (someone may have taken it for the holder).
 //
 // A lost message, a pub/sub connection that dropped (it reconnects, and
 // the waiters subscribe again), or an ACL that forbids SUBSCRIBE or PUBLISH
