@@ -201,6 +201,17 @@ func (m *Master) Get(key string) (value string, ttl time.Duration, ok bool) {
 // Keys returns how many keys the master holds.
 func (m *Master) Keys() int { return m.srv.Keys() }
 
+// DropMessages drops the next n pub/sub messages the master would deliver
+// (n < 0: every one until DropMessages(0)): the releases it runs then wake
+// no waiter through it, as lost messages would, and waiters fall back on
+// the other masters or their retry delay.
+func (m *Master) DropMessages(n int) { m.srv.DropMessages(n) }
+
+// KillSubscribers closes every pub/sub connection to the master, as
+// CLIENT KILL TYPE pubsub does, and returns how many it closed: clients
+// reconnect and their waiters subscribe again.
+func (m *Master) KillSubscribers() int { return m.srv.KillSubscribers() }
+
 // clock is the real clock moved forward by Advance.
 type clock struct{ off atomic.Int64 }
 

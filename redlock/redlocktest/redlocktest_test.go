@@ -185,3 +185,46 @@ func TestReadmeUserTest(t *testing.T) {
 	}
 	t.Logf("took %v", time.Since(start))
 }
+
+// A waiter is woken by the release even after every master's pub/sub
+// connections were killed, and with one master's messages dropped; its
+// retry delay (an hour) never ends the wait.
+func TestWaiterSurvivesPubSubFaults(t *testing.T) {
+	ms := redlocktest.NewMasters(t, 3)
+	newClient := func() *redlock.Client {
+		c, err := redlock.New(bg, redlock.Config{
+			Addrs: ms.Addrs(), RetryDelay: time.Hour,
+			Conn: conn.Options{ReconnectMin: time.Millisecond, ReconnectMax: 10 * time.Millisecond},
+		})
+		require.NoError(t, err)
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	holder, waiter := newClient(), newClient()
+	l, err := holder.Lock(bg, "w", 10*time.Second)
+	require.NoError(t, err)
+
+	got := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(bg, 20*time.Second)
+		defer cancel()
+		wl, err := waiter.Lock(ctx, "w", 10*time.Second)
+		if err == nil {
+			err = wl.Unlock(bg)
+		}
+		got <- err
+	}()
+	// Wait until the waiter is subscribed everywhere, then kill that.
+	require.Eventually(t, func() bool {
+		n := 0
+		for i := range 3 {
+			n += ms.Master(i).KillSubscribers()
+		}
+		return n == 3
+	}, 10*time.Second, 20*time.Millisecond)
+	ms.Master(0).DropMessages(-1)
+	// Released while the waiter may still be reconnecting: it attempts
+	// again once it has subscribed, and finds the key free.
+	require.NoError(t, l.Unlock(bg))
+	require.NoError(t, <-got)
+}
