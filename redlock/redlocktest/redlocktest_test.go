@@ -78,6 +78,15 @@ func TestStopStart(t *testing.T) {
 	c := client(t, ms)
 	l, err := c.TryLock(bg, "held", 400*time.Millisecond)
 	require.NoError(t, err)
+	// TryLock returns at a quorum: the third SET may still be on its way.
+	require.Eventually(t, func() bool {
+		for i := range 3 {
+			if _, _, ok := ms.Master(i).Get("held"); !ok {
+				return false
+			}
+		}
+		return true
+	}, 5*time.Second, time.Millisecond)
 	for i := range 2 {
 		ms.Master(i).Stop()
 	}
