@@ -96,12 +96,15 @@ func TestAllocs(t *testing.T) {
 			t.Fatalf("a waiting attempt on a held key: %+v", br)
 		}
 		o.releaseAfterFailure("alloc:wait", nil, &tok, false)
-		d, split := other.waitDelay(w, o, &tok, &br, 2, 0, time.Since(br.start))
+		d, split, holder, held := other.waitDelay(w, o, &tok, &br, 2, 0, time.Since(br.start))
 		if split {
 			t.Fatal("one holder has the key: not a split")
 		}
 		w.wake <- struct{}{} // a release woke it
-		if ok, woken := other.room.wait(bg, w, o.timer, d, false); !ok || !woken {
+		if !held {
+			t.Fatal("one holder has the key")
+		}
+		if ok, woken := other.room.wait(bg, w, o.timer, d, false, &holder); !ok || !woken {
 			t.Fatal("the wake-up did not end the wait")
 		}
 	}

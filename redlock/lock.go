@@ -134,7 +134,7 @@ func (c *Client) acquire(ctx context.Context, key string, keys *keySet, ttl time
 		var settled bool
 		w, settled = c.room.join(ctx, key, keyList)
 		if settled {
-			if ok, _ := c.room.wait(ctx, w, o.timer, c.retryDelay(0), false); !ok {
+			if ok, _ := c.room.wait(ctx, w, o.timer, c.retryDelay(0), false, nil); !ok {
 				return Lock{}, &Error{Op: OpLock, Key: key, Err: ctxerr.Of(ctx)}
 			}
 		}
@@ -189,13 +189,17 @@ func (c *Client) acquire(ctx context.Context, key string, keys *keySet, ttl time
 			w, _ = c.room.join(ctx, key, keyList)
 			continue
 		}
-		d, split := c.waitDelay(w, o, &tok, &br, attempt, splits, took)
+		d, split, holder, held := c.waitDelay(w, o, &tok, &br, attempt, splits, took)
 		if split {
 			splits++
 		} else {
 			splits = 0
 		}
-		ok, woken := c.room.wait(ctx, w, o.timer, d, split)
+		var waitFor *[releaseIDLen]byte
+		if held {
+			waitFor = &holder
+		}
+		ok, woken := c.room.wait(ctx, w, o.timer, d, split, waitFor)
 		if !ok {
 			return Lock{}, o.error(OpLock, key, ctxerr.Of(ctx), attempt)
 		}

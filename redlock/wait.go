@@ -19,7 +19,7 @@ const releaseIDLen = 16
 
 // seenReleases is how many recent releases a key remembers, to count the
 // messages of each (one per master that held the key).
-const seenReleases = 8
+const seenReleases = 16
 
 // waitRoom is where a Client's Locks wait for a key held by someone else.
 //
@@ -64,6 +64,7 @@ type keyWaiters struct {
 type seenRelease struct {
 	id       [releaseIDLen]byte
 	messages int
+	woke     bool // it has woken a waiter
 }
 
 // waiter is one Lock call that waits. It belongs to that call; the room
@@ -278,13 +279,36 @@ func (room *waitRoom) onMessage(channel, payload []byte) {
 	r := kw.release(id)
 	if r == nil {
 		r = &kw.seen[kw.nseen%seenReleases]
+		if r.messages > 0 && !r.woke {
+			// Forgotten before enough of its messages came (a master's
+			// messages lag behind many releases): it ran somewhere, so
+			// rather an early wake-up than none.
+			room.wakeLocked(kw)
+		}
 		*r = seenRelease{id: id}
 		kw.nseen++
 	}
 	r.messages++
-	if r.messages == room.c.quorum {
+	if !r.woke && r.messages >= room.enoughLocked(kw) {
+		r.woke = true
 		room.wakeLocked(kw)
 	}
+}
+
+// enoughLocked is how many messages of a release show that it ran on a
+// quorum: a quorum of them, or as many as kw has confirmed subscriptions
+// when that is fewer (a SUBSCRIBE not confirmed within NodeTimeout), but
+// at least one (mu held).
+func (room *waitRoom) enoughLocked(kw *keyWaiters) int {
+	confirmed := 0
+	for i, sc := range room.subs {
+		if sc != nil {
+			if info := sc.Info(); info != nil && kw.subGen[i] == info.Generation {
+				confirmed++
+			}
+		}
+	}
+	return max(1, min(room.c.quorum, confirmed))
 }
 
 // release returns what kw saw of the release id, or nil.
@@ -341,7 +365,7 @@ func (room *waitRoom) dequeueLocked(w *waiter) {
 }
 
 // wait blocks until a release wakes w (woken), d passes, or ctx ends
-// (false). A back-off after split votes is not cut short by a wake-up
+// (false). holder, when not nil, is the holder whose release w waits for. A back-off after split votes is not cut short by a wake-up
 // (those are the other losers' releases, and whoever woke would collide
 // again); a wake-up that came meanwhile is dropped, since the attempt that
 // follows sees its release. A
@@ -349,7 +373,7 @@ func (room *waitRoom) dequeueLocked(w *waiter) {
 // its queues, by arrival: ahead of those who came after it. A subscription
 // lost with a pub/sub socket is renewed instead of waiting (see
 // staleLocked).
-func (room *waitRoom) wait(ctx context.Context, w *waiter, t *time.Timer, d time.Duration, backoff bool) (ok, woken bool) {
+func (room *waitRoom) wait(ctx context.Context, w *waiter, t *time.Timer, d time.Duration, backoff bool, holder *[releaseIDLen]byte) (ok, woken bool) {
 	room.mu.Lock()
 	if room.closed {
 		room.mu.Unlock()
@@ -367,6 +391,12 @@ func (room *waitRoom) wait(ctx context.Context, w *waiter, t *time.Timer, d time
 				kw.queue = slices.Insert(kw.queue, i, w)
 			}
 		}
+	}
+	if holder != nil && room.releasedLocked(w, *holder) {
+		// The release w waits for came between its attempt and now, while
+		// it was out of the queue: nobody woke it.
+		room.mu.Unlock()
+		return true, true
 	}
 	stale := room.staleLocked(w)
 	room.mu.Unlock()
@@ -535,9 +565,13 @@ func (o *op) contention(tok *token) (held bool, holder [releaseIDLen]byte, elect
 func (room *waitRoom) released(w *waiter, id [releaseIDLen]byte) bool {
 	room.mu.Lock()
 	defer room.mu.Unlock()
+	return room.releasedLocked(w, id)
+}
+
+func (room *waitRoom) releasedLocked(w *waiter, id [releaseIDLen]byte) bool {
 	for _, k := range w.keys {
 		if kw := room.keys[k]; kw != nil {
-			if r := kw.release(id); r != nil && r.messages >= room.c.quorum {
+			if r := kw.release(id); r != nil && r.messages >= room.enoughLocked(kw) {
 				return true
 			}
 		}
@@ -552,7 +586,7 @@ func (room *waitRoom) released(w *waiter, id [releaseIDLen]byte) bool {
 // it (see released), a short random back-off of a few attempt durations,
 // doubling with each such failure in a row (splits), so that contenders do
 // not collide again; split reports this case. On faults, the retry delay.
-func (c *Client) waitDelay(w *waiter, o *op, tok *token, br *burstResult, attempt, splits int, took time.Duration) (d time.Duration, split bool) {
+func (c *Client) waitDelay(w *waiter, o *op, tok *token, br *burstResult, attempt, splits int, took time.Duration) (d time.Duration, split bool, holder [releaseIDLen]byte, held bool) {
 	d = c.retryDelay(attempt)
 	held, holder, elect, freeIn := o.contention(tok)
 	switch {
@@ -560,13 +594,14 @@ func (c *Client) waitDelay(w *waiter, o *op, tok *token, br *burstResult, attemp
 		if freeIn >= 0 {
 			d = min(d, freeIn+driftFloor)
 		}
+		return d, false, holder, true
 	case elect && br.failed == 0:
 		// First among the losers: again at once (the others' releases
 		// may still be on their way: a back-off of about a round trip).
-		return rand.N(took/2 + 1), true
+		return rand.N(took/2 + 1), true, holder, false
 	case held || br.failed == 0: // its holder is releasing it, or a split
 		window := max(2*took, 200*time.Microsecond) << min(splits, 6)
-		return took + rand.N(min(window, d)+1), true
+		return took + rand.N(min(window, d)+1), true, holder, false
 	}
-	return d, false
+	return d, false, holder, false
 }
