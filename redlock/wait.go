@@ -28,10 +28,11 @@ const seenReleases = 16
 // by all the Client's waiters, opened when the first one waits and closed
 // by Client.Close), and only then makes the attempt it will wait on, so a
 // release after that attempt cannot go unheard. Each release publishes on
-// every master that held the key; the room counts the messages of one
-// release once and wakes one waiter of the key, the longest waiting, which
-// attempts at once. A Lock of a key that already has waiters in this
-// Client queues behind them instead of barging in. Every wait is also
+// every master that held the key; when a quorum of one release's messages
+// has come (see onMessage), the room wakes one waiter of the key, the
+// longest waiting, which attempts at once. A Lock of a key that already has
+// subscribed waiters in this Client queues behind them instead of barging
+// in (see join). Every wait is also
 // bounded by the retry delay (and by the key's PTTL when known), so a lost
 // message or a dead subscription costs at most one RetryDelay.
 //
