@@ -569,6 +569,7 @@ func (room *waitRoom) released(w *waiter, id [releaseIDLen]byte) bool {
 	return room.releasedLocked(w, id)
 }
 
+// releasedLocked is released with mu held.
 func (room *waitRoom) releasedLocked(w *waiter, id [releaseIDLen]byte) bool {
 	for _, k := range w.keys {
 		if kw := room.keys[k]; kw != nil {
