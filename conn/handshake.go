@@ -12,7 +12,7 @@ import (
 
 // handshake prepares a fresh socket: HELLO 3 (with AUTH and SETNAME) or AUTH
 // and CLIENT SETNAME, then SELECT, then SCRIPT LOAD of each of
-// Options.Scripts, then INFO server, all in one write. It returns what INFO
+// Options.Scripts, then Options.Setup, then INFO server, all in one write. It returns what INFO
 // said. Errors name the command, never its arguments.
 func (s *socket) handshake() (*ServerInfo, error) {
 	o := &s.c.opts
@@ -53,6 +53,10 @@ func (s *socket) handshake() (*ServerInfo, error) {
 	for _, script := range o.Scripts {
 		cmd = resp.AppendCommand(cmd, "SCRIPT", "LOAD", script)
 		names = append(names, "SCRIPT LOAD")
+	}
+	for _, args := range o.Setup {
+		cmd = resp.AppendCommand(cmd, args...)
+		names = append(names, "setup "+args[0])
 	}
 	cmd = resp.AppendCommand(cmd, "INFO", "server")
 	names = append(names, "INFO")

@@ -51,6 +51,13 @@ type Options struct {
 	// A master that refuses to load one (an ACL without SCRIPT, say) is not
 	// an error: callers still handle -NOSCRIPT (a later SCRIPT FLUSH).
 	Scripts []string
+	// Setup are commands run in every (re)connect's handshake, after the
+	// scripts are loaded and before the Conn takes requests, so that every
+	// request on a socket follows them (a master that restarts drops the
+	// socket: the next one runs them again). An error reply fails the
+	// connect, which is then retried like any other. Each is a command's
+	// arguments, e.g. {"EVAL", script, "1", key}.
+	Setup [][]string
 
 	// OnMessage, when set, makes the Conn a pub/sub connection: every
 	// published message that arrives (RESP2's ["message", channel,
@@ -129,6 +136,11 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Username != "" && o.Password == "" {
 		return o, errors.New("conn: Username set without a Password")
+	}
+	for i, args := range o.Setup {
+		if len(args) == 0 {
+			return o, fmt.Errorf("conn: Setup[%d] is an empty command", i)
+		}
 	}
 	for _, d := range []struct {
 		name string

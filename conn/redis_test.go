@@ -114,6 +114,32 @@ func TestRealRedisScriptsLoadedAtEveryConnect(t *testing.T) {
 	assert.Equal(t, "PONG", doT(t, c2, "PING"))
 }
 
+func TestRealRedisSetupRunsBeforeEveryConnectsRequests(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{})
+	c := dialT(t, Options{Addr: srv.Addr(), Setup: [][]string{{"INCR", "setups"}},
+		ReconnectMin: time.Millisecond, ReconnectMax: 20 * time.Millisecond})
+	assert.Equal(t, "1", doT(t, c, "GET", "setups"))
+
+	// A reconnect runs it again, before the socket takes requests.
+	killer := dialT(t, Options{Addr: srv.Addr()})
+	doT(t, killer, "CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")
+	require.Eventually(t, func() bool {
+		vals, err := c.Do(context.Background(), "GET", "setups")
+		return err == nil && string(vals[0].Bytes) != "1"
+	}, 10*time.Second, 5*time.Millisecond)
+	assert.Equal(t, "2", doT(t, c, "GET", "setups"), "a request on the new socket ran after its setup")
+
+	// An error reply fails the connect, naming the command.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := Dial(ctx, Options{Addr: srv.Addr(), Setup: [][]string{{"NOSUCHCOMMAND"}}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "setup NOSUCHCOMMAND")
+
+	_, err = New(Options{Setup: [][]string{{}}})
+	assert.ErrorContains(t, err, "Setup[0]")
+}
+
 func TestRealRedisPubSub(t *testing.T) {
 	srv := redistest.Start(t, redistest.Options{})
 	pub := dialT(t, Options{Addr: srv.Addr()})
