@@ -79,6 +79,30 @@ func TestAllocs(t *testing.T) {
 	require.Zero(t, testing.AllocsPerRun(200, takenMulti), "TryLockMulti on taken keys")
 	require.NoError(t, heldMulti.Unlock(bg))
 
+	// Fenced: two rounds, still nothing allocated, on success or taken.
+	f := client(t, servers, Config{NodeTimeout: time.Second, Fencing: true})
+	fencedLockUnlock := func() {
+		l, err := f.TryLock(bg, "alloc:fenced", ttl)
+		if err != nil || l.Fence() == 0 {
+			t.Fatal(err)
+		}
+		if err := l.Unlock(bg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fencedLockUnlock()
+	require.Zero(t, testing.AllocsPerRun(200, fencedLockUnlock), "fenced TryLock+Unlock")
+	heldFenced, err := f.TryLock(bg, "alloc:fenced", ttl)
+	require.NoError(t, err)
+	fencedTaken := func() {
+		if _, err := f.TryLock(bg, "alloc:fenced", ttl); err != ErrNotAcquired {
+			t.Fatal(err)
+		}
+	}
+	fencedTaken()
+	require.Zero(t, testing.AllocsPerRun(200, fencedTaken), "fenced TryLock on a taken key")
+	require.NoError(t, heldFenced.Unlock(bg))
+
 	// A waiting Lock allocates when it starts to wait (join), not per
 	// round: each round is a waiting attempt that finds the key taken, the
 	// quiet release of that attempt, the wait it computes, and a wait that

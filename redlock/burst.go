@@ -32,6 +32,14 @@ type op struct {
 	pttl      []time.Duration
 	free      []time.Duration // scratch of contention
 
+	// round is fenceLockRound or fenceWriteRound during a fenced Lock's
+	// bursts (see fence.go), 0 otherwise; the lock round stores each
+	// master's counter in counter (hasCounter says which masters told).
+	round      uint8
+	hasCounter []bool
+	counter    []uint64
+	fenceNum   []byte // scratch for formatting the token
+
 	cmd []byte // the encoded command of the burst
 	alt []byte // the EVAL form of a script command, for NOSCRIPT
 	num []byte // scratch for formatting the TTL
@@ -54,6 +62,9 @@ func (c *Client) newOp() *op {
 		holder:    make([][releaseIDLen]byte, n),
 		pttl:      make([]time.Duration, n),
 		free:      make([]time.Duration, n),
+
+		hasCounter: make([]bool, n),
+		counter:    make([]uint64, n),
 	}
 }
 
@@ -63,14 +74,20 @@ func (c *Client) putOp(o *op) { c.ops.Put(o) }
 // encode writes the burst's command (and the EVAL fallback for scripts):
 // for key alone when keys is nil, else for the lock on keys (sorted,
 // deduplicated, see LockMulti) with the multi-key scripts. A Lock that
-// waits (o.waiting) sends lockWaitScript instead of SET.
+// waits (o.waiting) sends lockWaitScript instead of SET; a fenced Lock
+// (Config.Fencing) sends fenceLockScript, whatever its keys.
 func (o *op) encode(kind Op, key string, keys []string, tok *token, ttl time.Duration) {
 	o.num = strconv.AppendInt(o.num[:0], ttl.Milliseconds(), 10)
-	o.script = kind == OpLock && (keys != nil || o.waiting)
+	o.script = kind == OpLock && (keys != nil || o.waiting || o.c.cfg.Fencing)
+	o.round = 0
 	switch {
+	case kind == OpLock && o.c.cfg.Fencing:
+		o.round = fenceLockRound
+		o.cmd = appendScript(o.cmd[:0], "EVALSHA", fenceLockSHA, key, keys, fenceKey, tok, o.num)
+		o.alt = appendScript(o.alt[:0], "EVAL", fenceLockScript, key, keys, fenceKey, tok, o.num)
 	case kind == OpLock && keys == nil && o.waiting:
-		o.cmd = appendScript(o.cmd[:0], "EVALSHA", lockWaitSHA, key, nil, tok, o.num)
-		o.alt = appendScript(o.alt[:0], "EVAL", lockWaitScript, key, nil, tok, o.num)
+		o.cmd = appendScript(o.cmd[:0], "EVALSHA", lockWaitSHA, key, nil, "", tok, o.num)
+		o.alt = appendScript(o.alt[:0], "EVAL", lockWaitScript, key, nil, "", tok, o.num)
 	case kind == OpLock && keys == nil:
 		o.cmd = resp.AppendArrayHeader(o.cmd[:0], 6)
 		o.cmd = resp.AppendBulkString(o.cmd, "SET")
@@ -80,14 +97,14 @@ func (o *op) encode(kind Op, key string, keys []string, tok *token, ttl time.Dur
 		o.cmd = resp.AppendBulkString(o.cmd, "PX")
 		o.cmd = resp.AppendBulk(o.cmd, o.num)
 	case kind == OpLock:
-		o.cmd = appendScript(o.cmd[:0], "EVALSHA", lockMultiSHA, key, keys, tok, o.num)
-		o.alt = appendScript(o.alt[:0], "EVAL", lockMultiScript, key, keys, tok, o.num)
+		o.cmd = appendScript(o.cmd[:0], "EVALSHA", lockMultiSHA, key, keys, "", tok, o.num)
+		o.alt = appendScript(o.alt[:0], "EVAL", lockMultiScript, key, keys, "", tok, o.num)
 	case kind == OpExtend && keys == nil:
-		o.cmd = appendScript(o.cmd[:0], "EVALSHA", extendSHA, key, nil, tok, o.num)
-		o.alt = appendScript(o.alt[:0], "EVAL", extendScript, key, nil, tok, o.num)
+		o.cmd = appendScript(o.cmd[:0], "EVALSHA", extendSHA, key, nil, "", tok, o.num)
+		o.alt = appendScript(o.alt[:0], "EVAL", extendScript, key, nil, "", tok, o.num)
 	case kind == OpExtend:
-		o.cmd = appendScript(o.cmd[:0], "EVALSHA", extendMultiSHA, key, keys, tok, o.num)
-		o.alt = appendScript(o.alt[:0], "EVAL", extendMultiScript, key, keys, tok, o.num)
+		o.cmd = appendScript(o.cmd[:0], "EVALSHA", extendMultiSHA, key, keys, "", tok, o.num)
+		o.alt = appendScript(o.alt[:0], "EVAL", extendMultiScript, key, keys, "", tok, o.num)
 	case kind == OpUnlock:
 		// EVAL, not EVALSHA: a release answered NOSCRIPT after the decision
 		// (its master lost its scripts, and answered last) would go unseen,
@@ -96,7 +113,7 @@ func (o *op) encode(kind Op, key string, keys []string, tok *token, ttl time.Dur
 		if keys != nil {
 			script = releaseMultiScript
 		}
-		o.cmd = appendScript(o.cmd[:0], "EVAL", script, key, keys, tok, nil)
+		o.cmd = appendScript(o.cmd[:0], "EVAL", script, key, keys, "", tok, nil)
 	}
 }
 
@@ -107,13 +124,16 @@ func (o *op) encodeQuietRelease(key string, keys []string, tok *token) {
 	if keys != nil {
 		script = releaseMultiQuietScript
 	}
-	o.cmd = appendScript(o.cmd[:0], "EVAL", script, key, keys, tok, nil)
+	o.cmd = appendScript(o.cmd[:0], "EVAL", script, key, keys, "", tok, nil)
 }
 
-// appendScript encodes "EVAL[SHA] script numkeys key... token [ttl]": the
-// keys are keys, or key alone when keys is nil.
-func appendScript(dst []byte, verb, script, key string, keys []string, tok *token, ttl []byte) []byte {
+// appendScript encodes "EVAL[SHA] script numkeys key... token [arg]": the
+// keys are keys, or key alone when keys is nil, then last when not "".
+func appendScript(dst []byte, verb, script, key string, keys []string, last string, tok *token, ttl []byte) []byte {
 	nkeys := max(1, len(keys))
+	if last != "" {
+		nkeys++
+	}
 	n := 4 + nkeys
 	if ttl != nil {
 		n++
@@ -127,6 +147,9 @@ func appendScript(dst []byte, verb, script, key string, keys []string, tok *toke
 	}
 	for _, k := range keys {
 		dst = resp.AppendBulkString(dst, k)
+	}
+	if last != "" {
+		dst = resp.AppendBulkString(dst, last)
 	}
 	dst = resp.AppendBulk(dst, tok[:])
 	if ttl != nil {
@@ -167,6 +190,7 @@ func (o *op) run(kind Op, done <-chan struct{}) burstResult {
 		o.res[i] = NodeResult{Addr: m.addr}
 		o.evaled[i] = false
 		o.hasHolder[i] = false
+		o.hasCounter[i] = false
 		o.slow[i] = m.conn.ReplyLatency() > c.cfg.NodeTimeout
 		m.conn.Send(r, o.notify)
 	}
@@ -194,7 +218,7 @@ func (o *op) run(kind Op, done <-chan struct{}) burstResult {
 		select {
 		case r := <-o.notify:
 			i := r.Tag
-			out, err, noScript := classify(kind, o.script, r)
+			out, err, noScript := o.classify(kind, r)
 			if noScript && !o.evaled[i] {
 				// The master lost its script cache (a restart): load and
 				// run the script in one EVAL, within the same deadline.
@@ -215,7 +239,7 @@ func (o *op) run(kind Op, done <-chan struct{}) burstResult {
 			case OutcomeTaken:
 				br.taken++
 			default:
-				br.failed++
+				br.failed++ // OutcomeUnfenced too: not counted for a fenced lock
 			}
 		case <-o.timer.C:
 			timedOut = true
@@ -258,7 +282,7 @@ func (o *op) settle(kind Op, timedOut bool, br *burstResult) {
 	}
 	for ; late > 0; late-- {
 		r := <-o.notify
-		out, err, _ := classify(kind, o.script, r)
+		out, err, _ := o.classify(kind, r)
 		// Recorded for the caller's picture (and release decisions) but not
 		// counted: the outcome was decided without it.
 		if out == OutcomeTaken && o.script {
@@ -292,10 +316,10 @@ func (o *op) record(kind Op, i int, out Outcome, err error) Outcome {
 }
 
 // classify reads a completed request's answer: SET's for a single-key lock
-// (script false); a lock script's 1, or {holder id, pttl} when taken; a
-// script's 1 or 0 otherwise. noScript reports a -NOSCRIPT (a server error,
-// worth one EVAL).
-func classify(kind Op, script bool, r *conn.Request) (out Outcome, err error, noScript bool) {
+// (no script); a lock script's 1, or {holder id, pttl} when taken; a
+// script's 1 or 0 otherwise; the fence rounds' answers (see fence.go).
+// noScript reports a -NOSCRIPT (a server error, worth one EVAL).
+func (o *op) classify(kind Op, r *conn.Request) (out Outcome, err error, noScript bool) {
 	if err := r.Err(); err != nil {
 		return OutcomeConnError, err, false
 	}
@@ -308,7 +332,9 @@ func classify(kind Op, script bool, r *conn.Request) (out Outcome, err error, no
 		return OutcomeServerError, v.Err(), string(v.ErrorPrefix()) == "NOSCRIPT"
 	}
 	switch {
-	case kind == OpLock && !script:
+	case o.round != 0:
+		return o.classifyFence(r.Tag, vals)
+	case kind == OpLock && !o.script:
 		if v.Null {
 			return OutcomeTaken, nil, false
 		}

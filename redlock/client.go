@@ -22,6 +22,7 @@ type Client struct {
 	ops    sync.Pool // *op: per-operation state, reused
 	renew  *renewer  // keeps Do's locks extended
 	room   waitRoom  // where Locks wait for a release
+	fence  fencer    // repairs of the fencing counters (Config.Fencing)
 	closed atomic.Bool
 }
 
@@ -59,6 +60,9 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		}
 		seen[id] = true
 		opts.Scripts = append(slices.Clip(opts.Scripts), sentBySHA...)
+		if cfg.Fencing {
+			opts.Setup = append(slices.Clip(opts.Setup), fenceSetup())
+		}
 		cn, err := conn.New(opts)
 		if err != nil {
 			c.closeMasters()
@@ -77,6 +81,11 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	c.ops.New = func() any { return c.newOp() }
 	c.room.c = c
 	c.renew = newRenewer(c)
+	if cfg.Fencing {
+		c.fence.ctx, c.fence.cancel = context.WithCancel(context.Background())
+		// Fresh masters get their counters now, not at the first Lock.
+		c.repairFence(ctx)
+	}
 	return c, nil
 }
 
@@ -97,6 +106,7 @@ func (c *Client) Close() error {
 	}
 	c.renew.close()
 	c.room.close()
+	c.fence.close()
 	c.closeMasters()
 	return nil
 }

@@ -67,6 +67,18 @@ type Config struct {
 	// cannot hold it forever. Default 1000; -1 means no bound.
 	MaxExtensions int
 
+	// Fencing makes every lock of this Client carry a fencing token
+	// (Lock.Fence): a number that strictly increases from one holder of a
+	// key to the next, across all clients with Fencing on, for the
+	// resource to check, so that a holder that paused past its validity is
+	// turned away. It costs a second round trip per acquisition and one
+	// extra command per connect. Every client of the same masters must set
+	// it (a client without it hands out no tokens) and the same MaxTTL or
+	// larger. See "Fencing" in the package documentation for how tokens
+	// are made, why they cannot go backwards, and what a master restart
+	// costs.
+	Fencing bool
+
 	// Hooks observe operations and lock events. Unset hooks cost nothing.
 	Hooks Hooks
 }

@@ -57,6 +57,9 @@ func (c *Client) do(ctx context.Context, key string, keys []string, ttl time.Dur
 		return err
 	}
 	workCtx, cancel := context.WithCancelCause(ctx)
+	if l.fence != 0 {
+		workCtx = context.WithValue(workCtx, fenceCtxKey{}, l.fence)
+	}
 	renewal := c.renew.register(&l, ttl, func() { cancel(ErrNotHeld) })
 	// However fn ends, panics included: stop renewing, then release.
 	defer func() {

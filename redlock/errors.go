@@ -23,6 +23,10 @@ var (
 	// yet no quorum said the lock was lost. The lock keeps its previous
 	// validity (see Lock.Validity); trying again may succeed.
 	ErrExtendFailed = errors.New("redlock: extend failed")
+	// ErrFenceRange: a master's fencing counter is beyond what Volley
+	// reads exactly (2^53-1, the masters' Lua numbers); it is never reached
+	// by counting (see Config.Fencing), only by a write from elsewhere.
+	ErrFenceRange = errors.New("redlock: fencing counter out of range")
 	// ErrClosed: the Client was closed.
 	ErrClosed = errors.New("redlock: client closed")
 )
@@ -63,9 +67,10 @@ const (
 	OutcomeGuarded                    // answered OK, but the restart guard kept it out of the quorum
 	OutcomeCancelled                  // the caller's context ended first
 	OutcomeSlow                       // not awaited: its replies lately came after Config.NodeTimeout, and the outcome hung on it
+	OutcomeUnfenced                   // answered OK, but has no fencing counter it vouches for (it restarted; see Config.Fencing): not counted for a fenced lock
 )
 
-var outcomeNames = [...]string{"not awaited", "ok", "taken", "timeout", "connection error", "server error", "restart guard", "cancelled", "slow"}
+var outcomeNames = [...]string{"not awaited", "ok", "taken", "timeout", "connection error", "server error", "restart guard", "cancelled", "slow", "unfenced"}
 
 func (o Outcome) String() string {
 	if int(o) < len(outcomeNames) {

@@ -20,6 +20,7 @@ type Lock struct {
 	ttl   time.Duration
 	until time.Time // end of validity, on the monotonic clock
 	since time.Time // when it was acquired; zero once Hooks.Held was told it ended
+	fence uint64    // the fencing token (Config.Fencing), else 0
 }
 
 // Key returns the locked key; for a lock on several keys (LockMulti), the
@@ -111,6 +112,9 @@ func (c *Client) acquire(ctx context.Context, key string, keys *keySet, ttl time
 	if err := ctx.Err(); err != nil {
 		return Lock{}, &Error{Op: OpLock, Key: key, Err: ctxerr.Of(ctx)}
 	}
+	if err := c.checkFenceKeys(key, keyList); err != nil {
+		return Lock{}, err
+	}
 	o := c.getOp()
 	defer c.putOp(o)
 	attempt := 1
@@ -154,11 +158,20 @@ func (c *Client) acquire(ctx context.Context, key string, keys *keySet, ttl time
 		o.encode(OpLock, key, keyList, &tok, ttl)
 		br := o.run(OpLock, done)
 		took := time.Since(br.start)
-		o.report(OpLock)
 		until := c.validUntil(br.start, ttl)
+		var fence uint64
+		unfenced := false // a master without a counter it vouches for took part
+		if c.cfg.Fencing && !br.cancelled && br.ok >= c.quorum && time.Now().Before(until) {
+			unfenced = o.unfenced()
+			fence, br = o.fenceWrite(key, keyList, &tok, done)
+		}
+		o.report(OpLock)
 		if !br.cancelled && br.ok >= c.quorum && time.Now().Before(until) {
+			if fence != 0 && (unfenced || o.unfenced()) {
+				c.repairSoon()
+			}
 			c.event(EventAcquired, key)
-			l := Lock{c: c, key: key, keys: keys, tok: tok, ttl: ttl, until: until}
+			l := Lock{c: c, key: key, keys: keys, tok: tok, ttl: ttl, until: until, fence: fence}
 			if c.cfg.Hooks.Held != nil {
 				l.since = time.Now()
 			}
@@ -180,8 +193,14 @@ func (c *Client) acquire(ctx context.Context, key string, keys *keySet, ttl time
 			// Faults, or a quorum whose validity ran out.
 			err = o.error(OpLock, key, ErrNotAcquired, attempt)
 		}
-		if counted >= tries {
+		// A master without a counter it vouches for kept a fenced lock
+		// from its quorum: if a repair gives it one, attempt again at once.
+		repaired := c.cfg.Fencing && !br.cancelled && o.unfenced() && c.repairFence(ctx)
+		if counted >= tries && !(repaired && tries > 1) {
 			return Lock{}, err
+		}
+		if repaired {
+			continue
 		}
 		if w == nil {
 			// Wait for the release. Subscribe first, then attempt again at

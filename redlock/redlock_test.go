@@ -24,6 +24,7 @@ func TestScriptSHAs(t *testing.T) {
 		releaseScript: releaseSHA, extendScript: extendSHA,
 		lockMultiScript: lockMultiSHA, releaseMultiScript: releaseMultiSHA, extendMultiScript: extendMultiSHA,
 		extendBatchScript: extendBatchSHA, lockWaitScript: lockWaitSHA,
+		fenceLockScript: fenceLockSHA, fenceWriteScript: fenceWriteSHA,
 	} {
 		sum := sha1.Sum([]byte(script))
 		assert.Equal(t, sha, hex.EncodeToString(sum[:]))

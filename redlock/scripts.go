@@ -79,4 +79,55 @@ const (
 // runs them at the first try instead of answering -NOSCRIPT, and a request
 // answered after the decision (not resent) still does its work. The
 // release scripts go with EVAL and need no loading.
-var sentBySHA = []string{extendScript, lockMultiScript, extendMultiScript, extendBatchScript, lockWaitScript}
+var sentBySHA = []string{extendScript, lockMultiScript, extendMultiScript, extendBatchScript, lockWaitScript, fenceLockScript, fenceWriteScript}
+
+// The scripts of fencing (see fence.go). Every master keeps one fencing
+// counter, fenceKey, for all keys and all clients; a master that restarted
+// since it last vouched for its counter has none, only fenceUnsureKey (a
+// hash: since, the master's TIME in microseconds when it noticed; stale,
+// the counter it had then, if any) until a repair gives it one. The keys
+// are fixed: fencing adds three keys per master, however many locks there
+// are.
+const (
+	fenceKey       = "volley:fence"
+	fenceRunKey    = "volley:fence:run"
+	fenceUnsureKey = "volley:fence:unsure"
+
+	// fenceCheckScript runs in every connection's handshake (before the
+	// connection takes requests). KEYS: fenceKey, fenceRunKey,
+	// fenceUnsureKey. If the counter was vouched for under this master
+	// process's run_id, nothing changes (1). Else the process restarted
+	// since (or never had a counter): whatever counter it has may be older
+	// than what it once acknowledged (a snapshot, a lost AOF tail, or
+	// nothing), so the counter moves to the unsure hash as stale and the
+	// master stops answering for it (0).
+	fenceCheckScript = `local id=string.match(redis.call("info","server"),"run_id:(%x+)") if not id then return redis.error_reply("ERR fencing: INFO gave no run_id") end if redis.call("get",KEYS[2])==id then return 1 end local g=redis.call("get",KEYS[1]) if g then local s=redis.call("hget",KEYS[3],"stale") if not s or tonumber(s)<tonumber(g) then redis.call("hset",KEYS[3],"stale",g) end redis.call("del",KEYS[1]) end local t=redis.call("time") redis.call("hset",KEYS[3],"since",t[1]..string.format("%06d",tonumber(t[2]))) redis.call("set",KEYS[2],id) return 0`
+
+	// fenceLockScript is a fenced Lock's first round: lockMultiScript (any
+	// number of keys) with fenceKey as the last of KEYS. When it set the
+	// keys it returns {1, counter}, or {1} when the master has no counter
+	// it vouches for; when a key was taken, that key's {holder id, pttl}.
+	fenceLockScript = `local n=#KEYS-1 for i=1,n do local v=redis.call("get",KEYS[i]) if v then return {string.sub(redis.sha1hex(v),1,16),redis.call("pttl",KEYS[i])} end end for i=1,n do redis.call("set",KEYS[i],ARGV[1],"px",ARGV[2]) end local g=redis.call("get",KEYS[#KEYS]) if g then return {1,g} end return {1}`
+	fenceLockSHA    = "6dc12226ca32d6d7f26735375844d9f0d6a18afd"
+
+	// fenceWriteScript is a fenced Lock's second round: if every key (all
+	// of KEYS but the last, fenceKey) still holds the token ARGV[1], it
+	// raises the counter to ARGV[2] (never lowers it) and returns 1; 0 if a
+	// key does not hold the token; 2 if the master has no counter it
+	// vouches for.
+	fenceWriteScript = `local n=#KEYS-1 for i=1,n do if redis.call("get",KEYS[i])~=ARGV[1] then return 0 end end local g=redis.call("get",KEYS[#KEYS]) if not g then return 2 end if tonumber(g)<tonumber(ARGV[2]) then redis.call("set",KEYS[#KEYS],ARGV[2]) end return 1`
+	fenceWriteSHA    = "b13efd7eaae92c5b27ae12c1f104a5e6028d0f23"
+
+	// fenceStateScript is a repair's first look. KEYS: fenceKey,
+	// fenceUnsureKey. It returns {counter, since, stale, now}, "" for what
+	// is missing; now is the master's TIME in microseconds.
+	fenceStateScript = `local t=redis.call("time") return {redis.call("get",KEYS[1]) or "",redis.call("hget",KEYS[2],"since") or "",redis.call("hget",KEYS[2],"stale") or "",t[1]..string.format("%06d",tonumber(t[2]))}`
+
+	// fenceRepairScript gives an unsure master its counter back. KEYS:
+	// fenceKey, fenceUnsureKey; ARGV: the since the repair saw, the value.
+	// It sets the counter and drops the unsure hash only if the master is
+	// still unsure since that moment (1); a master that restarted again
+	// meanwhile is left alone (0). A master that has a counter raises it to
+	// the value (1).
+	fenceRepairScript = `local g=redis.call("get",KEYS[1]) if g then if tonumber(g)<tonumber(ARGV[2]) then redis.call("set",KEYS[1],ARGV[2]) end return 1 end if redis.call("hget",KEYS[2],"since")~=ARGV[1] then return 0 end redis.call("set",KEYS[1],ARGV[2]) redis.call("del",KEYS[2]) return 1`
+)

@@ -202,6 +202,22 @@ func (s *Server) Restart(keepData bool) error {
 	return s.start()
 }
 
+// RestartFromSnapshot stops the server and starts it again on the same
+// port from the RDB file at snapshot (a copy of Dir's dump.rdb taken with
+// SAVE earlier): a restart that loads an old data set, as one from an old
+// RDB or a truncated AOF does.
+func (s *Server) RestartFromSnapshot(snapshot string) error {
+	data, err := os.ReadFile(snapshot)
+	if err != nil {
+		return fmt.Errorf("redistest: restart: %w", err)
+	}
+	s.Kill()
+	if err := os.WriteFile(filepath.Join(s.dir, "dump.rdb"), data, 0o600); err != nil {
+		return fmt.Errorf("redistest: restart: %w", err)
+	}
+	return s.start()
+}
+
 // Pause stops the process (SIGSTOP): connections stay open, nothing is
 // answered, keys do not expire while it is stopped. Resume undoes it. On
 // systems without SIGSTOP (Windows) it returns ErrNoPause.

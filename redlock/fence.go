@@ -1,0 +1,385 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/volleylock/volley/resp"
+)
+
+// Fencing (Config.Fencing): each master keeps one counter (fenceKey), and
+// a fenced Lock takes two rounds:
+//
+//  1. fenceLockScript sets the keys, as any Lock does, and reads the
+//     counter of every master that set them;
+//  2. once a quorum of masters that vouch for their counter set the keys,
+//     the token is the largest counter read plus one, and fenceWriteScript
+//     raises the counter to it on every master that still holds the keys;
+//     the lock is acquired when a quorum did, within the validity.
+//
+// The argument that tokens only grow, and what restarts do, is in the
+// package documentation ("Fencing").
+const (
+	fenceLockRound  = 1
+	fenceWriteRound = 2
+)
+
+// maxFence is the largest counter Volley reads: the masters' Lua numbers
+// are doubles, exact up to 2^53.
+const maxFence = 1<<53 - 1
+
+// Fence returns the lock's fencing token: strictly greater than the token
+// of every earlier holder of its key (every key, for LockMulti) among
+// clients with Config.Fencing; 0 when the Client does not fence. Give it
+// to the resource with each write, and have the resource refuse a token
+// lower than the highest it has accepted (see the package's Fencing
+// example).
+func (l *Lock) Fence() uint64 { return l.fence }
+
+type fenceCtxKey struct{}
+
+// FenceFrom returns the fencing token of the lock that Do or DoMulti holds
+// while it runs fn, from fn's context; false outside such a context or
+// when the Client does not fence.
+func FenceFrom(ctx context.Context) (uint64, bool) {
+	f, ok := ctx.Value(fenceCtxKey{}).(uint64)
+	return f, ok && f != 0
+}
+
+// classifyFence reads master i's answer to a fence round: for the lock
+// round, {1, counter} (set; counter stored), {1} (set, but the master has
+// no counter it vouches for) or {holder id, pttl} (taken); for the write
+// round, 1, 0 (a key does not hold our token) or 2 (no counter).
+func (o *op) classifyFence(i int, vals []resp.Value) (Outcome, error, bool) {
+	v := &vals[0]
+	switch o.round {
+	case fenceLockRound:
+		if v.Type != resp.TypeArray {
+			break
+		}
+		switch {
+		case v.Int == 2 && len(vals) == 3 && vals[1].Type == resp.TypeBulk:
+			return OutcomeTaken, nil, false
+		case v.Int == 2 && len(vals) == 3 && vals[1].Type == resp.TypeInteger && vals[1].Int == 1 && vals[2].Type == resp.TypeBulk:
+			n, ok := parseCounter(vals[2].Bytes)
+			if !ok {
+				return OutcomeServerError, ErrFenceRange, false
+			}
+			o.counter[i], o.hasCounter[i] = n, true
+			return OutcomeOK, nil, false
+		case v.Int == 1 && len(vals) == 2 && vals[1].Type == resp.TypeInteger && vals[1].Int == 1:
+			return OutcomeUnfenced, nil, false
+		}
+	case fenceWriteRound:
+		if v.Type == resp.TypeInteger {
+			switch v.Int {
+			case 1:
+				return OutcomeOK, nil, false
+			case 0:
+				return OutcomeTaken, nil, false
+			case 2:
+				return OutcomeUnfenced, nil, false
+			}
+		}
+	}
+	return OutcomeServerError, errUnexpectedReply, false
+}
+
+// parseCounter reads a counter: decimal digits, at most maxFence.
+func parseCounter(b []byte) (uint64, bool) {
+	if len(b) == 0 || len(b) > 16 {
+		return 0, false
+	}
+	var n uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + uint64(c-'0')
+	}
+	return n, n <= maxFence
+}
+
+// fenceWrite is a fenced Lock's second round, after a first round (run by
+// the same op) in which a quorum of masters that vouch for their counter
+// set the keys: the token is the largest counter read plus one, written to
+// every master, where fenceWriteScript keeps it only if the keys still hold
+// tok. It returns the token and the round's result (its start is not the
+// lock's: the validity counts from the first round's).
+func (o *op) fenceWrite(key string, keys []string, tok *token, done <-chan struct{}) (uint64, burstResult) {
+	var top uint64
+	for i := range o.res {
+		if o.hasCounter[i] {
+			top = max(top, o.counter[i])
+		}
+	}
+	fence := top + 1
+	o.fenceNum = strconv.AppendUint(o.fenceNum[:0], fence, 10)
+	o.round, o.script = fenceWriteRound, true
+	o.cmd = appendScript(o.cmd[:0], "EVALSHA", fenceWriteSHA, key, keys, fenceKey, tok, o.fenceNum)
+	o.alt = appendScript(o.alt[:0], "EVAL", fenceWriteScript, key, keys, fenceKey, tok, o.fenceNum)
+	br := o.run(OpLock, done)
+	o.round = 0
+	return fence, br
+}
+
+// unfenced reports whether a master answered the last round without a
+// counter it vouches for: a repair (see repairFence) may help.
+func (o *op) unfenced() bool {
+	for i := range o.res {
+		if o.res[i].Outcome == OutcomeUnfenced {
+			return true
+		}
+	}
+	return false
+}
+
+// checkFenceKeys refuses, when fencing, a key that is one of fencing's own.
+func (c *Client) checkFenceKeys(key string, keys []string) error {
+	if !c.cfg.Fencing {
+		return nil
+	}
+	for _, k := range append([]string{key}, keys...) {
+		if k == fenceKey || strings.HasPrefix(k, fenceKey+":") {
+			return errors.New("redlock: key " + strconv.Quote(k) + " is reserved for fencing")
+		}
+	}
+	return nil
+}
+
+// fenceSetup is the command every connection of a fencing Client runs in
+// its handshake (conn.Options.Setup): fenceCheckScript.
+func fenceSetup() []string {
+	return []string{"EVAL", fenceCheckScript, "3", fenceKey, fenceRunKey, fenceUnsureKey}
+}
+
+// fencer serializes repairs and paces them, and owns the goroutine of a
+// repair started in the background (repairSoon): Client.Close stops it.
+type fencer struct {
+	mu        sync.Mutex   // held by the one repair under way
+	notBefore atomic.Int64 // no repair starts before this (UnixNano)
+	running   atomic.Bool  // a background repair is under way
+	ctx       context.Context
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+}
+
+// repairSoon starts a repair in the background, unless one runs or the
+// last one asked to wait: a fenced lock that succeeded without some master
+// (OutcomeUnfenced) does not pay for the repair.
+func (c *Client) repairSoon() {
+	f := &c.fence
+	if time.Now().UnixNano() < f.notBefore.Load() || f.running.Swap(true) {
+		return
+	}
+	f.wg.Go(func() { // owned by the Client: Close cancels f.ctx and waits
+		defer f.running.Store(false)
+		c.repairFence(f.ctx)
+	})
+}
+
+// close stops a background repair and waits for it.
+func (f *fencer) close() {
+	if f.cancel != nil {
+		f.cancel()
+	}
+	f.wg.Wait()
+}
+
+// repairWait is how long a master must have been unsure before a repair
+// may give it a counter from the others: every lock round that may have
+// written to it before it lost its counter has ended by then (a lock's
+// rounds end within its validity, at most MaxTTL), so the others' counters,
+// read after the wait, include every token acknowledged by a quorum that
+// counted this master.
+func (c *Client) repairWait() time.Duration {
+	return c.cfg.MaxTTL + time.Duration(2*c.cfg.DriftFactor*float64(c.cfg.MaxTTL)) + driftFloor
+}
+
+// masterFence is what a repair learned of one master.
+type masterFence struct {
+	answered   bool
+	hasCounter bool
+	counter    uint64
+	since      string // when it became unsure ("" if it is not)
+	stale      uint64
+	now        uint64 // its TIME, in microseconds
+}
+
+// repairFence gives the masters that have no counter they vouch for one
+// they can vouch for, when that is safe, and reports whether it gave any.
+//
+// With a quorum of masters that vouch for theirs, a master unsure for
+// repairWait gets the largest of their counters, read after the wait
+// (and its own stale one, if larger). Without such a quorum (a fresh
+// deployment; or most masters restarted), every unsure master gets the
+// largest counter or stale counter any master has, or the masters' clock
+// in microseconds if larger: exact when the restarted masters kept every
+// write (appendfsync always), and otherwise right as long as fewer than
+// one fenced acquisition per microsecond was made on average since the
+// counters began. At most one repair runs at a time per Client, and
+// failed ones are paced.
+func (c *Client) repairFence(ctx context.Context) bool {
+	f := &c.fence
+	if !f.mu.TryLock() {
+		return false
+	}
+	defer f.mu.Unlock()
+	now := time.Now()
+	if now.UnixNano() < f.notBefore.Load() {
+		return false
+	}
+	f.notBefore.Store(now.Add(max(2*c.cfg.NodeTimeout, 10*time.Millisecond)).UnixNano())
+
+	states := make([]masterFence, len(c.masters))
+	c.eachMaster(ctx, []string{"EVAL", fenceStateScript, "2", fenceKey, fenceUnsureKey}, func(i int, vals []resp.Value) {
+		states[i] = parseMasterFence(vals)
+	})
+	vouched, unanswered := 0, 0
+	var unsure []int
+	for i, s := range states {
+		switch {
+		case !s.answered:
+			unanswered++
+		case s.hasCounter:
+			vouched++
+		case s.since != "":
+			unsure = append(unsure, i)
+		}
+	}
+	if len(unsure) == 0 {
+		return false
+	}
+	var value uint64
+	switch {
+	case vouched >= c.quorum:
+		wait := uint64(c.repairWait().Microseconds())
+		ready := unsure[:0]
+		var soonest uint64 = 1<<64 - 1
+		for _, i := range unsure {
+			since, err := strconv.ParseUint(states[i].since, 10, 64)
+			if err != nil {
+				continue
+			}
+			if states[i].now >= since+wait {
+				ready = append(ready, i)
+			} else {
+				soonest = min(soonest, since+wait-states[i].now)
+			}
+		}
+		if len(ready) == 0 {
+			f.notBefore.Store(now.Add(time.Duration(soonest) * time.Microsecond).UnixNano())
+			return false
+		}
+		unsure = ready
+		// Read the others' counters again, after the wait.
+		fresh := 0
+		c.eachMaster(ctx, []string{"GET", fenceKey}, func(i int, vals []resp.Value) {
+			if vals[0].Type == resp.TypeBulk && !vals[0].Null {
+				if n, ok := parseCounter(vals[0].Bytes); ok {
+					value = max(value, n)
+					fresh++
+				}
+			}
+		})
+		if fresh < c.quorum {
+			return false
+		}
+		for _, i := range unsure {
+			value = max(value, states[i].stale)
+		}
+	case vouched+unanswered < c.quorum:
+		// No quorum vouches for its counter, nor can one among those that
+		// did not answer: start again from everything known, and the clock.
+		for _, s := range states {
+			value = max(value, s.counter, s.stale, s.now)
+		}
+	default:
+		return false
+	}
+	if value > maxFence {
+		return false
+	}
+	arg := strconv.FormatUint(value, 10)
+	repaired := false
+	c.eachMasterOf(ctx, unsure, func(i int) []string {
+		return []string{"EVAL", fenceRepairScript, "2", fenceKey, fenceUnsureKey, states[i].since, arg}
+	}, func(i int, vals []resp.Value) {
+		if vals[0].Type == resp.TypeInteger && vals[0].Int == 1 {
+			repaired = true
+		}
+	})
+	return repaired
+}
+
+// parseMasterFence reads fenceStateScript's answer.
+func parseMasterFence(vals []resp.Value) masterFence {
+	s := masterFence{}
+	if len(vals) != 5 || vals[0].Type != resp.TypeArray || vals[0].Int != 4 {
+		return s
+	}
+	for _, v := range vals[1:] {
+		if v.Type != resp.TypeBulk {
+			return s
+		}
+	}
+	now, ok := parseCounter(vals[4].Bytes)
+	if !ok {
+		return s
+	}
+	s.answered, s.now = true, now
+	if len(vals[1].Bytes) > 0 {
+		if s.counter, s.hasCounter = parseCounter(vals[1].Bytes); !s.hasCounter {
+			s.answered = false // out of range: this master cannot take part
+			return s
+		}
+	}
+	s.since = string(vals[2].Bytes)
+	if len(vals[3].Bytes) > 0 {
+		s.stale, _ = parseCounter(vals[3].Bytes)
+	}
+	return s
+}
+
+// eachMaster sends args to every master at once, waits at most
+// NodeTimeout, and then calls fn, one master after another, with each
+// reply that came in time and is not an error.
+func (c *Client) eachMaster(ctx context.Context, args []string, fn func(i int, vals []resp.Value)) {
+	all := make([]int, len(c.masters))
+	for i := range all {
+		all[i] = i
+	}
+	c.eachMasterOf(ctx, all, func(int) []string { return args }, fn)
+}
+
+// eachMasterOf is eachMaster for the masters in idx, each with its own
+// command.
+func (c *Client) eachMasterOf(ctx context.Context, idx []int, args func(i int) []string, fn func(i int, vals []resp.Value)) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.NodeTimeout)
+	defer cancel()
+	replies := make([][]resp.Value, len(c.masters))
+	var wg sync.WaitGroup
+	for _, i := range idx {
+		a := args(i)
+		anys := make([]any, len(a))
+		for j := range a {
+			anys[j] = a[j]
+		}
+		wg.Go(func() { // joined below
+			if vals, err := c.masters[i].conn.Do(ctx, anys...); err == nil && len(vals) > 0 && !vals[0].IsError() {
+				replies[i] = vals
+			}
+		})
+	}
+	wg.Wait()
+	for i, vals := range replies {
+		if vals != nil {
+			fn(i, vals)
+		}
+	}
+}
