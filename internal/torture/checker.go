@@ -20,6 +20,18 @@ type Interval struct {
 	// Votes is each master's answer to the acquisition (and the latest
 	// extension), when the Locker can tell (see Held.Votes).
 	Votes string `json:"votes,omitempty"`
+	// Fence is the holder's fencing token (Held.Fence), 0 without fencing.
+	Fence uint64 `json:"fence,omitempty"`
+}
+
+// FenceRegression is a holder of a key whose fencing token is not greater
+// than that of an earlier holder of the key: Later acquired (Later.Start)
+// after Earlier did, with Later.Fence <= Earlier.Fence. An Earlier that
+// has left the checker's horizon is given with only its key and token.
+type FenceRegression struct {
+	Key     string   `json:"key"`
+	Earlier Interval `json:"earlier"`
+	Later   Interval `json:"later"`
 }
 
 // Violation is two overlapping intervals of one key: Second was acquired
@@ -36,7 +48,10 @@ type Violation struct {
 // counts all of them.
 const maxKeptViolations = 100
 
-// Checker finds overlapping intervals of the same key. It keeps, per key,
+// Checker finds overlapping intervals of the same key, and fencing tokens
+// that do not grow from one holder of a key to the next (in the order of
+// Start, which for non-empty intervals of one key that do not overlap is
+// the order of acquisition). It keeps, per key,
 // the intervals that ended within its horizon of the latest one added: an
 // interval lasts at most MaxTTL and is added right after it ends, so a
 // horizon of MaxTTL plus a generous margin for slow recording sees every
@@ -52,11 +67,16 @@ type Checker struct {
 	added      int
 	empty      int
 	late       int
+
+	pruned      map[string]uint64 // per key, the largest token of the intervals let go
+	fenced      int               // intervals with a token
+	regressions []FenceRegression
+	regressed   int
 }
 
 // NewChecker returns a Checker with the given horizon (see Checker).
 func NewChecker(horizon time.Duration) *Checker {
-	return &Checker{horizon: horizon, keys: make(map[string][]Interval)}
+	return &Checker{horizon: horizon, keys: make(map[string][]Interval), pruned: make(map[string]uint64)}
 }
 
 // Add records a finished interval and returns how many earlier intervals
@@ -74,9 +94,23 @@ func (c *Checker) Add(iv Interval) int {
 		c.late++ // recorded so late that an overlap could have been pruned
 	}
 	c.latest = max(c.latest, iv.End)
+	if iv.Fence != 0 {
+		c.fenced++
+		if top := c.pruned[iv.Key]; top >= iv.Fence {
+			c.regression(Interval{Key: iv.Key, Holder: "(left the horizon)", Fence: top}, iv)
+		}
+	}
 	found := 0
 	kept := c.keys[iv.Key][:0]
 	for _, e := range c.keys[iv.Key] {
+		if iv.Fence != 0 && e.Fence != 0 {
+			switch {
+			case e.Start < iv.Start && e.Fence >= iv.Fence:
+				c.regression(e, iv)
+			case iv.Start < e.Start && iv.Fence >= e.Fence:
+				c.regression(iv, e)
+			}
+		}
 		if e.Start < iv.End && iv.Start < e.End {
 			found++
 			first, second := e, iv
@@ -93,10 +127,20 @@ func (c *Checker) Add(iv Interval) int {
 		}
 		if e.End >= c.latest-c.horizon {
 			kept = append(kept, e)
+		} else {
+			c.pruned[iv.Key] = max(c.pruned[iv.Key], e.Fence)
 		}
 	}
 	c.keys[iv.Key] = append(kept, iv)
 	return found
+}
+
+// regression records that later's token does not exceed earlier's.
+func (c *Checker) regression(earlier, later Interval) {
+	c.regressed++
+	if len(c.regressions) < maxKeptViolations {
+		c.regressions = append(c.regressions, FenceRegression{Key: later.Key, Earlier: earlier, Later: later})
+	}
 }
 
 // CheckerStats sums up what a Checker saw.
@@ -106,6 +150,12 @@ type CheckerStats struct {
 	Late       int         `json:"late"`       // recorded later than horizon/2
 	Violations int         `json:"violations"` // all of them
 	Details    []Violation `json:"details"`    // the first 100
+	// Fenced counts the intervals that carried a fencing token;
+	// FenceRegressions the tokens not greater than an earlier holder's,
+	// FenceDetails the first 100 of them.
+	Fenced           int               `json:"fenced"`
+	FenceRegressions int               `json:"fence_regressions"`
+	FenceDetails     []FenceRegression `json:"fence_details,omitempty"`
 }
 
 // Stats returns the counts and the first violations.
@@ -115,5 +165,6 @@ func (c *Checker) Stats() CheckerStats {
 	return CheckerStats{
 		Intervals: c.added, Empty: c.empty, Late: c.late,
 		Violations: c.count, Details: append([]Violation(nil), c.violations...),
+		Fenced: c.fenced, FenceRegressions: c.regressed, FenceDetails: append([]FenceRegression(nil), c.regressions...),
 	}
 }

@@ -80,3 +80,60 @@ func TestCheckerPrunesAndCountsLate(t *testing.T) {
 	assert.Equal(t, 1, st.Late)
 	assert.Zero(t, st.Violations)
 }
+
+func fenced(key, holder string, start, end int, fence uint64) Interval {
+	i := iv(key, holder, start, end)
+	i.Fence = fence
+	return i
+}
+
+func TestCheckerFencing(t *testing.T) {
+	tests := []struct {
+		name        string
+		intervals   []Interval
+		regressions int
+	}{
+		{"growing", []Interval{fenced("k", "a", 0, 10, 1), fenced("k", "b", 20, 30, 2), fenced("k", "c", 40, 50, 7)}, 0},
+		{"smaller", []Interval{fenced("k", "a", 0, 10, 5), fenced("k", "b", 20, 30, 4)}, 1},
+		{"equal", []Interval{fenced("k", "a", 0, 10, 5), fenced("k", "b", 20, 30, 5)}, 1},
+		{"recorded out of order", []Interval{fenced("k", "b", 20, 30, 4), fenced("k", "a", 0, 10, 5)}, 1},
+		{"other keys", []Interval{fenced("k1", "a", 0, 10, 5), fenced("k2", "b", 20, 30, 4)}, 0},
+		{"not fenced", []Interval{fenced("k", "a", 0, 10, 5), iv("k", "b", 20, 30)}, 0},
+		{"empty interval holds nothing", []Interval{fenced("k", "a", 0, 10, 5), fenced("k", "b", 20, 20, 1)}, 0},
+		{"smaller than all earlier", []Interval{fenced("k", "a", 0, 10, 5), fenced("k", "b", 20, 30, 6), fenced("k", "c", 40, 50, 3)}, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := NewChecker(time.Minute)
+			for _, i := range tt.intervals {
+				c.Add(i)
+			}
+			st := c.Stats()
+			require.Equal(t, tt.regressions, st.FenceRegressions)
+			for _, r := range st.FenceDetails {
+				assert.Less(t, r.Earlier.Start, r.Later.Start)
+				assert.GreaterOrEqual(t, r.Earlier.Fence, r.Later.Fence)
+			}
+		})
+	}
+}
+
+// TestCheckerFencingBeyondHorizon: a holder is compared with every earlier
+// one, also those the checker let go.
+func TestCheckerFencingBeyondHorizon(t *testing.T) {
+	c := NewChecker(ms(100))
+	for i := range 100 {
+		c.Add(fenced("k", "a", i*10, i*10+5, uint64(1000+i)))
+	}
+	c.Add(fenced("k", "x", 3000, 3005, 5000)) // the first 100 leave the horizon
+	c.mu.Lock()
+	kept := len(c.keys["k"])
+	c.mu.Unlock()
+	require.Equal(t, 1, kept)
+	c.Add(fenced("k", "b", 4000, 4005, 1050))
+	st := c.Stats()
+	require.Equal(t, 2, st.FenceRegressions, "below x, and below the largest of those let go")
+	assert.Equal(t, "(left the horizon)", st.FenceDetails[0].Earlier.Holder)
+	assert.Equal(t, uint64(1099), st.FenceDetails[0].Earlier.Fence)
+	assert.Equal(t, 102, st.Fenced)
+}

@@ -88,6 +88,10 @@ type Config struct {
 	// DisableRestartGuard runs redlock without its restart guard: with
 	// FaultCrashImmediate, violations are then expected.
 	DisableRestartGuard bool
+	// Fencing turns on redlock's fencing tokens (Config.Fencing), which the
+	// checker then checks: each holder's greater than every earlier
+	// holder's of the key. With NewLocker set, it only tells the report.
+	Fencing bool
 	// Faults is the nemesis' rotation, shuffled every cycle [SafeFaults];
 	// an empty non-nil slice means no faults.
 	Faults    []Fault

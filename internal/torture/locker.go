@@ -38,6 +38,8 @@ type Held interface {
 	// latest successful extension, for the report of a violation; "" if
 	// the Locker cannot tell.
 	Votes() string
+	// Fence is the lock's fencing token; 0 if it has none.
+	Fence() uint64
 }
 
 // redlockLocker is the real thing.
@@ -163,6 +165,7 @@ func (h *redlockHeld) Votes() string {
 	return "lock: " + h.lockVotes + "; latest extend: " + h.extendVotes
 }
 func (h *redlockHeld) Unlock(ctx context.Context) error { return h.l.Unlock(ctx) }
+func (h *redlockHeld) Fence() uint64                    { return h.l.Fence() }
 
 // brokenLocker is a deliberately wrong lock: SET without NX on every
 // master, so it "acquires" whatever others hold. The checker must catch it.
@@ -248,6 +251,7 @@ type brokenHeld struct {
 
 func (h *brokenHeld) Started() time.Time { return h.start }
 func (h *brokenHeld) Votes() string      { return "" }
+func (h *brokenHeld) Fence() uint64      { return 0 }
 func (h *brokenHeld) Until() time.Time   { return h.until }
 func (h *brokenHeld) Extend(context.Context, time.Duration) error {
 	return errors.New("broken: no extend")

@@ -14,6 +14,7 @@ import (
 type Report struct {
 	Seed         uint64        `json:"seed"`
 	RestartGuard bool          `json:"restart_guard"`
+	Fencing      bool          `json:"fencing"`
 	Faults       []Fault       `json:"faults"`
 	Masters      int           `json:"masters"`
 	Clients      int           `json:"clients"`
@@ -79,6 +80,8 @@ func (r *Report) Problems() []string {
 		}
 	}
 	add(r.Checker.Violations > 0, "%d mutual-exclusion violations", r.Checker.Violations)
+	add(r.Checker.FenceRegressions > 0, "%d fencing tokens not greater than an earlier holder's", r.Checker.FenceRegressions)
+	add(r.Fencing && r.Checker.Fenced == 0 && r.Acquisitions > 0, "fencing on, but no holder had a token")
 	add(r.MajorityGrants > 0, "%d locks granted during a majority partition", r.MajorityGrants)
 	add(r.Panics > 0, "%d panics", r.Panics)
 	add(r.Stuck > 0, "%d operations stuck past their deadline", r.Stuck)
@@ -108,8 +111,12 @@ func (r *Report) WriteTable(w io.Writer) {
 		guard = "OFF"
 	}
 	row("seed", "%d", r.Seed)
-	row("setup", "%d masters, %d clients x %d goroutines, %d keys, TTL %v, MaxTTL %v, NodeTimeout %v, restart guard %s",
-		r.Masters, r.Clients, r.Goroutines, r.Keys, r.TTL, r.MaxTTL, r.NodeTimeout, guard)
+	fencing := "off"
+	if r.Fencing {
+		fencing = "on"
+	}
+	row("setup", "%d masters, %d clients x %d goroutines, %d keys, TTL %v, MaxTTL %v, NodeTimeout %v, restart guard %s, fencing %s",
+		r.Masters, r.Clients, r.Goroutines, r.Keys, r.TTL, r.MaxTTL, r.NodeTimeout, guard, fencing)
 	row("elapsed", "%v%s", r.Elapsed.Round(time.Millisecond), map[bool]string{true: " (interrupted)"}[r.Interrupted])
 	row("acquisitions", "%d (%.1f/s)", r.Acquisitions, r.PerSecond)
 	row("lock latency", "p50 %s  p99 %s  max %s", ms(r.LatencyP50), ms(r.LatencyP99), ms(r.LatencyMax))
@@ -127,6 +134,9 @@ func (r *Report) WriteTable(w io.Writer) {
 	}
 	row("intervals checked", "%d (%d empty: validity gone on return; %d recorded late)", r.Checker.Intervals, r.Checker.Empty, r.Checker.Late)
 	row("VIOLATIONS", "%d", r.Checker.Violations)
+	if r.Fencing || r.Checker.Fenced > 0 {
+		row("fencing tokens", "%d holders had one; %d REGRESSIONS (not greater than an earlier holder's)", r.Checker.Fenced, r.Checker.FenceRegressions)
+	}
 	row("majority grants", "%d", r.MajorityGrants)
 	row("wall clock steps", "%d (each beyond %v; Redis expires keys by the wall clock)", len(r.ClockSteps), minClockStep)
 	row("stuck operations", "%d", r.Stuck)
@@ -169,6 +179,14 @@ func (r *Report) WriteTable(w io.Writer) {
 		for _, f := range v.Faults {
 			fmt.Fprintf(w, "  fault: %s\n", f)
 		}
+	}
+	for i, f := range r.Checker.FenceDetails {
+		if i == 10 {
+			fmt.Fprintf(w, "... %d more fencing regressions in the JSON report\n", len(r.Checker.FenceDetails)-10)
+			break
+		}
+		fmt.Fprintf(w, "\nFENCING REGRESSION on %s: %s (token %d, acquired %.4fs) after %s (token %d, acquired %.4fs)\n",
+			f.Key, f.Later.Holder, f.Later.Fence, f.Later.Start.Seconds(), f.Earlier.Holder, f.Earlier.Fence, f.Earlier.Start.Seconds())
 	}
 	for _, g := range r.MajorityGrantList {
 		fmt.Fprintf(w, "MAJORITY GRANT: %s got %s, first vote asked at %.4fs, partition from %.4fs\n", g.Holder, g.Key, g.Started.Seconds(), g.PartitionAt.Seconds())

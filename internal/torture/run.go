@@ -91,6 +91,7 @@ func DefaultLocker(cfg Config, addrs []string) (Locker, error) {
 		NodeTimeout:         cfg.NodeTimeout,
 		MaxTTL:              cfg.MaxTTL,
 		DisableRestartGuard: cfg.DisableRestartGuard,
+		Fencing:             cfg.Fencing,
 		DriftFactor:         0.01,
 	})
 }
@@ -206,7 +207,7 @@ func snapshot() (int, uint64) {
 func (r *run) report(elapsed time.Duration) *Report {
 	cfg := &r.cfg
 	rep := &Report{
-		Seed: cfg.Seed, RestartGuard: !cfg.DisableRestartGuard, Faults: cfg.Faults,
+		Seed: cfg.Seed, RestartGuard: !cfg.DisableRestartGuard, Fencing: cfg.Fencing, Faults: cfg.Faults,
 		Masters: cfg.Masters, Clients: cfg.Clients, Goroutines: cfg.Goroutines, Keys: cfg.Keys,
 		TTL: cfg.TTL, MaxTTL: cfg.MaxTTL, NodeTimeout: cfg.NodeTimeout,
 		Elapsed:      elapsed,

@@ -67,6 +67,29 @@ func TestBrokenMultiLockIsCaught(t *testing.T) {
 	require.Positive(t, rep.Checker.Violations, "the checker missed a multi-key lock that took one key")
 }
 
+// TestIncrMaxFencingIsCaught runs the checker over the obvious
+// multi-master fencing (INCR on each master, take the largest): a correct
+// lock whose tokens go backwards. The fencing check must catch it, as it
+// must let redlock's tokens pass (TestTortureShort).
+func TestIncrMaxFencingIsCaught(t *testing.T) {
+	rep, err := Run(context.Background(), Config{
+		Duration: 5 * time.Second, Seed: testSeed, Masters: 5, Clients: 3, Goroutines: 6, Keys: 2,
+		TTL: 300 * time.Millisecond, MaxTTL: time.Second, Faults: []Fault{},
+		Slack: time.Second, Fencing: true,
+		NewLocker: func(id int, addrs []string) (Locker, error) {
+			return NewIncrMaxLocker(addrs, conn.Options{ReadTimeout: 200 * time.Millisecond}, 50*time.Millisecond, testSeed+uint64(id))
+		},
+		Logf: t.Logf,
+	})
+	require.NoError(t, err)
+	t.Logf("INCR-and-max: %d acquisitions, %d fenced, %d regressions, %d violations",
+		rep.Acquisitions, rep.Checker.Fenced, rep.Checker.FenceRegressions, rep.Checker.Violations)
+	require.Positive(t, rep.Checker.Fenced)
+	require.Positive(t, rep.Checker.FenceRegressions, "the fencing check missed tokens that go backwards")
+	assert.Zero(t, rep.Checker.Violations, "INCR-and-max is a correct lock")
+	assert.NotEmpty(t, rep.Problems())
+}
+
 // TestTortureShort is the short pass of the torture run for `make test`:
 // redlock with the restart guard on, every safe fault once in a compressed
 // rotation, against five real masters. It must find no violation, no lock
@@ -78,6 +101,7 @@ func TestTortureShort(t *testing.T) {
 		Duration: 45 * time.Second, Cycles: 1, Seed: testSeed,
 		Masters: 5, Clients: 3, Goroutines: 6, Keys: 2,
 		TTL: 400 * time.Millisecond, MaxTTL: time.Second, NodeTimeout: 30 * time.Millisecond,
+		Fencing: true,
 		// The race detector on two cores stretches scheduling.
 		Slack:     time.Second,
 		FaultTime: 3 * time.Second, HealTime: 700 * time.Millisecond,
@@ -93,5 +117,6 @@ func TestTortureShort(t *testing.T) {
 	for _, f := range SafeFaults() {
 		assert.True(t, seen[f], "fault %s never ran", f)
 	}
+	assert.Positive(t, rep.Checker.Fenced, "fencing on: holders carry tokens")
 	assert.Empty(t, rep.Problems())
 }

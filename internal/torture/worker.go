@@ -141,7 +141,7 @@ func (r *run) round(ctx context.Context, rng *rand.Rand, holder string, lk Locke
 	}
 
 	stop := time.Now()
-	iv := Interval{Holder: holder, Start: start, Until: h.Until().Sub(r.epoch), Unlock: -1, Votes: h.Votes()}
+	iv := Interval{Holder: holder, Start: start, Until: h.Until().Sub(r.epoch), Unlock: -1, Votes: h.Votes(), Fence: h.Fence()}
 	iv.End = iv.Until
 	if rng.Float64() < 0.97 { // else: let it expire
 		iv.Unlock = stop.Sub(r.epoch)

@@ -9,7 +9,8 @@
 // with immediate restart with the guard OFF, where violations are expected
 // and reported but do not fail the run. It exits 1 if the safe schedule
 // found a violation, a lock granted under a majority partition, a panic, a
-// stuck operation, a goroutine leak, a fault never recovered from or a
+// stuck operation, a fencing token not greater than an earlier holder's
+// (with -fencing, the default), a goroutine leak, a fault never recovered from or a
 // slow-rotation fault past its liveness bounds (torture.MaxSlowGap,
 // torture.MaxSlowRecovery); 2 on a setup error. Ctrl-C or SIGTERM stops the
 // run, kills the masters and prints what was found so far.
@@ -47,6 +48,7 @@ func main() {
 		faults         = flag.String("faults", "", "comma-separated faults (default: all): "+faultNames())
 		jsonPath       = flag.String("json", "", "write the report as JSON to this file")
 		quiet          = flag.Bool("q", false, "do not log each fault")
+		fencing        = flag.Bool("fencing", true, "fenced locks (redlock Config.Fencing), with every holder's token checked against earlier holders'")
 	)
 	flag.Parse()
 	log.SetFlags(0)
@@ -55,7 +57,7 @@ func main() {
 		Duration: *duration, Seed: *seed,
 		Masters: *masters, Clients: *clients, Goroutines: *goroutines, Keys: *keys,
 		TTL: *ttl, MaxTTL: *maxTTL, NodeTimeout: *nodeTimeout,
-		FaultTime: *faultTime, HealTime: *healTime,
+		FaultTime: *faultTime, HealTime: *healTime, Fencing: *fencing,
 	}
 	if *faults != "" {
 		fs, err := torture.ParseFaults(strings.Split(*faults, ","))
