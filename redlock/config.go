@@ -73,8 +73,8 @@ type Config struct {
 	// resource to check, so that a holder that paused past its validity is
 	// turned away. It costs a second round trip per acquisition and one
 	// extra command per connect. Every client of the same masters must set
-	// it (a client without it hands out no tokens) and the same MaxTTL or
-	// larger. See "Fencing" in the package documentation for how tokens
+	// it (a client without it hands out no tokens) and the same MaxTTL.
+	// See "Fencing" in the package documentation for how tokens
 	// are made, why they cannot go backwards, and what a master restart
 	// costs.
 	Fencing bool

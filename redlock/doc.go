@@ -118,6 +118,88 @@
 // deduplicated into storage the Lock keeps until Unlock, pooled: a steady
 // stream of multi-key locks allocates nothing.
 //
+// # Fencing
+//
+// A holder that pauses past its validity (GC, swap, SIGSTOP) may still
+// write to the resource after the next holder got the lock; no lock can
+// prevent that, but the resource can refuse the late write if every
+// holder brings a number greater than every earlier holder's, a fencing
+// token. With Config.Fencing, Lock.Fence (and FenceFrom in Do) is one.
+//
+// Each master keeps one counter, the key "volley:fence", for all keys and
+// clients: fencing adds three keys per master, whatever the number of
+// locks ("volley:fence:run" and the hash "volley:fence:unsure" are the
+// other two), so counters cannot pile up. A fenced Lock takes two rounds.
+// The first sets the keys, as any Lock, and reads, in the same script, the
+// counter of each master that set them. Once a quorum of masters that
+// vouch for their counter (see below) set the keys, the token is the
+// largest counter read plus one, and the second round raises the counter
+// to the token on every master whose keys still hold the lock's token
+// (never lowering it). The lock is acquired when a quorum did so within
+// the validity, counted from the first round. The counter is never an
+// INCR: failed attempts would raise some masters' counters and not others,
+// and a later holder whose quorum misses the high ones would get a smaller
+// token (the torture's INCR-and-max variant shows it within seconds).
+//
+// Why a token cannot go backwards. Let A hold a key and B be the next
+// holder, and let W be the quorum that took A's token in the second round,
+// and R the quorum whose counters B read. W and R share a master m. On m,
+// A's write ran while m held A's key, and B's read ran while m held no key
+// (it then set B's). If B's read came after A's write, B read at least A's
+// token: counters only grow. Otherwise B's key was on m before A's, and
+// had gone from m before A set its key there: released by B (then B held
+// the lock before A did) or expired (then B's validity, which ends before
+// its key expires on m, was over before A's set, so again B came first).
+// Either way B came before A, a contradiction. So B's token is greater.
+// Case by case:
+//
+//   - Contention and failed attempts: a loser may have raised some
+//     counters in its second round, which only makes later tokens larger;
+//     it hands out no token, and what it read is irrelevant.
+//   - Timeouts and partitions: a master that did not answer is in neither
+//     W nor R; both are quorums of masters that did answer.
+//   - Expiry and takeover: the argument above; a holder whose validity ran
+//     out before its second round ended gets no lock.
+//   - A write of A's that arrives late: it lands only while A's key is
+//     still on that master, so before the key's expiry.
+//   - Restarts, the hard case: a master that restarts may come back with an
+//     older counter (an RDB snapshot, an AOF without appendfsync always) or
+//     none, and if it was the only master of W in R, B could read less
+//     than A's token. Every connection of a fencing Client therefore runs,
+//     before it takes requests, a script that compares the master's run_id
+//     with the one recorded when its counter was last vouched for; after a
+//     restart they differ, and the script sets the counter aside ("stale")
+//     and marks the master unsure. An unsure master's answers do not count
+//     toward a fenced lock's quorum (OutcomeUnfenced) and it takes no
+//     writes, so R and W only ever hold masters whose counters hold every
+//     write they acknowledged. A master restarts by dropping its
+//     connections, so no request reaches a restarted master before the
+//     check. An unsure master is repaired once it has been unsure for
+//     MaxTTL (plus drift): every lock round that may have written to it
+//     before the restart has ended by then, so the largest counter of a
+//     quorum of the others, read after that wait, is at least every token
+//     it ever acknowledged; it gets that (or its stale counter, if larger).
+//     Repairs run in the background when a fenced lock meets an unsure
+//     master, or in the foreground when a lock cannot be fenced without
+//     one.
+//   - Most masters restarted at once, or fresh masters: with no quorum
+//     that vouches, the unsure masters start again from the largest counter
+//     or stale counter any master has, or the masters' clock in
+//     microseconds if larger. Exact when the restarted masters kept every
+//     write (appendfsync always); otherwise right as long as fewer than one
+//     fenced acquisition per microsecond was made on average since the
+//     counters began. This is the one case that rests on a clock, and it
+//     needs every master that might vouch to answer: while some of them
+//     may, fenced locks wait rather than guess.
+//
+// The cost is a second round trip per acquisition (lockbench's latency
+// mode reports volley-fenced next to volley), one script per connect, and,
+// after a restart, up to MaxTTL during which that master does not count
+// for fenced locks. All clients of the same masters must fence (a client
+// without Fencing hands out no tokens and ignores the counters) and use
+// the same MaxTTL (a repair waits out the MaxTTL of its own Client). Keys named "volley:fence" or starting
+// with "volley:fence:" are refused.
+//
 // # Errors
 //
 // ErrNotAcquired, ErrNotHeld, ErrExtendFailed and ctx's errors tell the
