@@ -81,9 +81,10 @@ fuzz:
 
 ## bench: the main job: lockbench's quick pass on five local masters
 ## (real redis-server, or embedded fake masters without it), Volley against
-## redsync and peers, interleaved; table on stdout, JSON and SVG in bench/results.
+## redsync and peers, interleaved; table on stdout, JSON and the figure (SVG
+## and PNG) in bench/results.
 bench: deps
-	cd bench && $(GO) run ./cmd/lockbench -quick -json results/lockbench-quick.json -plot results/lockbench-quick.svg
+	cd bench && $(GO) run ./cmd/lockbench -quick -json results/lockbench-quick.json -plot results/lockbench-quick
 
 ## bench-go: the Go benchmarks: library packages, then codec and connection
 ## against peers (bench module).

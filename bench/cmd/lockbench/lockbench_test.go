@@ -146,9 +146,7 @@ func TestHarnessSmoke(t *testing.T) {
 	}
 	assert.Contains(t, text, "G=4")
 
-	var svg bytes.Buffer
-	require.NoError(t, writeSVG(&svg, rep))
-	requireWellFormedXML(t, svg.Bytes())
+	requireFigure(t, rep, 3)
 }
 
 func requireWellFormedXML(t *testing.T, b []byte) {

@@ -1,9 +1,12 @@
 // Command lockbench measures Volley's Redlock client side by side with
 // go-redsync/redsync (over go-redis and redigo), bsm/redislock and
-// rueidislock, on the same masters, interleaved round by round.
+// rueidislock, on the same masters, interleaved round by round, and next
+// to the floor (floor.go), the lowest-overhead Lock+Unlock the machine
+// allows, so that every run measures Volley's distance to it.
 //
 //	go run ./cmd/lockbench -quick                # the make bench pass, < 2 min
-//	go run ./cmd/lockbench -mode all -json results/lockbench.json -plot results/lockbench.svg
+//	go run ./cmd/lockbench -mode all -json results/lockbench.json -plot results/lockbench
+//	go run ./cmd/lockbench -replot results/lockbench.json -plot results/lockbench  # redraw only
 //
 // By default it starts five local masters (redis-server when installed,
 // in-process fakes otherwise) and stops them on exit, Ctrl-C included.
@@ -62,7 +65,7 @@ func run(args []string) int {
 		tries       = fs.Int("tries", 1000, "attempts per Lock call (the harness's deadline ends them sooner)")
 		only        = fs.String("contenders", "", "comma-separated subset of contenders (default all)")
 		jsonOut     = fs.String("json", "", "write the report as JSON to this file")
-		plotOut     = fs.String("plot", "", "write an SVG plot (latency CDF, throughput vs goroutines) to this file")
+		plotOut     = fs.String("plot", "", "write the figure (latency CDF, throughput vs goroutines, handoff, degraded timeline; the modes run) to PATH.svg and PATH.png; an .svg or .png extension on PATH is dropped")
 		replot      = fs.String("replot", "", "read a report written by -json and only redraw it with -plot (no measurement)")
 		window      = fs.Duration("degraded-window", 2*time.Second, "degraded mode: how long each master stays slow")
 		degRounds   = fs.Int("degraded-rounds", 0, "degraded mode: rounds (default -rounds)")
@@ -188,11 +191,17 @@ func run(args []string) int {
 			fmt.Fprintln(os.Stderr, "lockbench: wrote", *jsonOut)
 		}
 		if *plotOut != "" {
-			if err := writeFile(*plotOut, func(f *os.File) error { return writeSVG(f, rep) }); err != nil {
-				fmt.Fprintln(os.Stderr, "lockbench:", err)
+			paths, err := writePlots(*plotOut, rep)
+			switch {
+			case errors.Is(err, errNothingToPlot):
+				fmt.Fprintln(os.Stderr, "lockbench: -plot:", err) // the modes run have no figure: not a failure
+			case err != nil:
+				fmt.Fprintln(os.Stderr, "lockbench: -plot:", err)
 				return 1
 			}
-			fmt.Fprintln(os.Stderr, "lockbench: wrote", *plotOut)
+			for _, p := range paths {
+				fmt.Fprintln(os.Stderr, "lockbench: wrote", p)
+			}
 		}
 	}
 	if runErr != nil {
@@ -269,10 +278,10 @@ func writeFile(path string, fn func(*os.File) error) error {
 	return f.Close()
 }
 
-// redraw writes the plot of a saved JSON report.
+// redraw writes the figure of a saved JSON report to out.svg and out.png.
 func redraw(in, out string) int {
 	if out == "" {
-		fmt.Fprintln(os.Stderr, "lockbench: -replot needs -plot FILE.svg")
+		fmt.Fprintln(os.Stderr, "lockbench: -replot needs -plot PATH (writes PATH.svg and PATH.png)")
 		return 2
 	}
 	b, err := os.ReadFile(in)
@@ -285,9 +294,13 @@ func redraw(in, out string) int {
 		fmt.Fprintln(os.Stderr, "lockbench:", in+":", err)
 		return 1
 	}
-	if err := writeFile(out, func(f *os.File) error { return writeSVG(f, &rep) }); err != nil {
-		fmt.Fprintln(os.Stderr, "lockbench:", err)
+	paths, err := writePlots(out, &rep)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "lockbench: -plot:", err)
 		return 1
+	}
+	for _, p := range paths {
+		fmt.Fprintln(os.Stderr, "lockbench: wrote", p)
 	}
 	return 0
 }
