@@ -17,7 +17,7 @@ STATICCHECK    ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # the library's go.mod stays lean.
 SUBMODULES     ?= bench redlockotel redlockprom
 
-.PHONY: all test deps vet cross staticcheck fmt-check unit fuzz-smoke bench bench-go fuzz torture cover lint redis-up redis-down
+.PHONY: all test deps vet cross staticcheck fmt-check unit fuzz-smoke bench bench-go bench-go-compare fuzz torture cover lint redis-up redis-down
 
 all: test
 
@@ -87,10 +87,32 @@ bench: deps
 	cd bench && $(GO) run ./cmd/lockbench -quick -json results/lockbench-quick.json -plot results/lockbench-quick
 
 ## bench-go: the Go benchmarks: library packages, then codec and connection
-## against peers (bench module).
+## against peers (bench module), BENCH_COUNT times each (benchstat wants
+## about 10 for its confidence intervals); BENCH_GO_PATTERN narrows them (a
+## -bench regexp: make bench-go BENCH_COUNT=3 BENCH_GO_PATTERN=Parse). The
+## raw output goes to BENCH_GO_OUT, then benchstat summarises it.
+BENCH_COUNT      ?= 10
+BENCH_GO_PATTERN ?= .
+BENCH_GO_OUT     ?= bench/results/bench-go.txt
+# benchstat, pinned: run from the module proxy at this version, as staticcheck.
+BENCHSTAT        ?= golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 bench-go:
-	$(GO) test -run='^$$' -bench=. -benchmem -count=1 ./resp/ ./conn/ ./redlock/
-	cd bench && $(GO) test -run='^$$' -bench=. -benchmem -count=1 .
+	@mkdir -p $(dir $(abspath $(BENCH_GO_OUT))) && : > $(abspath $(BENCH_GO_OUT))
+	$(GO) test -run='^$$' -bench='$(BENCH_GO_PATTERN)' -benchmem -count=$(BENCH_COUNT) ./resp/ ./conn/ ./redlock/ 2>&1 | tee -a $(abspath $(BENCH_GO_OUT))
+	cd bench && $(GO) test -run='^$$' -bench='$(BENCH_GO_PATTERN)' -benchmem -count=$(BENCH_COUNT) . 2>&1 | tee -a $(abspath $(BENCH_GO_OUT))
+	@# tee hides go test's exit status: a failure shows as a FAIL line.
+	@if grep -q '^\(--- \)\{0,1\}FAIL' $(abspath $(BENCH_GO_OUT)); then echo "bench-go: failed, see $(BENCH_GO_OUT)" >&2; exit 1; fi
+	@echo "bench-go: raw output in $(BENCH_GO_OUT)"
+	$(GO) run $(BENCHSTAT) $(BENCH_GO_OUT)
+
+## bench-go-compare: benchstat's A/B of two bench-go outputs, OLD against
+## NEW (default: the last bench-go), e.g. a run saved before a change:
+##   make bench-go BENCH_GO_OUT=/tmp/old.txt; (change); make bench-go
+##   make bench-go-compare OLD=/tmp/old.txt
+NEW ?= $(BENCH_GO_OUT)
+bench-go-compare:
+	@if [ -z "$(OLD)" ]; then echo "usage: make bench-go-compare OLD=old.txt [NEW=new.txt]" >&2; exit 2; fi
+	$(GO) run $(BENCHSTAT) old=$(OLD) new=$(NEW)
 
 ## torture: redlock under rotating faults on five local masters behind fault
 ## proxies; exits non-zero on any violation, panic or stuck operation.
