@@ -697,3 +697,62 @@ func TestDifferentialPubSub(t *testing.T) {
 	}
 	runDifferentialConns(t, fakes, reals, diffPubSubScript())
 }
+
+// diffHashScript covers the hash commands, TYPE, and what a key of the
+// wrong type does to GET and SET ... GET.
+func diffHashScript() []step {
+	return []step{
+		cmd("HSET", "h", "a", "1", "b", "2"),
+		cmd("HSET", "h", "a", "3", "c", "4", "c", "5"),
+		cmd("HSET", "h", "a"),
+		cmd("HSET", "h", "a", "1", "b"),
+		cmd("HSET", "h"),
+		cmd("HGET", "h", "a"),
+		cmd("HGET", "h", "c"),
+		cmd("HGET", "h", "zz"),
+		cmd("HGET", "nope", "a"),
+		cmd("HGET", "h"),
+		cmd("HGETALL", "h"),
+		cmd("HGETALL", "nope"),
+		cmd("HGETALL"),
+		cmd("TYPE", "h"),
+		cmd("TYPE", "nope"),
+		cmd("SET", "s", "v"),
+		cmd("TYPE", "s"),
+		cmd("TYPE"),
+		cmd("TYPE", "s", "h"),
+		cmd("GET", "h"),
+		cmd("SET", "h", "x", "GET"),
+		cmd("SET", "h", "x", "NX", "GET"),
+		cmd("SET", "h", "x", "PX", "abc", "GET"),
+		cmd("SET", "h", "x", "NX"),
+		cmd("HSET", "s", "a", "1"),
+		cmd("HSET", "s", "a"),
+		cmd("HGET", "s", "a"),
+		cmd("HGETALL", "s"),
+		cmd("EXISTS", "h", "s", "nope"),
+		cmd("PEXPIRE", "h", "100000"),
+		shaped(intBetween(99000, 100000), "PTTL", "h"),
+		cmd("HSET", "h", "d", "6"),
+		shaped(intBetween(99000, 100000), "PTTL", "h"),
+		cmd("HGETALL", "h"),
+		cmd("SET", "h", "x", "KEEPTTL"),
+		shaped(intBetween(99000, 100000), "PTTL", "h"),
+		cmd("TYPE", "h"),
+		cmd("GET", "h"),
+		cmd("HSET", "h2", "f", "v"),
+		cmd("PEXPIRE", "h2", "0"),
+		cmd("HGETALL", "h2"),
+		cmd("HSET", "h2", "f", "v"),
+		cmd("PTTL", "h2"),
+		cmd("DEL", "h2", "nope"),
+		cmd("EXISTS", "h2"),
+		cmd("DEL", "s", "h"),
+	}
+}
+
+func TestDifferentialHashes(t *testing.T) {
+	real := redistest.Start(t, redistest.Options{})
+	fake := StartT(t, Options{})
+	runDifferential(t, dial(t, fake.Addr()), dial(t, real.Addr()), diffHashScript())
+}

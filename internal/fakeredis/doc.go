@@ -13,10 +13,13 @@
 // Redlock client sends byte for byte as Redis 7.0.15 does, error texts
 // included: PING, ECHO, AUTH, HELLO, SELECT, CLIENT SETNAME|GETNAME|ID,
 // QUIT, INFO (sections server and keyspace), TIME, GET, SET (NX, XX, GET,
-// EX, PX, EXAT, PXAT, KEEPTTL), DEL, EXISTS, PEXPIRE (NX, XX, GT, LT),
-// PTTL, TTL, EVAL, EVALSHA, SCRIPT LOAD|EXISTS|FLUSH, SUBSCRIBE,
-// UNSUBSCRIBE and PUBLISH. Values are strings only. Scripts are not
-// interpreted: EVAL and SCRIPT LOAD accept only the lock scripts this
+// EX, PX, EXAT, PXAT, KEEPTTL), DEL, EXISTS, TYPE, PEXPIRE (NX, XX, GT,
+// LT), PTTL, TTL, HSET, HGET, HGETALL, EVAL, EVALSHA, SCRIPT
+// LOAD|EXISTS|FLUSH, SUBSCRIBE, UNSUBSCRIBE and PUBLISH. Values are
+// strings, or hashes, with Redis' WRONGTYPE error where one is used as
+// the other; HGETALL lists a hash's fields in the order they were first
+// set, as Redis does for hashes of up to 128 fields of up to 64 bytes.
+// Scripts are not interpreted: EVAL and SCRIPT LOAD accept only the lock scripts this
 // package exports (CompareAndDeleteScript, CompareAndPexpireScript,
 // ReleaseAndPublishScript, LockWaitScript, LockMultiScript,
 // ReleaseMultiScript, ReleaseMultiAndPublishScript, ExtendMultiScript,

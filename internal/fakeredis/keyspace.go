@@ -3,9 +3,11 @@ package fakeredis
 import "math"
 
 // entry is one key's value and expiry time in Unix milliseconds (0: none).
+// The value is the string val, or, when hash is not nil, that hash.
 type entry struct {
-	val string
-	exp int64
+	val  string
+	hash *hashValue
+	exp  int64
 }
 
 // live reports whether the entry has not expired at now. As in Redis, a key
@@ -62,15 +64,19 @@ func (s *Server) lookupLocked(db int, key []byte, now int64) (entry, bool) {
 const (
 	errSyntax     = "ERR syntax error"
 	errNotInteger = "ERR value is not an integer or out of range"
+	errWrongType  = "WRONGTYPE Operation against a key holding the wrong kind of value"
 )
 
 func cmdGet(c *client, args [][]byte) {
 	e, ok := c.s.lookupLocked(c.db, args[1], c.s.nowMs())
-	if !ok {
+	switch {
+	case !ok:
 		c.out = appendNull(c.out, c.proto)
-		return
+	case e.hash != nil:
+		c.out = appendError(c.out, errWrongType)
+	default:
+		c.out = appendBulkString(c.out, e.val)
 	}
-	c.out = appendBulkString(c.out, e.val)
 }
 
 // SET option flags, as in Redis' t_string.c.
@@ -154,6 +160,10 @@ func cmdSet(c *client, args [][]byte) {
 
 	old, found := s.lookupLocked(c.db, args[1], now)
 	if flags&setGet != 0 {
+		if found && old.hash != nil {
+			c.out = appendError(c.out, errWrongType)
+			return
+		}
 		if found {
 			c.out = appendBulkString(c.out, old.val)
 		} else {

@@ -144,13 +144,14 @@ func (s *Server) Keys() int {
 }
 
 // Lookup returns key's value in database 0 and its time to live (0 when it
-// has none); ok is false when the key does not exist or has expired.
+// has none); ok is false when the key does not exist, has expired or holds
+// a hash (such as fencing's "volley:fence:unsure": read it with HGETALL).
 func (s *Server) Lookup(key string) (value string, ttl time.Duration, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.nowMs()
 	e, ok := s.lookupLocked(0, []byte(key), now)
-	if !ok {
+	if !ok || e.hash != nil {
 		return "", 0, false
 	}
 	if e.exp != 0 {
