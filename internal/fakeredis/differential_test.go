@@ -23,6 +23,9 @@ type step struct {
 	// servers (run_id, TIME, client ids, elapsed milliseconds); it is applied
 	// to both replies instead of comparing them.
 	shape func(t *testing.T, reply string)
+	// mask, when set, rewrites both replies before they are compared,
+	// replacing what legitimately differs (see maskFence).
+	mask func(t *testing.T, reply string) string
 	// on is the connection, by index, that sends the command and reads
 	// frames reply frames (0 meaning 1), compared as one string.
 	on     int
@@ -91,6 +94,9 @@ func runDifferentialConns(t *testing.T, fakes, reals []*testConn, steps []step) 
 		}
 		got = helloID.ReplaceAllString(got, "$$2\r\nid\r\n:ID\r\n")
 		want = helloID.ReplaceAllString(want, "$$2\r\nid\r\n:ID\r\n")
+		if st.mask != nil {
+			got, want = st.mask(t, got), st.mask(t, want)
+		}
 		assert.Equal(t, want, got, "step %d: %s", i, what)
 	}
 }
@@ -698,9 +704,44 @@ func TestDifferentialPubSub(t *testing.T) {
 	runDifferentialConns(t, fakes, reals, diffPubSubScript())
 }
 
+// fenceMicros matches the TIME in microseconds the fencing scripts store
+// and return (since, now): 16 digits while the clock reads 2001 to 2286.
+var fenceMicros = regexp.MustCompile(`\$16\r\n([0-9]{16})\r\n`)
+
+// fenceRunID matches a run_id as a bulk string.
+var fenceRunID = regexp.MustCompile(`\$40\r\n[0-9a-f]{40}\r\n`)
+
+// maskFence replaces, in a reply, each TIME in microseconds by "<usec>",
+// after checking it is within a minute of the test's clock, and each
+// run_id by "<run_id>": the two things a fencing script's reply or keys
+// hold that differ from one server to another.
+func maskFence(t *testing.T, reply string) string {
+	now := time.Now().UnixMicro()
+	reply = fenceMicros.ReplaceAllStringFunc(reply, func(m string) string {
+		us, err := strconv.ParseInt(fenceMicros.FindStringSubmatch(m)[1], 10, 64)
+		require.NoError(t, err)
+		assert.InDelta(t, now, us, float64(time.Minute.Microseconds()), "TIME in microseconds %d", us)
+		return "$16\r\n<usec>\r\n"
+	})
+	return fenceRunID.ReplaceAllString(reply, "$$40\r\n<run_id>\r\n")
+}
+
+// masked is a step whose replies are compared after maskFence.
+func masked(args ...string) step { return step{args: args, mask: maskFence} }
+
+// The fencing keys, as redlock names them.
+const (
+	fenceKey       = "volley:fence"
+	fenceRunKey    = "volley:fence:run"
+	fenceUnsureKey = "volley:fence:unsure"
+)
+
 // diffHashScript covers the hash commands, TYPE, and what a key of the
-// wrong type does to GET and SET ... GET.
+// wrong type does to GET, SET ... GET and the lock scripts.
 func diffHashScript() []step {
+	del, ext, rel := CompareAndDeleteScript, CompareAndPexpireScript, ReleaseAndPublishScript
+	wait, lockM, relM, relMP := LockWaitScript, LockMultiScript, ReleaseMultiScript, ReleaseMultiAndPublishScript
+	extM, batch := ExtendMultiScript, ExtendBatchScript
 	return []step{
 		cmd("HSET", "h", "a", "1", "b", "2"),
 		cmd("HSET", "h", "a", "3", "c", "4", "c", "5"),
@@ -747,12 +788,331 @@ func diffHashScript() []step {
 		cmd("PTTL", "h2"),
 		cmd("DEL", "h2", "nope"),
 		cmd("EXISTS", "h2"),
-		cmd("DEL", "s", "h"),
+
+		// the lock scripts, given a hash: Redis' error, raised by the GET,
+		// after what the script did before it
+		cmd("HSET", "hh", "f", "v"),
+		cmd("EVAL", del, "1", "hh", "tok"),
+		cmd("EVAL", ext, "1", "hh", "tok", "1000"),
+		cmd("EVAL", rel, "1", "hh", "tok"),
+		cmd("EVAL", wait, "1", "hh", "tok", "1000"),
+		cmd("EVAL", lockM, "2", "free", "hh", "tok", "1000"),
+		cmd("EXISTS", "free"),
+		cmd("SET", "r1", "tok"),
+		cmd("SET", "r2", "tok"),
+		cmd("EVAL", relM, "3", "r1", "hh", "r2", "tok"),
+		cmd("EXISTS", "r1", "r2"),
+		cmd("SET", "r1", "tok"),
+		cmd("EVAL", relMP, "3", "r1", "hh", "r2", "tok"),
+		cmd("EXISTS", "r1", "r2"),
+		cmd("EVAL", extM, "2", "r2", "hh", "tok", "1000"),
+		cmd("PTTL", "r2"),
+		cmd("SET", "b1", "t1"),
+		cmd("EVAL", batch, "2", "b1", "hh", "2", "t1", "50000", "1", "t1", "50000", "1"),
+		shaped(intBetween(49000, 50000), "PTTL", "b1"),
+		cmd("DEL", "hh", "s", "h", "r2", "b1"),
 	}
+}
+
+// diffFenceScript covers the fencing scripts in every branch, by EVAL,
+// EVALSHA and SCRIPT LOAD, in RESP2 and RESP3, on a server that has not run
+// them yet.
+func diffFenceScript() []step {
+	check, lock, write := FenceCheckScript, FenceLockScript, FenceWriteScript
+	state, repair := FenceStateScript, FenceRepairScript
+	F, R, U := fenceKey, fenceRunKey, fenceUnsureKey
+	otherRun := strings.Repeat("ab", 20)
+	var steps []step
+	add := func(s ...step) { steps = append(steps, s...) }
+	// Counters as Lua reads them: fenceWriteScript raises the counter from
+	// g to arg, or not, or fails to compare. k holds tok throughout.
+	numbers := func(g, arg string) []step {
+		return []step{
+			cmd("SET", F, g),
+			cmd("EVAL", write, "2", "k", F, "tok", arg),
+			cmd("GET", F),
+		}
+	}
+	add(
+		// a fresh master: no counter, no run key
+		cmd("EVAL", check, "3", F, R, U),
+		masked("HGETALL", U),
+		masked("GET", R),
+		cmd("EXISTS", F),
+		// vouched since: nothing changes
+		cmd("EVAL", check, "3", F, R, U),
+		masked("HGETALL", U),
+		masked("EVAL", state, "2", F, U),
+
+		// a master without a counter sets the keys and says so
+		cmd("EVAL", lock, "2", "k", F, "tok", "30000"),
+		shaped(intBetween(29000, 30000), "PTTL", "k"),
+		cmd("EVAL", write, "2", "k", F, "tok", "5"),
+		cmd("EXISTS", F),
+
+		// repair: since does not match, then matches
+		cmd("EVAL", repair, "2", F, U, "123", "7"),
+		cmd("EVAL", repair, "2", F, U, "", "7"),
+		cmd("EXISTS", F),
+		cmd("HSET", U, "since", "42"),
+		cmd("EVAL", repair, "2", F, U, "42", "7"),
+		cmd("GET", F),
+		cmd("EXISTS", U),
+		cmd("EVAL", repair, "2", F, U, "42", "7"),
+
+		// a vouched master: the lock reads the counter, the write raises it
+		// and never lowers it
+		cmd("EVAL", lock, "3", "k2", "k3", F, "tok", "30000"),
+		cmd("EVAL", write, "3", "k2", "k3", F, "tok", "8"),
+		cmd("GET", F),
+		cmd("EVAL", write, "3", "k2", "k3", F, "tok", "3"),
+		cmd("EVAL", write, "3", "k2", "k3", F, "tok", "8"),
+		cmd("GET", F),
+		cmd("EVAL", lock, "2", "k4", F, "tok", "30000"),
+		// a key not ours
+		cmd("EVAL", write, "3", "k2", "k3", F, "other", "9"),
+		cmd("EVAL", write, "3", "k2", "missing", F, "tok", "9"),
+		cmd("EVAL", write, "3", "missing", "k3", F, "tok", "9"),
+		cmd("GET", F),
+		// a key taken
+		shaped(holderShape("tok", 29000, 30000), "EVAL", lock, "2", "k2", F, "other", "30000"),
+		cmd("SET", "kept", "tok"),
+		cmd("EVAL", lock, "3", "free", "kept", F, "other", "30000"),
+		cmd("EXISTS", "free"),
+		masked("EVAL", state, "2", F, U),
+		// repair of a master with a counter: raise, never lower
+		cmd("EVAL", repair, "2", F, U, "x", "5"),
+		cmd("GET", F),
+		cmd("EVAL", repair, "2", F, U, "x", "20"),
+		cmd("GET", F),
+		cmd("EXISTS", U),
+
+		// restarted, keeping its data: the run key names another run_id;
+		// the counter becomes stale
+		cmd("SET", R, otherRun),
+		cmd("EVAL", check, "3", F, R, U),
+		cmd("EXISTS", F),
+		cmd("HGET", U, "stale"),
+		masked("HGETALL", U),
+		masked("GET", R),
+		cmd("EVAL", check, "3", F, R, U),
+		masked("EVAL", state, "2", F, U),
+		cmd("EVAL", lock, "2", "k5", F, "tok", "30000"),
+		cmd("EVAL", write, "2", "k5", F, "tok", "21"),
+		cmd("HSET", U, "since", "1"),
+		cmd("EVAL", repair, "2", F, U, "2", "21"),
+		cmd("EVAL", repair, "2", F, U, "1", "21"),
+		cmd("GET", F),
+		cmd("EXISTS", U),
+		// again, with a larger stale counter there: it stays
+		cmd("HSET", U, "stale", "99"),
+		cmd("SET", R, otherRun),
+		cmd("EVAL", check, "3", F, R, U),
+		masked("HGETALL", U),
+		// again, with a smaller one: the counter replaces it
+		cmd("SET", F, "150"),
+		cmd("SET", R, otherRun),
+		cmd("EVAL", check, "3", F, R, U),
+		masked("HGETALL", U),
+		// with an equal one
+		cmd("SET", F, "150"),
+		cmd("SET", R, otherRun),
+		cmd("HSET", U, "stale", "150.0"),
+		cmd("EVAL", check, "3", F, R, U),
+		masked("HGETALL", U),
+		// with one Lua cannot read: the comparison fails, nothing changed
+		cmd("SET", F, "5"),
+		cmd("SET", R, otherRun),
+		cmd("HSET", U, "stale", "abc"),
+		cmd("EVAL", check, "3", F, R, U),
+		cmd("GET", F),
+		cmd("GET", R),
+		cmd("HSET", U, "stale", "7"),
+		cmd("SET", F, "x"),
+		cmd("EVAL", check, "3", F, R, U),
+		cmd("DEL", U),
+		cmd("EVAL", check, "3", F, R, U),
+		masked("HGETALL", U),
+		cmd("EXISTS", F),
+		masked("GET", R),
+		cmd("DEL", U),
+	)
+
+	// Lua's numbers
+	add(cmd("SET", "k", "tok"))
+	for _, c := range [][2]string{
+		{"7", "8"}, {"8", "8"}, {"9", "8"}, {"1e3", "999"}, {"1e3", " 1001 "},
+		{"9007199254740993", "9007199254740992"}, {"9007199254740992", "9007199254740993"},
+		{"9007199254740992", "9007199254740994"}, {"18446744073709551617", "18446744073709551616"},
+		{"0x10", "17"}, {"0X1p4", "15"}, {"-0x10", "-15"}, {"0x1.8", "2"}, {"0x.8p1", "1.5"},
+		{"\t12\v", "13"}, {"12\x00junk", "13"}, {"12 junk", "13"}, {"+5", "6"}, {"5.", "6"},
+		{".5", "0.6"}, {"1e400", "5"}, {"-1e400", "5"}, {"1e-400", "1e-300"}, {"inf", "5"},
+		{"-Infinity", "5"}, {"INFINITE", "5"}, {"nan", "5"}, {"-NaN(x_1)", "5"}, {"nan(", "5"},
+		{"abc", "5"}, {"", "5"}, {"5", "abc"}, {"5", ""}, {"x", "y"}, {"1e", "5"}, {"1e+", "5"},
+		{"1_0", "11"}, {"0x", "5"}, {"0x1p", "5"}, {"1.5.5", "5"}, {"- 5", "5"}, {"0x1g", "5"},
+		{"5", "0x1p3"}, {"5", "1e1"},
+	} {
+		add(numbers(c[0], c[1])...)
+	}
+	add(
+		cmd("SET", F, "5"),
+		cmd("EVAL", write, "2", "k", F, "tok"),
+		cmd("EVAL", repair, "2", F, U, "x"),
+		cmd("EVAL", repair, "2", F, U, "x", "abc"),
+		cmd("EVAL", repair, "2", F, U, "x", "0x10"),
+		cmd("GET", F),
+
+		// missing keys and arguments
+		cmd("EVAL", check, "0"),
+		cmd("EVAL", check, "1", F),
+		cmd("SET", R, otherRun),
+		cmd("EVAL", check, "2", F, R),
+		cmd("DEL", F),
+		cmd("EVAL", check, "2", F, R),
+		cmd("EVAL", lock, "0"),
+		cmd("EVAL", lock, "1", F),
+		cmd("SET", F, "12"),
+		cmd("EVAL", lock, "1", F),
+		cmd("EVAL", lock, "1", F, "tok", "abc"),
+		cmd("EVAL", lock, "2", "k6", F, "tok"),
+		cmd("EVAL", lock, "2", "k6", F, "tok", "abc"),
+		cmd("EVAL", lock, "2", "k6", F, "tok", "0"),
+		cmd("EVAL", lock, "2", "k6", F),
+		cmd("EXISTS", "k6"),
+		cmd("EVAL", write, "0"),
+		cmd("EVAL", write, "1", F, "tok", "13"),
+		cmd("GET", F),
+		cmd("EVAL", write, "2", "k", F),
+		cmd("EVAL", write, "2", "k", F, "tok"),
+		cmd("EVAL", state, "0"),
+		cmd("EVAL", state, "1", F),
+		cmd("EVAL", repair, "0"),
+		cmd("EVAL", repair, "1", F, "x", "14"),
+		cmd("GET", F),
+		cmd("DEL", F),
+		cmd("EVAL", repair, "1", F, "x", "14"),
+		cmd("HSET", U, "since", "42"),
+		cmd("EVAL", repair, "2", F, U, "42"),
+		cmd("EVAL", repair, "2", F, U),
+		cmd("EXISTS", F, U),
+		cmd("DEL", U),
+
+		// keys of the wrong type, and keys passed twice
+		cmd("HSET", F, "a", "b"),
+		cmd("EVAL", lock, "2", "k7", F, "tok", "30000"),
+		cmd("EXISTS", "k7"),
+		cmd("EVAL", write, "2", "k7", F, "tok", "5"),
+		cmd("EVAL", state, "2", F, U),
+		cmd("EVAL", repair, "2", F, U, "x", "5"),
+		cmd("SET", R, otherRun),
+		cmd("EVAL", check, "3", F, R, U),
+		cmd("EVAL", lock, "2", F, "k8", "tok", "30000"),
+		cmd("EVAL", write, "2", F, "k8", "tok", "5"),
+		cmd("SET", F, "5"),
+		cmd("SET", U, "str"),
+		cmd("EVAL", check, "3", F, R, U),
+		cmd("EVAL", state, "2", F, U),
+		cmd("EVAL", repair, "2", F, U, "x", "6"),
+		cmd("DEL", F),
+		cmd("EVAL", check, "3", F, R, U),
+		cmd("EVAL", state, "2", F, U),
+		cmd("EVAL", repair, "2", F, U, "x", "6"),
+		cmd("GET", R),
+		cmd("DEL", U),
+		cmd("SET", F, "5"),
+		cmd("EVAL", check, "3", F, R, F),
+		cmd("EXISTS", F),
+		cmd("EVAL", check, "3", F, F, U),
+		masked("HGETALL", U),
+		masked("GET", F),
+		cmd("EXISTS", R),
+		cmd("DEL", U, F),
+		cmd("EVAL", check, "3", F, R, R),
+		cmd("SET", R, otherRun),
+		cmd("EVAL", check, "3", U, R, U),
+		masked("HGETALL", U),
+		cmd("EVAL", lock, "3", "k9", "k9", "k9", "tok", "30000"),
+		cmd("EVAL", write, "3", "k9", "k9", "k9", "tok", "5"),
+		cmd("GET", "k9"),
+		cmd("EVAL", repair, "2", "k9", "k9", "x", "tok"),
+		cmd("DEL", U, F, R, "k9"),
+
+		// by SHA
+		cmd("SCRIPT", "EXISTS", sha1Hex([]byte(check)), sha1Hex([]byte(lock)), sha1Hex([]byte(write)),
+			sha1Hex([]byte(state)), sha1Hex([]byte(repair))),
+		cmd("SCRIPT", "FLUSH"),
+		cmd("EVALSHA", sha1Hex([]byte(lock)), "2", "k10", F, "tok", "30000"),
+		cmd("SCRIPT", "LOAD", check),
+		cmd("SCRIPT", "LOAD", lock),
+		cmd("SCRIPT", "LOAD", write),
+		cmd("SCRIPT", "LOAD", state),
+		cmd("SCRIPT", "LOAD", repair),
+		cmd("EVALSHA", sha1Hex([]byte(check)), "3", F, R, U),
+		cmd("EVALSHA", strings.ToUpper(sha1Hex([]byte(check))), "3", F, R, U),
+		cmd("EVALSHA", sha1Hex([]byte(lock)), "2", "k10", F, "tok", "30000"),
+		cmd("EVALSHA", sha1Hex([]byte(write)), "2", "k10", F, "tok", "30"),
+		masked("EVALSHA", sha1Hex([]byte(state)), "2", F, U),
+		cmd("HSET", U, "since", "1"),
+		cmd("EVALSHA", sha1Hex([]byte(repair)), "2", F, U, "1", "30"),
+		cmd("EVALSHA", sha1Hex([]byte(lock)), "2", "k11", F, "tok", "30000"),
+		cmd("EVALSHA", sha1Hex([]byte(write)), "2", "k11", F, "tok", "31"),
+		cmd("EVALSHA", sha1Hex([]byte(repair)), "2", F, U, "1", "40"),
+		cmd("GET", F),
+
+		// RESP3: the same shapes; HGETALL a map, HGET's nil a null
+		cmd("HELLO", "3"),
+		cmd("EVAL", check, "3", F, R, U),
+		cmd("EVAL", lock, "2", "k12", F, "tok", "30000"),
+		cmd("SET", "kept3", "tok"),
+		cmd("EVAL", lock, "2", "kept3", F, "tok", "30000"),
+		cmd("EVAL", write, "2", "k12", F, "tok", "41"),
+		cmd("EVAL", write, "2", "k12", F, "other", "42"),
+		masked("EVAL", state, "2", F, U),
+		cmd("EVAL", repair, "2", F, U, "x", "50"),
+		cmd("SET", R, otherRun),
+		cmd("EVAL", check, "3", F, R, U),
+		cmd("EVAL", lock, "2", "k13", F, "tok", "30000"),
+		cmd("EVAL", write, "2", "k13", F, "tok", "51"),
+		masked("EVAL", state, "2", F, U),
+		masked("HGETALL", U),
+		cmd("HGETALL", "nope"),
+		cmd("HGET", U, "nope"),
+		cmd("HGET", U, "stale"),
+		cmd("TYPE", U),
+		cmd("HSET", U, "since", "2"),
+		cmd("EVAL", repair, "2", F, U, "1", "60"),
+		cmd("EVAL", repair, "2", F, U, "2", "60"),
+		cmd("EVAL", check, "3", F, R, U),
+		cmd("EVAL", check, "3", F, R, F),
+		cmd("HELLO", "2"),
+	)
+	return steps
 }
 
 func TestDifferentialHashes(t *testing.T) {
 	real := redistest.Start(t, redistest.Options{})
 	fake := StartT(t, Options{})
 	runDifferential(t, dial(t, fake.Addr()), dial(t, real.Addr()), diffHashScript())
+}
+
+// TestDifferentialFencing compares the fencing scripts with
+// redis-server's, then restarts both servers (without
+// persistence: a new run_id, no keys) and checks again.
+func TestDifferentialFencing(t *testing.T) {
+	real := redistest.Start(t, redistest.Options{})
+	fake := StartT(t, Options{})
+	fc, rc := dial(t, fake.Addr()), dial(t, real.Addr())
+	runDifferential(t, fc, rc, diffFenceScript())
+
+	fake.Restart()
+	require.NoError(t, real.Restart(false))
+	fc, rc = dial(t, fake.Addr()), dial(t, real.Addr())
+	check := FenceCheckScript
+	runDifferential(t, fc, rc, []step{
+		cmd("EVALSHA", sha1Hex([]byte(check)), "3", fenceKey, fenceRunKey, fenceUnsureKey),
+		cmd("EVAL", check, "3", fenceKey, fenceRunKey, fenceUnsureKey),
+		masked("HGETALL", fenceUnsureKey),
+		masked("GET", fenceRunKey),
+		cmd("EVAL", check, "3", fenceKey, fenceRunKey, fenceUnsureKey),
+	})
 }

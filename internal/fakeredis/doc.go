@@ -16,17 +16,22 @@
 // EX, PX, EXAT, PXAT, KEEPTTL), DEL, EXISTS, TYPE, PEXPIRE (NX, XX, GT,
 // LT), PTTL, TTL, HSET, HGET, HGETALL, EVAL, EVALSHA, SCRIPT
 // LOAD|EXISTS|FLUSH, SUBSCRIBE, UNSUBSCRIBE and PUBLISH. Values are
-// strings, or hashes, with Redis' WRONGTYPE error where one is used as
-// the other; HGETALL lists a hash's fields in the order they were first
-// set, as Redis does for hashes of up to 128 fields of up to 64 bytes.
-// Scripts are not interpreted: EVAL and SCRIPT LOAD accept only the lock scripts this
-// package exports (CompareAndDeleteScript, CompareAndPexpireScript,
+// strings, or hashes (for fencing's "volley:fence:unsure"), with Redis'
+// WRONGTYPE error where one is used as the other; HGETALL lists a hash's
+// fields in the order they were first set, as Redis does for hashes of up
+// to 128 fields of up to 64 bytes. Scripts are not interpreted: EVAL and
+// SCRIPT LOAD accept only the lock scripts this package exports
+// (CompareAndDeleteScript, CompareAndPexpireScript,
 // ReleaseAndPublishScript, LockWaitScript, LockMultiScript,
 // ReleaseMultiScript, ReleaseMultiAndPublishScript, ExtendMultiScript,
-// ExtendBatchScript; whitespace and quote style may differ, and the
-// publishing releases may use redis.pcall for their PUBLISH), which run
-// natively in Go, their PUBLISH included; any other script is refused with
-// an error that says so.
+// ExtendBatchScript, and fencing's FenceCheckScript, FenceLockScript,
+// FenceWriteScript, FenceStateScript and FenceRepairScript; whitespace and
+// quote style may differ, and the publishing releases may use redis.pcall
+// for their PUBLISH), which run natively in Go, their PUBLISH, INFO and
+// TIME included, with Lua's reading and comparison of numbers (doubles);
+// any other script is refused with an error that says so. A script that
+// fails (a missing argument, a key of the wrong type, a counter Lua cannot
+// compare) keeps what it changed before, and replies with Redis' error.
 //
 // # Pub/sub
 //
@@ -53,7 +58,9 @@
 //
 // Keys expire by the Options.Clock, lazily when read, and a few at a time
 // as commands run, so no goroutine sweeps them; a ManualClock lets tests
-// expire keys without sleeping. Keys counts live keys only.
+// expire keys without sleeping. The fencing scripts read TIME from the
+// same clock, and INFO's run_id, which Restart changes. Keys counts live
+// keys only.
 //
 // Start a server with Start (the caller owns it and must Close it) or, in
 // tests, StartT (closed by the test's cleanup):

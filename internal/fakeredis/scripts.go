@@ -10,6 +10,7 @@ import (
 // single-key release and extend, the multi-key lock, release and extend of
 // redlock.LockMulti, and the scripts of waiting: an attempt that reports the
 // holder, and releases that wake waiters by publishing on the key's channel.
+// The scripts of fencing follow in their own block.
 const (
 	// CompareAndDeleteScript deletes KEYS[1] if it holds ARGV[1] and
 	// returns 1, else returns 0: Redlock's release, without waking waiters.
@@ -50,6 +51,42 @@ const (
 	ExtendBatchScript = `local out={} local k=1 local a=2 for i=1,tonumber(ARGV[1]) do local tok=ARGV[a] local ttl=ARGV[a+1] local n=tonumber(ARGV[a+2]) a=a+3 local ok=1 for j=k,k+n-1 do if redis.call("get",KEYS[j])~=tok then ok=0 break end end if ok==1 then for j=k,k+n-1 do redis.call("pexpire",KEYS[j],ttl) end end out[i]=ok k=k+n end return out`
 )
 
+// The scripts of fencing (redlock's Config.Fencing), natively in Go (see
+// fence.go). Each master keeps a fencing counter, a decimal string, in the
+// key fencing passes as the counter ("volley:fence"); the run_id under
+// which it last vouched for it ("volley:fence:run"); and, while it has no
+// counter it vouches for, a hash ("volley:fence:unsure") of since, its
+// TIME in microseconds when it noticed, and stale, the counter it had
+// then, if any. Counters are compared as Lua does, as doubles (see
+// luaToNumber).
+const (
+	// FenceCheckScript runs in every connection's handshake. KEYS: the
+	// counter, the run key, the unsure hash. If the run key holds the
+	// server's run_id (from INFO server), it returns 1 and changes
+	// nothing. Else it moves the counter, if any, to the hash's stale
+	// field (unless stale is already at least as large), sets since to
+	// TIME in microseconds, sets the run key to the run_id and returns 0.
+	FenceCheckScript = `local id=string.match(redis.call("info","server"),"run_id:(%x+)") if not id then return redis.error_reply("ERR fencing: INFO gave no run_id") end if redis.call("get",KEYS[2])==id then return 1 end local g=redis.call("get",KEYS[1]) if g then local s=redis.call("hget",KEYS[3],"stale") if not s or tonumber(s)<tonumber(g) then redis.call("hset",KEYS[3],"stale",g) end redis.call("del",KEYS[1]) end local t=redis.call("time") redis.call("hset",KEYS[3],"since",t[1]..string.format("%06d",tonumber(t[2]))) redis.call("set",KEYS[2],id) return 0`
+	// FenceLockScript is LockMultiScript over all of KEYS but the last,
+	// which is the counter: if a key exists it returns that key's holder
+	// id and PTTL; else it sets the keys to ARGV[1] with a TTL of ARGV[2]
+	// milliseconds and returns {1, counter}, or {1} if there is no counter.
+	FenceLockScript = `local n=#KEYS-1 for i=1,n do local v=redis.call("get",KEYS[i]) if v then return {string.sub(redis.sha1hex(v),1,16),redis.call("pttl",KEYS[i])} end end for i=1,n do redis.call("set",KEYS[i],ARGV[1],"px",ARGV[2]) end local g=redis.call("get",KEYS[#KEYS]) if g then return {1,g} end return {1}`
+	// FenceWriteScript returns 0 if one of KEYS but the last does not hold
+	// ARGV[1]; else 2 if there is no counter (the last of KEYS); else it
+	// raises the counter to ARGV[2] (never lowers it) and returns 1.
+	FenceWriteScript = `local n=#KEYS-1 for i=1,n do if redis.call("get",KEYS[i])~=ARGV[1] then return 0 end end local g=redis.call("get",KEYS[#KEYS]) if not g then return 2 end if tonumber(g)<tonumber(ARGV[2]) then redis.call("set",KEYS[#KEYS],ARGV[2]) end return 1`
+	// FenceStateScript returns {counter, since, stale, now} (KEYS: the
+	// counter, the unsure hash), four bulk strings, "" for what is
+	// missing; now is TIME in microseconds.
+	FenceStateScript = `local t=redis.call("time") return {redis.call("get",KEYS[1]) or "",redis.call("hget",KEYS[2],"since") or "",redis.call("hget",KEYS[2],"stale") or "",t[1]..string.format("%06d",tonumber(t[2]))}`
+	// FenceRepairScript (KEYS: the counter, the unsure hash; ARGV: a since,
+	// a value) raises an existing counter to the value and returns 1. With
+	// no counter, if the hash's since is ARGV[1] it sets the counter to the
+	// value, deletes the hash and returns 1; else it returns 0.
+	FenceRepairScript = `local g=redis.call("get",KEYS[1]) if g then if tonumber(g)<tonumber(ARGV[2]) then redis.call("set",KEYS[1],ARGV[2]) end return 1 end if redis.call("hget",KEYS[2],"since")~=ARGV[1] then return 0 end redis.call("set",KEYS[1],ARGV[2]) redis.call("del",KEYS[2]) return 1`
+)
+
 // releasedChannelPrefix starts the channel the release scripts publish on.
 const releasedChannelPrefix = "volley:released:"
 
@@ -67,6 +104,11 @@ const (
 	scriptReleaseMultiAndPublish
 	scriptExtendMulti
 	scriptExtendBatch
+	scriptFenceCheck
+	scriptFenceLock
+	scriptFenceWrite
+	scriptFenceState
+	scriptFenceRepair
 )
 
 // scriptTable is every script the fake runs, one entry each.
@@ -83,6 +125,11 @@ var scriptTable = []struct {
 	{ReleaseMultiAndPublishScript, scriptReleaseMultiAndPublish},
 	{ExtendMultiScript, scriptExtendMulti},
 	{ExtendBatchScript, scriptExtendBatch},
+	{FenceCheckScript, scriptFenceCheck},
+	{FenceLockScript, scriptFenceLock},
+	{FenceWriteScript, scriptFenceWrite},
+	{FenceStateScript, scriptFenceState},
+	{FenceRepairScript, scriptFenceRepair},
 }
 
 // knownScript is a script's kind and SHA-1.
@@ -109,7 +156,8 @@ func init() {
 // errUnknownScript answers EVAL and SCRIPT LOAD of any other script.
 const errUnknownScript = "ERR fakeredis runs only the Redlock scripts (fakeredis.CompareAndDeleteScript, " +
 	"CompareAndPexpireScript, ReleaseAndPublishScript, LockWaitScript, LockMultiScript, ReleaseMultiScript, " +
-	"ReleaseMultiAndPublishScript, ExtendMultiScript, ExtendBatchScript); this script is none of them"
+	"ReleaseMultiAndPublishScript, ExtendMultiScript, ExtendBatchScript, FenceCheckScript, FenceLockScript, " +
+	"FenceWriteScript, FenceStateScript, FenceRepairScript); this script is none of them"
 
 // normaliseScript drops whitespace and makes every quote a double quote,
 // so that reformatted copies of a lock script are still recognised.
@@ -210,6 +258,21 @@ const errScriptArgs = "ERR Lua redis lib command arguments must be strings or in
 func (c *client) runScriptLocked(kind scriptKind, sha string, keys, argv [][]byte) {
 	s, db := c.s, c.db
 	switch kind {
+	case scriptFenceCheck:
+		c.out = s.fenceCheckLocked(c.out, db, sha, keys)
+		return
+	case scriptFenceLock:
+		c.out = s.fenceLockLocked(c.out, db, sha, keys, argv)
+		return
+	case scriptFenceWrite:
+		c.out = s.fenceWriteLocked(c.out, db, sha, keys, argv)
+		return
+	case scriptFenceState:
+		c.out = s.fenceStateLocked(c.out, db, sha, keys)
+		return
+	case scriptFenceRepair:
+		c.out = s.fenceRepairLocked(c.out, db, sha, keys, argv)
+		return
 	case scriptLockWait:
 		if len(keys) == 0 {
 			c.out = appendScriptError(c.out, errScriptArgs, sha)
@@ -221,7 +284,7 @@ func (c *client) runScriptLocked(kind scriptKind, sha string, keys, argv [][]byt
 		c.out = s.lockMultiLocked(c.out, db, sha, keys, argv)
 		return
 	case scriptReleaseMulti, scriptReleaseMultiAndPublish:
-		c.releaseMultiLocked(keys, argv, kind == scriptReleaseMultiAndPublish)
+		c.releaseMultiLocked(sha, keys, argv, kind == scriptReleaseMultiAndPublish)
 		return
 	case scriptExtendMulti:
 		c.out = s.extendMultiLocked(c.out, db, sha, keys, argv)
@@ -230,18 +293,18 @@ func (c *client) runScriptLocked(kind scriptKind, sha string, keys, argv [][]byt
 		c.out = s.extendBatchLocked(c.out, db, sha, keys, argv)
 		return
 	}
-	if len(keys) == 0 {
-		c.out = appendScriptError(c.out, errScriptArgs, sha)
+	val, found, msg := s.scriptGetLocked(db, keys, 0, s.nowMs())
+	if msg != "" {
+		c.out = appendScriptError(c.out, msg, sha)
 		return
 	}
-	key := keys[0]
-	e, found := s.lookupLocked(db, key, s.nowMs())
 	// redis.call("get") returns false for a missing key, and ARGV[1] is nil
 	// when absent: both compare unequal to anything.
-	if !found || len(argv) == 0 || e.val != string(argv[0]) {
+	if !found || len(argv) == 0 || val != string(argv[0]) {
 		c.out = append(c.out, replyZero...)
 		return
 	}
+	key := keys[0]
 	switch kind {
 	case scriptCompareAndDelete:
 		delete(s.dbs[db], string(key))
@@ -313,47 +376,69 @@ func cmdScriptFlush(c *client, args [][]byte) {
 }
 
 // lockMultiLocked runs LockMultiScript, and LockWaitScript given its one
-// key. As in Lua, a missing or invalid ARGV fails only once the loop
-// reaches the first SET, and every SET gets the same arguments, so the
-// script fails before changing anything or not at all.
+// key.
 func (s *Server) lockMultiLocked(out []byte, db int, sha string, keys, argv [][]byte) []byte {
-	now := s.nowMs()
+	out, set := s.lockKeysLocked(out, db, sha, keys, argv, s.nowMs())
+	if set {
+		out = append(out, replyOne...)
+	}
+	return out
+}
+
+// lockKeysLocked is what LockMultiScript and FenceLockScript share: if one
+// of keys exists, it appends that key's holder id and PTTL and returns
+// false; else it sets every key to ARGV[1] with a TTL of ARGV[2]
+// milliseconds and returns true, appending nothing, or appends the error
+// SET raises and returns false. As in Lua, a missing or invalid ARGV fails
+// only once the loop reaches the first SET, and every SET gets the same
+// arguments, so the script fails before changing anything or not at all.
+func (s *Server) lockKeysLocked(out []byte, db int, sha string, keys, argv [][]byte, now int64) ([]byte, bool) {
 	for _, k := range keys {
-		if e, ok := s.lookupLocked(db, k, now); ok {
+		e, found := s.lookupLocked(db, k, now)
+		switch {
+		case found && e.hash != nil:
+			return appendScriptError(out, errWrongType, sha), false
+		case found:
 			// A Lua table of a string and a number: an array of a bulk
 			// string and an integer.
 			out = appendArrayLen(out, 2)
 			out = appendBulkString(out, holderID([]byte(e.val)))
-			return appendInt(out, e.pttl(now))
+			return appendInt(out, e.pttl(now)), false
 		}
 	}
 	if len(keys) == 0 {
-		return append(out, replyOne...)
+		return out, true
 	}
 	if len(argv) < 2 {
-		return appendScriptError(out, errScriptArgs, sha)
+		return appendScriptError(out, errScriptArgs, sha), false
 	}
 	ms, ok := parseInt64(argv[1])
 	switch {
 	case !ok:
-		return appendScriptError(out, errNotInteger, sha)
+		return appendScriptError(out, errNotInteger, sha), false
 	case ms <= 0 || ms > math.MaxInt64-now:
-		return appendScriptError(out, "ERR invalid expire time in 'set' command", sha)
+		return appendScriptError(out, "ERR invalid expire time in 'set' command", sha), false
 	}
 	for _, k := range keys {
 		s.dbs[db][string(k)] = entry{val: string(argv[0]), exp: now + ms}
 	}
-	return append(out, replyOne...)
+	return out, true
 }
 
 // releaseMultiLocked runs ReleaseMultiScript, or with publish
-// ReleaseMultiAndPublishScript, appending to c.out.
-func (c *client) releaseMultiLocked(keys, argv [][]byte, publish bool) {
+// ReleaseMultiAndPublishScript, appending to c.out. A key that holds a
+// hash raises an error there, after the keys before it were released.
+func (c *client) releaseMultiLocked(sha string, keys, argv [][]byte, publish bool) {
 	s := c.s
 	now := s.nowMs()
 	n := 0
-	for _, k := range keys {
-		if e, ok := s.lookupLocked(c.db, k, now); ok && len(argv) > 0 && e.val == string(argv[0]) {
+	for i, k := range keys {
+		v, found, msg := s.scriptGetLocked(c.db, keys, i, now)
+		if msg != "" {
+			c.out = appendScriptError(c.out, msg, sha)
+			return
+		}
+		if found && len(argv) > 0 && v == string(argv[0]) {
 			delete(s.dbs[c.db], string(k))
 			n++
 			if publish {
@@ -372,8 +457,12 @@ func (c *client) releaseMultiLocked(keys, argv [][]byte, publish bool) {
 // apply, raised at the first key, before any key changed.
 func (s *Server) extendMultiLocked(out []byte, db int, sha string, keys, argv [][]byte) []byte {
 	now := s.nowMs()
-	for _, k := range keys {
-		if e, ok := s.lookupLocked(db, k, now); !ok || len(argv) == 0 || e.val != string(argv[0]) {
+	for i := range keys {
+		v, found, msg := s.scriptGetLocked(db, keys, i, now)
+		if msg != "" {
+			return appendScriptError(out, msg, sha)
+		}
+		if !found || len(argv) == 0 || v != string(argv[0]) {
 			return append(out, replyZero...)
 		}
 	}
@@ -423,8 +512,12 @@ func (s *Server) extendBatchLocked(out []byte, db int, sha string, keys, argv []
 		mine := keys[k : k+int(n)]
 		k += int(n)
 		res[i] = true
-		for _, key := range mine {
-			if e, found := s.lookupLocked(db, key, now); !found || e.val != string(tok) {
+		for j := range mine {
+			v, found, msg := s.scriptGetLocked(db, mine, j, now)
+			if msg != "" {
+				return appendScriptError(out, msg, sha)
+			}
+			if !found || v != string(tok) {
 				res[i] = false
 				break
 			}

@@ -1,0 +1,163 @@
+package fakeredis
+
+// The scripts of fencing (FenceCheckScript and the others in scripts.go),
+// run natively. Each follows its Lua statement by statement, so that keys
+// passed twice, missing arguments, keys of the wrong type and numbers Lua
+// reads its own way give what Redis gives: the same reply, or the same
+// error after the same changes.
+
+// fenceCheckLocked runs FenceCheckScript.
+func (s *Server) fenceCheckLocked(out []byte, db int, sha string, keys [][]byte) []byte {
+	now := s.clock.Now()
+	ms := now.UnixMilli()
+	id := s.runID // string.match(INFO server, "run_id:(%x+)")
+	run, found, msg := s.scriptGetLocked(db, keys, 1, ms)
+	if msg != "" {
+		return appendScriptError(out, msg, sha)
+	}
+	if found && run == id {
+		return append(out, replyOne...)
+	}
+	g, found, msg := s.scriptGetLocked(db, keys, 0, ms)
+	if msg != "" {
+		return appendScriptError(out, msg, sha)
+	}
+	if found {
+		stale, hasStale, msg := s.scriptHgetLocked(db, keys, 2, "stale", ms)
+		if msg != "" {
+			return appendScriptError(out, msg, sha)
+		}
+		raise := !hasStale
+		if hasStale {
+			if raise, msg = luaLess(luaToNumber([]byte(stale)), luaToNumber([]byte(g))); msg != "" {
+				return appendScriptError(out, msg, sha)
+			}
+		}
+		if raise {
+			if msg := s.scriptHsetLocked(db, keys[2], "stale", []byte(g), ms); msg != "" {
+				return appendScriptError(out, msg, sha)
+			}
+		}
+		delete(s.dbs[db], string(keys[0]))
+	}
+	unsure, ok := luaArg(keys, 2)
+	if !ok {
+		return appendScriptError(out, errScriptArgs, sha)
+	}
+	var scratch [24]byte
+	if msg := s.scriptHsetLocked(db, unsure, "since", appendLuaTime(scratch[:0], now), ms); msg != "" {
+		return appendScriptError(out, msg, sha)
+	}
+	s.dbs[db][string(keys[1])] = entry{val: id}
+	return append(out, replyZero...)
+}
+
+// fenceLockLocked runs FenceLockScript.
+func (s *Server) fenceLockLocked(out []byte, db int, sha string, keys, argv [][]byte) []byte {
+	now := s.nowMs()
+	n := max(len(keys)-1, 0)
+	out, set := s.lockKeysLocked(out, db, sha, keys[:n], argv, now)
+	if !set {
+		return out
+	}
+	g, found, msg := s.scriptGetLocked(db, keys, len(keys)-1, now)
+	switch {
+	case msg != "":
+		return appendScriptError(out, msg, sha)
+	case found:
+		out = appendArrayLen(out, 2)
+		out = append(out, replyOne...)
+		return appendBulkString(out, g)
+	default:
+		out = appendArrayLen(out, 1)
+		return append(out, replyOne...)
+	}
+}
+
+// fenceWriteLocked runs FenceWriteScript.
+func (s *Server) fenceWriteLocked(out []byte, db int, sha string, keys, argv [][]byte) []byte {
+	now := s.nowMs()
+	last := len(keys) - 1
+	for i := 0; i < last; i++ {
+		v, found, msg := s.scriptGetLocked(db, keys, i, now)
+		if msg != "" {
+			return appendScriptError(out, msg, sha)
+		}
+		// false, or a string, ~= ARGV[1]; nil if absent.
+		if !found || len(argv) == 0 || v != string(argv[0]) {
+			return append(out, replyZero...)
+		}
+	}
+	g, found, msg := s.scriptGetLocked(db, keys, last, now)
+	if msg != "" {
+		return appendScriptError(out, msg, sha)
+	}
+	if !found {
+		return append(out, ":2\r\n"...)
+	}
+	return s.raiseCounterLocked(out, db, sha, keys[last], g, argv)
+}
+
+// raiseCounterLocked is what FenceWriteScript and FenceRepairScript end
+// with, given the counter g at key: if tonumber(g)<tonumber(ARGV[2]), set
+// the key to ARGV[2]; return 1.
+func (s *Server) raiseCounterLocked(out []byte, db int, sha string, key []byte, g string, argv [][]byte) []byte {
+	raise, msg := luaLess(luaToNumber([]byte(g)), luaArgNumber(argv, 1))
+	if msg != "" {
+		return appendScriptError(out, msg, sha)
+	}
+	if raise {
+		// tonumber(nil) is nil, which compares with nothing: ARGV[2] exists.
+		s.dbs[db][string(key)] = entry{val: string(argv[1])}
+	}
+	return append(out, replyOne...)
+}
+
+// fenceStateLocked runs FenceStateScript.
+func (s *Server) fenceStateLocked(out []byte, db int, sha string, keys [][]byte) []byte {
+	now := s.clock.Now()
+	ms := now.UnixMilli()
+	g, _, msg := s.scriptGetLocked(db, keys, 0, ms)
+	if msg != "" {
+		return appendScriptError(out, msg, sha)
+	}
+	since, _, msg := s.scriptHgetLocked(db, keys, 1, "since", ms)
+	if msg != "" {
+		return appendScriptError(out, msg, sha)
+	}
+	stale, _, msg := s.scriptHgetLocked(db, keys, 1, "stale", ms)
+	if msg != "" {
+		return appendScriptError(out, msg, sha)
+	}
+	out = appendArrayLen(out, 4)
+	out = appendBulkString(out, g) // "" when missing, as `or ""` makes it
+	out = appendBulkString(out, since)
+	out = appendBulkString(out, stale)
+	var scratch [24]byte
+	return appendBulk(out, appendLuaTime(scratch[:0], now))
+}
+
+// fenceRepairLocked runs FenceRepairScript.
+func (s *Server) fenceRepairLocked(out []byte, db int, sha string, keys, argv [][]byte) []byte {
+	now := s.nowMs()
+	g, found, msg := s.scriptGetLocked(db, keys, 0, now)
+	if msg != "" {
+		return appendScriptError(out, msg, sha)
+	}
+	if found {
+		return s.raiseCounterLocked(out, db, sha, keys[0], g, argv)
+	}
+	since, found, msg := s.scriptHgetLocked(db, keys, 1, "since", now)
+	if msg != "" {
+		return appendScriptError(out, msg, sha)
+	}
+	// false ~= ARGV[1], and anything ~= nil.
+	if !found || len(argv) == 0 || since != string(argv[0]) {
+		return append(out, replyZero...)
+	}
+	if msg := s.scriptSetLocked(db, keys[0], argv, 1); msg != "" {
+		return appendScriptError(out, msg, sha)
+	}
+	delete(s.dbs[db], string(keys[1]))
+	return append(out, replyOne...)
+}

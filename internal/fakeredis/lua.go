@@ -1,0 +1,248 @@
+package fakeredis
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"strconv"
+	"time"
+)
+
+// What the native scripts copy of Lua 5.1 and of redis.call as Redis 7.0
+// runs them. Each helper that can raise returns the error's message, ""
+// if none; the script then stops and replies with it (appendScriptError),
+// keeping whatever it changed before, as Redis does.
+
+// luaArg returns list[i], Lua's KEYS[i+1] or ARGV[i+1]; ok is false where
+// Lua has nil.
+func luaArg(list [][]byte, i int) (b []byte, ok bool) {
+	if i < 0 || i >= len(list) {
+		return nil, false
+	}
+	return list[i], true
+}
+
+// scriptGetLocked is redis.call("get", KEYS[i+1]): the value, or found
+// false where Lua gets false. It raises on a missing key argument and on
+// a key that holds a hash.
+func (s *Server) scriptGetLocked(db int, keys [][]byte, i int, now int64) (val string, found bool, msg string) {
+	key, ok := luaArg(keys, i)
+	if !ok {
+		return "", false, errScriptArgs
+	}
+	e, found := s.lookupLocked(db, key, now)
+	if found && e.hash != nil {
+		return "", false, errWrongType
+	}
+	return e.val, found, ""
+}
+
+// scriptHgetLocked is redis.call("hget", KEYS[i+1], field). It raises on a
+// missing key argument and on a key that holds a string.
+func (s *Server) scriptHgetLocked(db int, keys [][]byte, i int, field string, now int64) (val string, found bool, msg string) {
+	key, ok := luaArg(keys, i)
+	if !ok {
+		return "", false, errScriptArgs
+	}
+	h, wrongType := s.lookupHashLocked(db, key, now)
+	if wrongType {
+		return "", false, errWrongType
+	}
+	if h == nil {
+		return "", false, ""
+	}
+	val, found = h.get([]byte(field))
+	return val, found, ""
+}
+
+// scriptHsetLocked is redis.call("hset", key, field, val), its reply
+// dropped. It raises on a key that holds a string.
+func (s *Server) scriptHsetLocked(db int, key []byte, field string, val []byte, now int64) (msg string) {
+	if _, wrongType := s.hsetLocked(db, key, [][]byte{[]byte(field), val}, now); wrongType {
+		return errWrongType
+	}
+	return ""
+}
+
+// scriptSetLocked is redis.call("set", key, ARGV[i+1]), without options:
+// the key becomes that string, with no expiry, whatever it held. It raises
+// on a missing argument.
+func (s *Server) scriptSetLocked(db int, key []byte, argv [][]byte, i int) (msg string) {
+	val, ok := luaArg(argv, i)
+	if !ok {
+		return errScriptArgs
+	}
+	s.dbs[db][string(key)] = entry{val: string(val)}
+	return ""
+}
+
+// appendLuaTime appends what the fencing scripts make of TIME:
+// t[1]..string.format("%06d",tonumber(t[2])), the seconds and then the
+// microseconds on six digits, as TIME reads the clock.
+func appendLuaTime(dst []byte, now time.Time) []byte {
+	dst = strconv.AppendInt(dst, now.Unix(), 10)
+	us := now.Nanosecond() / 1000
+	for p := 100000; p > 1 && us < p; p /= 10 {
+		dst = append(dst, '0')
+	}
+	return strconv.AppendInt(dst, int64(us), 10)
+}
+
+// luaNumber is what Lua's tonumber returns: a number (a double), or nil
+// (ok false).
+type luaNumber struct {
+	f  float64
+	ok bool
+}
+
+// luaArgNumber is tonumber(ARGV[i+1]): nil for a missing argument, as
+// tonumber(nil) is.
+func luaArgNumber(argv [][]byte, i int) luaNumber {
+	if b, ok := luaArg(argv, i); ok {
+		return luaToNumber(b)
+	}
+	return luaNumber{}
+}
+
+// luaToNumber is Lua's tonumber(s) in Redis, whose Lua 5.1 reads numbers
+// with C's strtod (glibc's, on Linux): the string up to its first NUL
+// byte, with blanks around it, must be a decimal or hexadecimal number
+// (0x, with an optional binary exponent p), inf, infinity, nan or
+// nan(chars), in any case, signed or not. Anything else is nil. Every
+// decimal integer of up to 2^53 is read exactly; beyond, it is rounded to
+// the nearest double, as Lua does, so that 2^53+1 reads as 2^53.
+func luaToNumber(b []byte) luaNumber {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	for len(b) > 0 && isCSpace(b[0]) {
+		b = b[1:]
+	}
+	for len(b) > 0 && isCSpace(b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
+	num, neg := b, false
+	if len(num) > 0 && (num[0] == '+' || num[0] == '-') {
+		num, neg = num[1:], num[0] == '-'
+	}
+	var f float64
+	switch {
+	case equalFold(num, "inf"), equalFold(num, "infinity"):
+		f = math.Inf(1)
+	case len(num) >= 3 && equalFold(num[:3], "nan") && nanChars(num[3:]):
+		f = math.NaN()
+	case len(num) >= 2 && num[0] == '0' && (num[1] == 'x' || num[1] == 'X'):
+		digits, exp := scanDigits(num[2:], true)
+		if digits == 0 || !validExponent(num[2+exp:], 'p') {
+			return luaNumber{}
+		}
+		text := string(num)
+		if exp == len(num)-2 {
+			text += "p0" // strconv insists on the exponent strtod allows to omit
+		}
+		f = parseFloat(text)
+	default:
+		digits, exp := scanDigits(num, false)
+		if digits == 0 || !validExponent(num[exp:], 'e') {
+			return luaNumber{}
+		}
+		f = parseFloat(string(num))
+	}
+	if neg {
+		f = -f
+	}
+	return luaNumber{f, true}
+}
+
+// isCSpace reports whether b is a blank to C's isspace.
+func isCSpace(b byte) bool { return b == ' ' || ('\t' <= b && b <= '\r') }
+
+// nanChars reports whether b may follow "nan" in a number strtod reads:
+// nothing, or "(" letters, digits and underscores ")".
+func nanChars(b []byte) bool {
+	if len(b) == 0 {
+		return true
+	}
+	if len(b) < 2 || b[0] != '(' || b[len(b)-1] != ')' {
+		return false
+	}
+	for _, c := range b[1 : len(b)-1] {
+		if !(c == '_' || '0' <= c && c <= '9' || 'a' <= c|0x20 && c|0x20 <= 'z') {
+			return false
+		}
+	}
+	return true
+}
+
+// scanDigits scans a mantissa, digits with at most one '.', hexadecimal if
+// hex, and returns how many digits it has and where it ends.
+func scanDigits(b []byte, hex bool) (digits, end int) {
+	dot := false
+	for end < len(b) {
+		c := b[end]
+		switch {
+		case '0' <= c && c <= '9', hex && 'a' <= c|0x20 && c|0x20 <= 'f':
+			digits++
+		case c == '.' && !dot:
+			dot = true
+		default:
+			return digits, end
+		}
+		end++
+	}
+	return digits, end
+}
+
+// validExponent reports whether b is empty or an exponent: the letter
+// mark, in any case, an optional sign and decimal digits.
+func validExponent(b []byte, mark byte) bool {
+	if len(b) == 0 {
+		return true
+	}
+	if b[0]|0x20 != mark {
+		return false
+	}
+	b = b[1:]
+	if len(b) > 0 && (b[0] == '+' || b[0] == '-') {
+		b = b[1:]
+	}
+	if len(b) == 0 {
+		return false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// parseFloat parses a number luaToNumber has checked, rounding to nearest
+// as strtod does; out of range it is ±Inf, or 0 for a tiny one.
+func parseFloat(text string) float64 {
+	f, err := strconv.ParseFloat(text, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		panic("fakeredis: luaToNumber let through " + strconv.Quote(text))
+	}
+	return f
+}
+
+// luaLess is Lua's a < b for two results of tonumber: a nil among them
+// raises Lua's error, worded as Redis relays it.
+func luaLess(a, b luaNumber) (less bool, msg string) {
+	if a.ok && b.ok {
+		return a.f < b.f, ""
+	}
+	ta, tb := a.typeName(), b.typeName()
+	if ta == tb {
+		return false, "ERR user_script:1: attempt to compare two " + ta + " values"
+	}
+	return false, "ERR user_script:1: attempt to compare " + ta + " with " + tb
+}
+
+func (n luaNumber) typeName() string {
+	if n.ok {
+		return "number"
+	}
+	return "nil"
+}
