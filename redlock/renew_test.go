@@ -22,6 +22,7 @@ func TestScriptsAreTheFakesScripts(t *testing.T) {
 		lockMultiScript: fakeredis.LockMultiScript, releaseMultiScript: fakeredis.ReleaseMultiAndPublishScript,
 		releaseMultiQuietScript: fakeredis.ReleaseMultiScript,
 		extendMultiScript:       fakeredis.ExtendMultiScript, extendBatchScript: fakeredis.ExtendBatchScript,
+		fenceCheckScript: fakeredis.FenceCheckScript, fenceLockScript: fakeredis.FenceLockScript, fenceWriteScript: fakeredis.FenceWriteScript, fenceStateScript: fakeredis.FenceStateScript, fenceRepairScript: fakeredis.FenceRepairScript,
 	} {
 		assert.Equal(t, fakes, ours)
 	}
