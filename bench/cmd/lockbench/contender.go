@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"math/rand/v2"
+	"slices"
 	"time"
 )
 
@@ -79,20 +80,28 @@ func (s Setup) retryDelay() time.Duration {
 type contenderDef struct {
 	name string
 	new  func(Setup) (Contender, error)
+	// modes are the modes it takes part in; nil means every mode. The run
+	// notes the others once, as skipped (Runner.noteExcluded).
+	modes []string
 }
 
 // Name returns the contender's name.
 func (d contenderDef) Name() string { return d.name }
 
+// takesPart reports whether d runs in mode.
+func (d contenderDef) takesPart(mode string) bool {
+	return d.modes == nil || slices.Contains(d.modes, mode)
+}
+
 // allContenders lists every contender, redsync (go-redis) first: it is the
 // baseline of every ratio.
 func allContenders() []contenderDef {
 	return []contenderDef{
-		{nameRedsyncGoredis, newRedsyncGoredis},
-		{nameVolley, newVolley},
-		{nameRedsyncRedigo, newRedsyncRedigo},
-		{nameRedislock, newRedislock},
-		{nameRueidislock, newRueidislock},
+		{name: nameRedsyncGoredis, new: newRedsyncGoredis},
+		{name: nameVolley, new: newVolley},
+		{name: nameRedsyncRedigo, new: newRedsyncRedigo},
+		{name: nameRedislock, new: newRedislock},
+		{name: nameRueidislock, new: newRueidislock},
 	}
 }
 

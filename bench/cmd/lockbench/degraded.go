@@ -114,14 +114,15 @@ func (r *Runner) degraded(ctx context.Context) error {
 	sched := degradedSchedule(n, warm, window, r.opts.Seed)
 	total := warm + time.Duration(n)*window + tail
 	r.report.DegradedSchedule = sched
-	r.progress.phase("degraded: %d rounds x %d contenders x %v", r.opts.DegradedRounds, len(r.opts.Contenders), total)
+	defs := r.defsFor(modeDegraded)
+	r.progress.phase("degraded: %d rounds x %d contenders x %v", r.opts.DegradedRounds, len(defs), total)
 	rounds := map[string][]degradedFigure{}
 	errs := map[string]int{}
 	viol := map[string]int{}
 	saved := r.opts.Rounds
 	r.opts.Rounds = r.opts.DegradedRounds
 	defer func() { r.opts.Rounds = saved }()
-	err := eachRound(ctx, r, "degraded", r.opts.Contenders, func(round int, d contenderDef) error {
+	err := eachRound(ctx, r, "degraded", defs, func(round int, d contenderDef) error {
 		res, err := r.degradedRun(ctx, d, sched, round, total)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -143,7 +144,7 @@ func (r *Runner) degraded(ctx context.Context) error {
 		return err
 	}
 	var bad []string
-	for _, d := range r.opts.Contenders {
+	for _, d := range defs {
 		figs := rounds[d.name]
 		if len(figs) == 0 {
 			continue

@@ -184,13 +184,14 @@ const handoffStartDelay = 20 * time.Millisecond
 
 func (r *Runner) handoff(ctx context.Context) error {
 	procs, g := r.opts.HandoffProcs, r.opts.HandoffG
+	defs := r.defsFor(modeHandoff)
 	var cases []handoffCase
-	for _, d := range r.opts.Contenders {
+	for _, d := range defs {
 		for _, s := range handoffSettings {
 			cases = append(cases, handoffCase{d, s})
 		}
 	}
-	r.progress.phase("handoff P=%d G=%d: %d rounds x %d contenders x %d settings x %v", procs, g, r.opts.Rounds, len(r.opts.Contenders), len(handoffSettings), r.opts.Duration)
+	r.progress.phase("handoff P=%d G=%d: %d rounds x %d contenders x %d settings x %v", procs, g, r.opts.Rounds, len(defs), len(handoffSettings), r.opts.Duration)
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("lockbench: handoff: %w", err)

@@ -71,7 +71,7 @@ func TestHarnessSmoke(t *testing.T) {
 	defs := allContenders()
 	if ms.Kind == kindFake {
 		// The fake runs only Volley's scripts.
-		defs = []contenderDef{{nameVolley, newVolley}}
+		defs = []contenderDef{{name: nameVolley, new: newVolley}}
 	}
 	rep, err := NewRunner(smokeOptions(defs), ms, nil).Run(context.Background())
 	require.NoError(t, err)
@@ -164,7 +164,7 @@ func requireWellFormedXML(t *testing.T, b []byte) {
 // broken is a contender whose lock excludes nobody.
 type broken struct{}
 
-var brokenDef = contenderDef{"broken", func(Setup) (Contender, error) { return broken{}, nil }}
+var brokenDef = contenderDef{name: "broken", new: func(Setup) (Contender, error) { return broken{}, nil }}
 
 func (broken) Name() string                                            { return "broken" }
 func (broken) Note() string                                            { return "" }
@@ -360,7 +360,7 @@ func handoffOptions(defs ...contenderDef) Options {
 // binary, on three local masters.
 func TestHandoffMode(t *testing.T) {
 	ms := startTestMasters(t)
-	rep, err := NewRunner(handoffOptions(contenderDef{nameVolley, newVolley}), ms, nil).Run(context.Background())
+	rep, err := NewRunner(handoffOptions(contenderDef{name: nameVolley, new: newVolley}), ms, nil).Run(context.Background())
 	require.NoError(t, err)
 	require.Empty(t, rep.Skipped)
 	require.Len(t, rep.Handoff, 2)
@@ -383,7 +383,7 @@ func TestHandoffMode(t *testing.T) {
 // TestHandoffOverlapCheck: a lock that excludes nobody fails the mode
 // across processes, and a contender the children cannot build is skipped.
 func TestHandoffOverlapCheck(t *testing.T) {
-	o := handoffOptions(brokenDef, contenderDef{"nosuch", func(Setup) (Contender, error) { return broken{}, nil }})
+	o := handoffOptions(brokenDef, contenderDef{name: "nosuch", new: func(Setup) (Contender, error) { return broken{}, nil }})
 	o.Hold = 50 * time.Microsecond
 	rep, err := NewRunner(o, Masters{Kind: kindExternal, Addrs: []string{"127.0.0.1:1"}}, nil).Run(context.Background())
 	require.ErrorIs(t, err, ErrOverlap)

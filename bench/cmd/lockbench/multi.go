@@ -73,7 +73,7 @@ func (k keyByKey) LockUnlockMulti(ctx context.Context, keys []string, ttl time.D
 func (keyByKey) MultiNote() string { return "not atomic: a lock per key, one after another" }
 
 func (r *Runner) multi(ctx context.Context) error {
-	cs, err := r.connect(r.opts.Setup)
+	cs, err := r.connect(r.opts.Setup, r.defsFor(modeMulti))
 	if err != nil {
 		return err
 	}

@@ -110,7 +110,7 @@ func (r *Runner) renewal(ctx context.Context) error {
 	s := r.opts.Setup
 	s.TTL = r.opts.RenewalTTL
 	defs := []contenderDef{}
-	for _, d := range r.opts.Contenders {
+	for _, d := range r.defsFor(modeRenewal) {
 		if d.name == nameVolley || d.name == nameRedsyncGoredis || d.name == nameRueidislock {
 			defs = append(defs, d)
 		}

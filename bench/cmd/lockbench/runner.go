@@ -137,24 +137,7 @@ func (r *Runner) Run(ctx context.Context) (*Report, error) {
 	for _, m := range r.opts.Modes {
 		want[m] = true
 	}
-	var cs []Contender
-	defer func() {
-		for _, c := range cs {
-			c.Close()
-		}
-	}()
-	needMain := want[modeLatency] || want[modeThroughput] || want[modeContended] || want[modeAllocs]
-	if needMain {
-		r.progress.phase("connecting %d contenders to %d masters", len(r.opts.Contenders), len(r.masters.Addrs))
-		var err error
-		cs, err = r.connect(r.opts.Setup)
-		if err != nil {
-			return rep, err
-		}
-		for _, c := range cs {
-			rep.Contenders = append(rep.Contenders, ContenderInfo{Name: c.Name(), Note: c.Note()})
-		}
-	}
+	r.noteExcluded()
 	steps := []struct {
 		mode string
 		fn   func(context.Context, []Contender) error
@@ -164,11 +147,39 @@ func (r *Runner) Run(ctx context.Context) (*Report, error) {
 		{modeContended, r.contended},
 		{modeAllocs, r.allocs},
 	}
+	// One connection of each contender serves these modes: every contender
+	// that takes part in one of those wanted.
+	var defs []contenderDef
+	for _, d := range r.opts.Contenders {
+		for _, s := range steps {
+			if want[s.mode] && d.takesPart(s.mode) {
+				defs = append(defs, d)
+				break
+			}
+		}
+	}
+	var cs []Contender
+	defer func() {
+		for _, c := range cs {
+			c.Close()
+		}
+	}()
+	if len(defs) > 0 {
+		r.progress.phase("connecting %d contenders to %d masters", len(defs), len(r.masters.Addrs))
+		var err error
+		cs, err = r.connect(r.opts.Setup, defs)
+		if err != nil {
+			return rep, err
+		}
+		for _, c := range cs {
+			rep.Contenders = append(rep.Contenders, ContenderInfo{Name: c.Name(), Note: c.Note()})
+		}
+	}
 	for _, s := range steps {
 		if !want[s.mode] {
 			continue
 		}
-		if err := s.fn(ctx, cs); err != nil {
+		if err := s.fn(ctx, r.taking(s.mode, cs)); err != nil {
 			return rep, err
 		}
 	}
@@ -206,11 +217,44 @@ func (r *Runner) Run(ctx context.Context) (*Report, error) {
 	return rep, nil
 }
 
-// connect builds every contender; one that cannot be set up is reported
-// and skipped.
-func (r *Runner) connect(s Setup) ([]Contender, error) {
-	var cs []Contender
+// noteExcluded notes as skipped, once per contender, the modes of the run
+// it takes no part in.
+func (r *Runner) noteExcluded() {
 	for _, d := range r.opts.Contenders {
+		var out []string
+		for _, m := range r.opts.Modes {
+			if !d.takesPart(m) {
+				out = append(out, m)
+			}
+		}
+		if len(out) > 0 {
+			r.skip(d.name, "not in the "+strings.Join(out, ", ")+" modes: takes part only in "+strings.Join(d.modes, ", "))
+		}
+	}
+}
+
+// defsFor returns the contenders that take part in mode.
+func (r *Runner) defsFor(mode string) []contenderDef {
+	return slices.DeleteFunc(slices.Clone(r.opts.Contenders), func(d contenderDef) bool { return !d.takesPart(mode) })
+}
+
+// taking returns the connected contenders that take part in mode.
+func (r *Runner) taking(mode string, cs []Contender) []Contender {
+	return slices.DeleteFunc(slices.Clone(cs), func(c Contender) bool {
+		i := slices.IndexFunc(r.opts.Contenders, func(d contenderDef) bool { return d.name == c.Name() })
+		return i >= 0 && !r.opts.Contenders[i].takesPart(mode)
+	})
+}
+
+// connect builds every contender of defs; one that cannot be set up is
+// reported and skipped. It fails only when defs has some and none could
+// lock.
+func (r *Runner) connect(s Setup, defs []contenderDef) ([]Contender, error) {
+	if len(defs) == 0 {
+		return nil, nil
+	}
+	var cs []Contender
+	for _, d := range defs {
 		c, err := d.new(s)
 		if err != nil {
 			r.skip(d.name, err.Error())

@@ -75,7 +75,7 @@ func (r *Runner) skew(ctx context.Context) error {
 	}
 	s := r.opts.Setup
 	s.Addrs = proxyAddrs(proxies)
-	cs, err := r.connect(s)
+	cs, err := r.connect(s, r.defsFor(modeSkew))
 	if err != nil {
 		return err
 	}
