@@ -94,7 +94,8 @@ func (d contenderDef) takesPart(mode string) bool {
 }
 
 // allContenders lists every contender, redsync (go-redis) first: it is the
-// baseline of every ratio.
+// baseline of every ratio; the floor last: the machine's own limit, the
+// other reference (floor.go).
 func allContenders() []contenderDef {
 	return []contenderDef{
 		{name: nameRedsyncGoredis, new: newRedsyncGoredis},
@@ -102,6 +103,7 @@ func allContenders() []contenderDef {
 		{name: nameRedsyncRedigo, new: newRedsyncRedigo},
 		{name: nameRedislock, new: newRedislock},
 		{name: nameRueidislock, new: newRueidislock},
+		{name: nameFloor, new: newFloor, modes: floorModes},
 	}
 }
 

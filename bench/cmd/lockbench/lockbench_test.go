@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -73,10 +74,23 @@ func TestHarnessSmoke(t *testing.T) {
 		// The fake runs only Volley's scripts.
 		defs = []contenderDef{{name: nameVolley, new: newVolley}}
 	}
+	if runtime.GOOS != "linux" {
+		defs = slices.DeleteFunc(defs, func(d contenderDef) bool { return d.name == nameFloor })
+	}
+	// The floor takes part in the latency, throughput, contended and allocs
+	// modes, and adds the floor-pipelined row to the throughput mode.
+	floors := 0
+	if slices.ContainsFunc(defs, func(d contenderDef) bool { return d.name == nameFloor }) {
+		floors = 1
+	}
 	rep, err := NewRunner(smokeOptions(defs), ms, nil).Run(context.Background())
 	require.NoError(t, err)
-	require.Empty(t, rep.Skipped)
-	require.Len(t, rep.Contenders, len(defs))
+	if floors == 1 {
+		require.Equal(t, []string{"floor: not in the skew, degraded, adapters, multi, renewal, handoff modes: takes part only in latency, throughput, contended, allocs"}, rep.Skipped)
+	} else {
+		require.Empty(t, rep.Skipped)
+	}
+	require.Len(t, rep.Contenders, len(defs)+floors)
 
 	require.Len(t, rep.Latency, len(defs))
 	for _, l := range rep.Latency {
@@ -84,7 +98,7 @@ func TestHarnessSmoke(t *testing.T) {
 		assert.LessOrEqual(t, l.P50, l.P99, l.Name)
 		assert.NotEmpty(t, l.CDF, l.Name)
 	}
-	require.Len(t, rep.Throughput, 2*len(defs))
+	require.Len(t, rep.Throughput, 2*(len(defs)+floors))
 	for _, th := range rep.Throughput {
 		assert.Positive(t, th.OpsPerSec, th.Name)
 	}
@@ -94,8 +108,8 @@ func TestHarnessSmoke(t *testing.T) {
 		assert.Zero(t, c.Violations, c.Name)
 	}
 	require.Len(t, rep.Allocs, len(defs))
-	require.Len(t, rep.Skew, 3*len(defs))
-	require.Len(t, rep.Degraded, len(defs))
+	require.Len(t, rep.Skew, 3*(len(defs)-floors))
+	require.Len(t, rep.Degraded, len(defs)-floors)
 	for _, d := range rep.Degraded {
 		assert.Positive(t, d.AcqPerSecWarm, d.Name)
 		assert.Zero(t, d.Violations, d.Name)
@@ -109,7 +123,7 @@ func TestHarnessSmoke(t *testing.T) {
 		assert.Greater(t, rep.Adapters[1].AllocsPerOp, rep.Adapters[0].AllocsPerOp, "otel spans cost nothing?")
 	}
 	// Multi: every contender (the peers key by key), each key count.
-	require.Len(t, rep.Multi, len(defs)*len(multiKeyCounts))
+	require.Len(t, rep.Multi, (len(defs)-floors)*len(multiKeyCounts))
 	for _, m := range rep.Multi {
 		assert.Positive(t, m.Lat.N, "%s %d keys", m.Name, m.Keys)
 		assert.Zero(t, m.Errors, "%s %d keys", m.Name, m.Keys)
@@ -128,7 +142,7 @@ func TestHarnessSmoke(t *testing.T) {
 		assert.Positive(t, x.CommandsPerSec, x.Name)
 	}
 	// Handoff: every contender in both settings.
-	require.Len(t, rep.Handoff, 2*len(defs))
+	require.Len(t, rep.Handoff, 2*(len(defs)-floors))
 	for _, h := range rep.Handoff {
 		assert.Positive(t, h.AcqPerSec, "%s %s", h.Name, h.Setting)
 		assert.Zero(t, h.Overlaps, "%s %s", h.Name, h.Setting)

@@ -395,8 +395,17 @@ func warm(ctx context.Context, c Contender, keys []string, ttl time.Duration) {
 	}
 }
 
-// throughput: G goroutines, each on its own fresh keys.
+// throughput: G goroutines, each on its own fresh keys; and, for a
+// contender that has one (the floor), its pipelined measurement as a row of
+// its own, in the same rounds.
 func (r *Runner) throughput(ctx context.Context, cs []Contender) error {
+	var cases []throughputCase
+	for _, c := range cs {
+		cases = append(cases, throughputCase{c: c})
+		if p, ok := c.(pipeliner); ok {
+			cases = append(cases, throughputCase{c: c, pipe: p})
+		}
+	}
 	for _, g := range r.opts.Goroutines {
 		keys := map[string][][]string{}
 		for _, c := range cs {
@@ -405,10 +414,22 @@ func (r *Runner) throughput(ctx context.Context, cs []Contender) error {
 				keys[c.Name()] = append(keys[c.Name()], r.keyRing(c, modeThroughput+strconv.Itoa(g), i, per))
 			}
 		}
-		r.progress.phase("throughput G=%d: %d rounds x %d contenders x %v", g, r.opts.Rounds, len(cs), r.opts.Duration)
+		r.progress.phase("throughput G=%d: %d rounds x %d contenders x %v", g, r.opts.Rounds, len(cases), r.opts.Duration)
 		ops := map[string][]float64{}
 		errs := map[string]int{}
-		err := eachRound(ctx, r, "throughput G="+strconv.Itoa(g), cs, func(_ int, c Contender) error {
+		err := eachRound(ctx, r, "throughput G="+strconv.Itoa(g), cases, func(_ int, tc throughputCase) error {
+			if tc.pipe != nil {
+				prefix := "lb:" + r.run + ":" + tc.Name() + ":" + modeThroughput + strconv.Itoa(g) + ":"
+				n, e, el, err := tc.pipe.Pipelined(ctx, prefix, r.opts.Setup.TTL, r.opts.Duration)
+				if err != nil {
+					r.skip(tc.Name(), err.Error())
+					return nil
+				}
+				ops[tc.Name()] = append(ops[tc.Name()], float64(n)/el.Seconds())
+				errs[tc.Name()] += int(e)
+				return nil
+			}
+			c := tc.c
 			warm(ctx, c, keys[c.Name()][0][:min(20, len(keys[c.Name()][0]))], r.opts.Setup.TTL)
 			n, e, el := parallel(ctx, c, keys[c.Name()], r.opts.Setup.TTL, r.opts.Duration)
 			ops[c.Name()] = append(ops[c.Name()], float64(n)/el.Seconds())
@@ -418,14 +439,52 @@ func (r *Runner) throughput(ctx context.Context, cs []Contender) error {
 		if err != nil {
 			return err
 		}
-		for _, c := range cs {
+		for _, tc := range cases {
+			n := tc.Name()
+			if len(ops[n]) == 0 {
+				continue
+			}
 			r.report.Throughput = append(r.report.Throughput, ThroughputResult{
-				Name: c.Name(), Goroutines: g, OpsPerSec: median(ops[c.Name()]),
-				Rounds: ops[c.Name()], Errors: errs[c.Name()],
+				Name: n, Goroutines: g, OpsPerSec: median(ops[n]),
+				Rounds: ops[n], Errors: errs[n],
 			})
 		}
 	}
+	for _, tc := range cases {
+		measured := slices.ContainsFunc(r.report.Throughput, func(t ThroughputResult) bool { return t.Name == tc.Name() })
+		if tc.pipe != nil && measured && !slices.ContainsFunc(r.report.Contenders, func(i ContenderInfo) bool { return i.Name == tc.Name() }) {
+			r.report.Contenders = append(r.report.Contenders, ContenderInfo{Name: tc.Name(), Note: tc.pipe.PipelinedNote()})
+		}
+	}
 	return nil
+}
+
+// pipeliner is a contender that also measures the masters' capacity: the
+// most Lock+Unlock pairs per second they serve with many pairs in flight
+// and no per-operation overhead, whatever the goroutine count (the floor's
+// floor-pipelined row).
+type pipeliner interface {
+	// Pipelined runs Lock+Unlock pairs on keys that start with prefix, each
+	// lock for ttl, for d, and returns the pairs done, the pairs failed and
+	// the time it took; err when it could not start.
+	Pipelined(ctx context.Context, prefix string, ttl, d time.Duration) (pairs, failed int64, elapsed time.Duration, err error)
+	// PipelinedName is the row's name; PipelinedNote says what it measures.
+	PipelinedName() string
+	PipelinedNote() string
+}
+
+// throughputCase is one row of the throughput mode: a contender's
+// goroutines, or (pipe set) its pipelined measurement.
+type throughputCase struct {
+	c    Contender
+	pipe pipeliner
+}
+
+func (tc throughputCase) Name() string {
+	if tc.pipe != nil {
+		return tc.pipe.PipelinedName()
+	}
+	return tc.c.Name()
 }
 
 // parallel runs len(keys) goroutines of LockUnlock for d and returns the
