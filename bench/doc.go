@@ -6,11 +6,14 @@
 //   - conn_test.go: GET round trips against a real redis-server, Volley's
 //     conn against go-redis v9 and rueidis, at 1 to 256 goroutines.
 //   - cmd/lockbench: the lock benchmark, Volley against redsync, bsm/redislock
-//     and rueidislock on five masters.
+//     and rueidislock on five masters, and against the floor (Linux): the
+//     lowest-overhead Lock+Unlock the machine allows, raw sockets and epoll
+//     without the Go netpoller (cmd/lockbench/floor.go).
 //
 // Run the Go benchmarks with
 //
 //	go test -run '^$' -bench . -benchmem
 //
-// Plain go test runs only the smoke tests of lockbench.
+// Plain go test runs only lockbench's tests: its smoke tests and the
+// floor's.
 package bench

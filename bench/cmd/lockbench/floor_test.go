@@ -113,3 +113,28 @@ func TestFloorCommands(t *testing.T) {
 	assert.Equal(t, "0000000000000000", string(a[16:]))
 	assert.Equal(t, "0000000000000001", string(b[16:]))
 }
+
+// TestFloorTargets: Volley's distance to the floor is a target, met or not
+// from the figures.
+func TestFloorTargets(t *testing.T) {
+	rep := &Report{Latency: []LatencyResult{
+		{Name: nameVolley, Latency: Latency{P50: 0.105, P99: 0.5}},
+		{Name: nameFloor, Latency: Latency{P50: 0.1, P99: 0.2}},
+	}}
+	got := map[string]Target{}
+	for _, tg := range evaluateTargets(rep) {
+		got[tg.Goal] = tg
+	}
+	p50 := got["Lock+Unlock latency, 1 goroutine, p50 <= 1.1x floor p50"]
+	p99 := got["Lock+Unlock latency, 1 goroutine, p99 <= 1.2x floor p99"]
+	assert.True(t, p50.Measured && p50.Met, p50.Figure)
+	assert.True(t, p99.Measured && !p99.Met, p99.Figure)
+	assert.Equal(t, "0.500ms vs 0.200ms = 2.50x", p99.Figure)
+
+	rep.Latency = rep.Latency[:1] // no floor: not measured
+	for _, tg := range evaluateTargets(rep) {
+		if strings.Contains(tg.Goal, "x floor") {
+			assert.False(t, tg.Measured, tg.Goal)
+		}
+	}
+}

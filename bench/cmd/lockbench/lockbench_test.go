@@ -147,7 +147,7 @@ func TestHarnessSmoke(t *testing.T) {
 		assert.Positive(t, h.AcqPerSec, "%s %s", h.Name, h.Setting)
 		assert.Zero(t, h.Overlaps, "%s %s", h.Name, h.Setting)
 	}
-	require.Len(t, rep.Targets, 16)
+	require.Len(t, rep.Targets, 18)
 
 	var out bytes.Buffer
 	rep.WriteTables(&out)

@@ -214,6 +214,25 @@ func evaluateTargets(r *Report) []Target {
 		ts = append(ts, Target{Goal: goal, Measured: true, Met: ratio <= 0.4,
 			Figure: fmt.Sprintf("%.3fms vs %.3fms = %.2fx", q.get(v), q.get(b), ratio)})
 	}
+	// Distance to the floor, the machine's own limit: ratio = volley / floor.
+	for _, q := range []struct {
+		name string
+		want float64
+		get  func(*LatencyResult) float64
+	}{
+		{"p50", 1.1, func(l *LatencyResult) float64 { return l.P50 }},
+		{"p99", 1.2, func(l *LatencyResult) float64 { return l.P99 }},
+	} {
+		goal := fmt.Sprintf("Lock+Unlock latency, 1 goroutine, %s <= %gx %s %s", q.name, q.want, nameFloor, q.name)
+		v, f := r.latency(nameVolley), r.latency(nameFloor)
+		if v == nil || f == nil || q.get(f) <= 0 {
+			notMeasured(goal)
+			continue
+		}
+		ratio := q.get(v) / q.get(f)
+		ts = append(ts, Target{Goal: goal, Measured: true, Met: ratio <= q.want,
+			Figure: fmt.Sprintf("%.3fms vs %.3fms = %.2fx", q.get(v), q.get(f), ratio)})
+	}
 	// Throughput, higher is better.
 	for _, g := range []int{64, 256} {
 		for _, peer := range []struct {
@@ -372,8 +391,8 @@ func errNote(n int) string {
 func (r *Report) WriteTables(w io.Writer) {
 	fmt.Fprintf(w, "lockbench: %s, GOMAXPROCS=%d, %d %s masters; %d rounds x %v per measurement, medians over rounds\n",
 		r.GoVersion, r.GOMAXPROCS, len(r.Masters.Addrs), r.Masters.Kind, r.Config.Rounds, time.Duration(r.Config.DurationMs*float64(time.Millisecond)))
-	fmt.Fprintf(w, "TTL %v, per-master timeout %v, retry delay uniform in [%v, %v], pool size %d; ratios are to %s\n",
-		dur(r.Config.TTLMs), dur(r.Config.NodeTimeoutMs), dur(r.Config.RetryDelayMs/2), dur(r.Config.RetryDelayMs), r.Config.PoolSize, baseline)
+	fmt.Fprintf(w, "TTL %v, per-master timeout %v, retry delay uniform in [%v, %v], pool size %d; ratios are to %s, \"x floor\" to %s (throughput: %s)\n",
+		dur(r.Config.TTLMs), dur(r.Config.NodeTimeoutMs), dur(r.Config.RetryDelayMs/2), dur(r.Config.RetryDelayMs), r.Config.PoolSize, baseline, nameFloor, nameFloorPipelined)
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	defer func() { tw.Flush() }()
@@ -398,52 +417,56 @@ func (r *Report) WriteTables(w io.Writer) {
 
 	if len(r.Latency) > 0 {
 		section("LATENCY: Lock+Unlock, 1 goroutine, fresh key, ms")
-		fmt.Fprintln(tw, "contender\tp50\tp90\tp99\tp99.9\tmax\tp50 ratio\tp99 ratio\tops\t\t")
-		b := r.latency(baseline)
+		fmt.Fprintln(tw, "contender\tp50\tp90\tp99\tp99.9\tmax\tp50 ratio\tx floor\tp99 ratio\tx floor\tops\t\t")
+		b, fl := r.latency(baseline), r.latency(nameFloor)
+		p50 := func(b *LatencyResult) float64 { return b.P50 }
+		p99 := func(b *LatencyResult) float64 { return b.P99 }
 		for _, n := range names {
 			l := r.latency(n)
 			if l == nil {
 				continue
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t\n", n, f3(l.P50), f3(l.P90), f3(l.P99), f3(l.P999), f3(l.Max),
-				ratio(l.P50, field(b, func(b *LatencyResult) float64 { return b.P50 })),
-				ratio(l.P99, field(b, func(b *LatencyResult) float64 { return b.P99 })), l.N, errNote(l.Errors))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t\n", n, f3(l.P50), f3(l.P90), f3(l.P99), f3(l.P999), f3(l.Max),
+				ratio(l.P50, field(b, p50)), ratio(l.P50, field(fl, p50)),
+				ratio(l.P99, field(b, p99)), ratio(l.P99, field(fl, p99)), l.N, errNote(l.Errors))
 		}
 	}
 	if len(r.Throughput) > 0 {
-		section("THROUGHPUT: Lock+Unlock ops/s, G goroutines on distinct keys (ratio to " + baseline + ")")
+		section("THROUGHPUT: Lock+Unlock ops/s, G goroutines on distinct keys (ratio to " + baseline + ", x floor to " + nameFloorPipelined + ")")
 		hdr := "contender\t"
 		for _, g := range r.Config.Goroutines {
-			hdr += fmt.Sprintf("G=%d\tratio\t", g)
+			hdr += fmt.Sprintf("G=%d\tratio\tx floor\t", g)
 		}
 		fmt.Fprintln(tw, hdr)
 		for _, n := range names {
 			line := n + "\t"
 			errs := 0
 			for _, g := range r.Config.Goroutines {
-				t, b := r.throughput(n, g), r.throughput(baseline, g)
+				t, b, fl := r.throughput(n, g), r.throughput(baseline, g), r.throughput(nameFloorPipelined, g)
 				if t == nil {
-					line += "-\t-\t"
+					line += "-\t-\t-\t"
 					continue
 				}
 				errs += t.Errors
-				bo := field(b, func(b *ThroughputResult) float64 { return b.OpsPerSec })
-				line += fmt.Sprintf("%.0f\t%s\t", t.OpsPerSec, ratio(t.OpsPerSec, bo))
+				opsPerSec := func(b *ThroughputResult) float64 { return b.OpsPerSec }
+				line += fmt.Sprintf("%.0f\t%s\t%s\t", t.OpsPerSec, ratio(t.OpsPerSec, field(b, opsPerSec)), ratio(t.OpsPerSec, field(fl, opsPerSec)))
 			}
 			fmt.Fprintln(tw, line+errNote(errs)+"\t")
 		}
 	}
 	if len(r.Contended) > 0 {
-		section(fmt.Sprintf("CONTENDED: %d goroutines on one key, hold %v; hand-off = release started -> next holder has it", r.Config.ContendedG, dur(r.Config.HoldMs)))
-		fmt.Fprintln(tw, "contender\tacq/s\tratio\thand-off p50 ms\tp99 ms\toverlaps\t\t")
-		b := r.contended(baseline)
+		section(fmt.Sprintf("CONTENDED: %d goroutines on one key, hold %v; hand-off = release started -> next holder has it; %s retries after the retry delay (no wake-ups)",
+			r.Config.ContendedG, dur(r.Config.HoldMs), nameFloor))
+		fmt.Fprintln(tw, "contender\tacq/s\tratio\tx floor\thand-off p50 ms\tp99 ms\toverlaps\t\t")
+		b, fl := r.contended(baseline), r.contended(nameFloor)
+		acq := func(b *ContendedResult) float64 { return b.AcqPerSec }
 		for _, n := range names {
 			c := r.contended(n)
 			if c == nil {
 				continue
 			}
-			bo := field(b, func(b *ContendedResult) float64 { return b.AcqPerSec })
-			fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t%s\t%d\t%s\t\n", n, c.AcqPerSec, ratio(c.AcqPerSec, bo), f3(c.Handoff.P50), f3(c.Handoff.P99), c.Violations, errNote(c.Errors))
+			fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t%s\t%s\t%d\t%s\t\n", n, c.AcqPerSec, ratio(c.AcqPerSec, field(b, acq)), ratio(c.AcqPerSec, field(fl, acq)),
+				f3(c.Handoff.P50), f3(c.Handoff.P99), c.Violations, errNote(c.Errors))
 		}
 	}
 	if len(r.Allocs) > 0 {
