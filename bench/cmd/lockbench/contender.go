@@ -100,6 +100,7 @@ func allContenders() []contenderDef {
 	return []contenderDef{
 		{name: nameRedsyncGoredis, new: newRedsyncGoredis},
 		{name: nameVolley, new: newVolley},
+		{name: nameVolleyFenced, new: newVolleyFenced, modes: volleyFencedModes},
 		{name: nameRedsyncRedigo, new: newRedsyncRedigo},
 		{name: nameRedislock, new: newRedislock},
 		{name: nameRueidislock, new: newRueidislock},

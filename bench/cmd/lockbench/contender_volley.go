@@ -7,18 +7,33 @@ import (
 	"github.com/volleylock/volley/redlock"
 )
 
-const nameVolley = "volley"
+const (
+	nameVolley       = "volley"
+	nameVolleyFenced = "volley-fenced"
+)
+
+// volleyFencedModes are the modes volley-fenced takes part in: what a
+// fencing token costs a lock, next to volley.
+var volleyFencedModes = []string{modeLatency, modeThroughput, modeContended, modeAllocs}
 
 // volley is Volley's redlock.Client over every master.
 type volley struct {
 	c        *redlock.Client
 	defaults bool
+	fencing  bool
 }
 
 func newVolley(s Setup) (Contender, error) { return newVolleyWith(s, redlock.Hooks{}) }
 
+// newVolleyFenced is newVolley with Config.Fencing: Lock.Fence tokens.
+func newVolleyFenced(s Setup) (Contender, error) { return newVolleyConfig(s, redlock.Hooks{}, true) }
+
 // newVolleyWith is newVolley with hooks (the adapters mode).
 func newVolleyWith(s Setup, hooks redlock.Hooks) (Contender, error) {
+	return newVolleyConfig(s, hooks, false)
+}
+
+func newVolleyConfig(s Setup, hooks redlock.Hooks, fencing bool) (Contender, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	cfg := redlock.Config{
@@ -26,6 +41,7 @@ func newVolleyWith(s Setup, hooks redlock.Hooks) (Contender, error) {
 		Addrs:               s.Addrs,
 		MaxTTL:              max(s.TTL, 30*time.Second),
 		DisableRestartGuard: true, // the masters were just started
+		Fencing:             fencing,
 	}
 	if !s.Defaults {
 		cfg.NodeTimeout = s.NodeTimeout
@@ -36,11 +52,20 @@ func newVolleyWith(s Setup, hooks redlock.Hooks) (Contender, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &volley{c: c, defaults: s.Defaults}, nil
+	return &volley{c: c, defaults: s.Defaults, fencing: fencing}, nil
 }
 
-func (v *volley) Name() string { return nameVolley }
+func (v *volley) Name() string {
+	if v.fencing {
+		return nameVolleyFenced
+	}
+	return nameVolley
+}
+
 func (v *volley) Note() string {
+	if v.fencing {
+		return "DisableRestartGuard (fresh masters); Config.Fencing: a second round trip per Lock"
+	}
 	if v.defaults {
 		return "DisableRestartGuard (fresh masters); defaults: redlock.Config zero values but Addrs, MaxTTL and DisableRestartGuard"
 	}

@@ -51,14 +51,15 @@ type plotStyle struct {
 // and dashed.
 var knownStyles = map[string]plotStyle{
 	nameVolley:         {color: rgb(0x0072b2)},
+	nameVolleyFenced:   {color: rgb(0x56b4e9)},
 	nameRedsyncGoredis: {color: rgb(0xd55e00)},
 	nameRedsyncRedigo:  {color: rgb(0xe69f00)},
 	nameRedislock:      {color: rgb(0x009e73)},
 	nameRueidislock:    {color: rgb(0xcc79a7)},
-	"floor":            {color: color.Black, dashes: []vg.Length{vg.Points(6), vg.Points(3)}},
+	nameFloor:          {color: color.Black, dashes: []vg.Length{vg.Points(6), vg.Points(3)}},
 }
 
-var spareColors = []color.Color{rgb(0x56b4e9), rgb(0x8c564b), rgb(0x7f7f7f), rgb(0xbcbd22)}
+var spareColors = []color.Color{rgb(0x8c564b), rgb(0x7f7f7f), rgb(0xbcbd22)}
 
 func rgb(v uint32) color.Color {
 	return color.RGBA{R: uint8(v >> 16), G: uint8(v >> 8), B: uint8(v), A: 0xff}
