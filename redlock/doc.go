@@ -179,9 +179,9 @@
 //     before the restart has ended by then, so the largest counter of a
 //     quorum of the others, read after that wait, is at least every token
 //     it ever acknowledged; it gets that (or its stale counter, if larger).
-//     Repairs run in the background when a fenced lock meets an unsure
-//     master, or in the foreground when a lock cannot be fenced without
-//     one.
+//     Repairs run in the background (one at a time per Client, each step
+//     waiting up to a second for slow masters) when a fenced lock meets an
+//     unsure master, and in New.
 //   - Most masters restarted at once, or fresh masters: with no quorum
 //     that vouches, the unsure masters start again from the largest counter
 //     or stale counter any master has, or the masters' clock in

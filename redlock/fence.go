@@ -170,8 +170,9 @@ type fencer struct {
 }
 
 // repairSoon starts a repair in the background, unless one runs or the
-// last one asked to wait: a fenced lock that succeeded without some master
-// (OutcomeUnfenced) does not pay for the repair.
+// last one asked to wait: a fenced lock that met a master without a
+// counter it vouches for (OutcomeUnfenced) does not pay for the repair,
+// nor wait for it.
 func (c *Client) repairSoon() {
 	f := &c.fence
 	if time.Now().UnixNano() < f.notBefore.Load() || f.running.Swap(true) {
@@ -211,6 +212,13 @@ type masterFence struct {
 	now        uint64 // its TIME, in microseconds
 }
 
+// repairStepTimeout bounds each step of a repair on each master. A repair
+// runs off the locks' path, and needs a quorum of answers: a master that
+// is slow but alive (it would miss NodeTimeout) must still count.
+func (c *Client) repairStepTimeout() time.Duration {
+	return max(c.cfg.NodeTimeout, time.Second)
+}
+
 // repairFence gives the masters that have no counter they vouch for one
 // they can vouch for, when that is safe, and reports whether it gave any.
 //
@@ -234,7 +242,7 @@ func (c *Client) repairFence(ctx context.Context) bool {
 	if now.UnixNano() < f.notBefore.Load() {
 		return false
 	}
-	f.notBefore.Store(now.Add(max(2*c.cfg.NodeTimeout, 10*time.Millisecond)).UnixNano())
+	f.notBefore.Store(now.Add(max(2*c.cfg.NodeTimeout, 20*time.Millisecond)).UnixNano())
 
 	states := make([]masterFence, len(c.masters))
 	c.eachMaster(ctx, []string{"EVAL", fenceStateScript, "2", fenceKey, fenceUnsureKey}, func(i int, vals []resp.Value) {
@@ -347,7 +355,7 @@ func parseMasterFence(vals []resp.Value) masterFence {
 }
 
 // eachMaster sends args to every master at once, waits at most
-// NodeTimeout, and then calls fn, one master after another, with each
+// repairStepTimeout, and then calls fn, one master after another, with each
 // reply that came in time and is not an error.
 func (c *Client) eachMaster(ctx context.Context, args []string, fn func(i int, vals []resp.Value)) {
 	all := make([]int, len(c.masters))
@@ -360,7 +368,7 @@ func (c *Client) eachMaster(ctx context.Context, args []string, fn func(i int, v
 // eachMasterOf is eachMaster for the masters in idx, each with its own
 // command.
 func (c *Client) eachMasterOf(ctx context.Context, idx []int, args func(i int) []string, fn func(i int, vals []resp.Value)) {
-	ctx, cancel := context.WithTimeout(ctx, c.cfg.NodeTimeout)
+	ctx, cancel := context.WithTimeout(ctx, c.repairStepTimeout())
 	defer cancel()
 	replies := make([][]resp.Value, len(c.masters))
 	var wg sync.WaitGroup

@@ -193,14 +193,13 @@ func (c *Client) acquire(ctx context.Context, key string, keys *keySet, ttl time
 			// Faults, or a quorum whose validity ran out.
 			err = o.error(OpLock, key, ErrNotAcquired, attempt)
 		}
-		// A master without a counter it vouches for kept a fenced lock
-		// from its quorum: if a repair gives it one, attempt again at once.
-		repaired := c.cfg.Fencing && !br.cancelled && o.unfenced() && c.repairFence(ctx)
-		if counted >= tries && !(repaired && tries > 1) {
-			return Lock{}, err
+		if c.cfg.Fencing && (unfenced || o.unfenced()) {
+			// A master without a counter it vouches for took part: have it
+			// repaired, in the background (see repairFence).
+			c.repairSoon()
 		}
-		if repaired {
-			continue
+		if counted >= tries {
+			return Lock{}, err
 		}
 		if w == nil {
 			// Wait for the release. Subscribe first, then attempt again at
