@@ -62,6 +62,13 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		opts.Scripts = append(slices.Clip(opts.Scripts), sentBySHA...)
 		if cfg.Fencing {
 			opts.Setup = append(slices.Clip(opts.Setup), fenceSetup())
+			user := opts.OnConnect
+			opts.OnConnect = func(info *conn.ServerInfo) {
+				c.fence.onConnect(info)
+				if user != nil {
+					user(info)
+				}
+			}
 		}
 		cn, err := conn.New(opts)
 		if err != nil {

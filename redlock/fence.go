@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/volleylock/volley/conn"
 	"github.com/volleylock/volley/resp"
 )
 
@@ -164,6 +165,11 @@ type fencer struct {
 	mu        sync.Mutex   // held by the one repair under way
 	notBefore atomic.Int64 // no repair starts before this (UnixNano)
 	running   atomic.Bool  // a background repair is under way
+	// connects counts the (re)connects of the Client's connections: each
+	// may be to a master that restarted, and is unsure now. cleared is
+	// the count at the start of the latest repair that found every
+	// master answering and none unsure.
+	connects, cleared atomic.Int64
 	ctx       context.Context
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
@@ -171,8 +177,8 @@ type fencer struct {
 
 // repairSoon starts a repair in the background, unless one runs or the
 // last one asked to wait: a fenced lock that met a master without a
-// counter it vouches for (OutcomeUnfenced) does not pay for the repair,
-// nor wait for it.
+// counter it vouches for (OutcomeUnfenced), or that ran while one may be
+// (fencer.suspect), does not pay for the repair, nor wait for it.
 func (c *Client) repairSoon() {
 	f := &c.fence
 	if time.Now().UnixNano() < f.notBefore.Load() || f.running.Swap(true) {
@@ -183,6 +189,13 @@ func (c *Client) repairSoon() {
 		c.repairFence(f.ctx)
 	})
 }
+
+// suspect reports whether a master may be unsure: a connection opened
+// since a repair last found none.
+func (f *fencer) suspect() bool { return f.connects.Load() != f.cleared.Load() }
+
+// onConnect is the OnConnect of a fencing Client's connections.
+func (f *fencer) onConnect(*conn.ServerInfo) { f.connects.Add(1) }
 
 // close stops a background repair and waits for it.
 func (f *fencer) close() {
@@ -243,6 +256,7 @@ func (c *Client) repairFence(ctx context.Context) bool {
 		return false
 	}
 	f.notBefore.Store(now.Add(max(2*c.cfg.NodeTimeout, 20*time.Millisecond)).UnixNano())
+	connects := f.connects.Load()
 
 	states := make([]masterFence, len(c.masters))
 	c.eachMaster(ctx, []string{"EVAL", fenceStateScript, "2", fenceKey, fenceUnsureKey}, func(i int, vals []resp.Value) {
@@ -261,6 +275,9 @@ func (c *Client) repairFence(ctx context.Context) bool {
 		}
 	}
 	if len(unsure) == 0 {
+		if unanswered == 0 {
+			f.cleared.Store(connects)
+		}
 		return false
 	}
 	var value uint64

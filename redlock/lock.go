@@ -167,7 +167,7 @@ func (c *Client) acquire(ctx context.Context, key string, keys *keySet, ttl time
 		}
 		o.report(OpLock)
 		if !br.cancelled && br.ok >= c.quorum && time.Now().Before(until) {
-			if fence != 0 && (unfenced || o.unfenced()) {
+			if fence != 0 && (unfenced || o.unfenced() || c.fence.suspect()) {
 				c.repairSoon()
 			}
 			c.event(EventAcquired, key)
@@ -193,9 +193,9 @@ func (c *Client) acquire(ctx context.Context, key string, keys *keySet, ttl time
 			// Faults, or a quorum whose validity ran out.
 			err = o.error(OpLock, key, ErrNotAcquired, attempt)
 		}
-		if c.cfg.Fencing && (unfenced || o.unfenced()) {
-			// A master without a counter it vouches for took part: have it
-			// repaired, in the background (see repairFence).
+		if c.cfg.Fencing && (unfenced || o.unfenced() || c.fence.suspect()) {
+			// A master without a counter it vouches for took part, or may
+			// have: have it repaired, in the background (see repairFence).
 			c.repairSoon()
 		}
 		if counted >= tries {
