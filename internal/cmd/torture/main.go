@@ -90,7 +90,9 @@ func main() {
 
 	if *unsafeDuration > 0 && ctx.Err() == nil {
 		u := cfg
-		u.Duration, u.DisableRestartGuard = *unsafeDuration, true
+		// Unfenced: a fenced lock also keeps a restarted master out, for
+		// about MaxTTL, until a repair vouches for its counter again.
+		u.Duration, u.DisableRestartGuard, u.Fencing = *unsafeDuration, true, false
 		u.Faults = []torture.Fault{torture.FaultCrashImmediate}
 		u.Seed = cfg.Seed + 1
 		unsafe, err := torture.Run(ctx, u)
