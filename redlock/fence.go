@@ -170,9 +170,9 @@ type fencer struct {
 	// the count at the start of the latest repair that found every
 	// master answering and none unsure.
 	connects, cleared atomic.Int64
-	ctx       context.Context
-	cancel    context.CancelFunc
-	wg        sync.WaitGroup
+	ctx               context.Context
+	cancel            context.CancelFunc
+	wg                sync.WaitGroup
 }
 
 // repairSoon starts a repair in the background, unless one runs or the
