@@ -102,6 +102,17 @@ func TestAllocs(t *testing.T) {
 	fencedTaken()
 	require.Zero(t, testing.AllocsPerRun(200, fencedTaken), "fenced TryLock on a taken key")
 	require.NoError(t, heldFenced.Unlock(bg))
+	fencedMulti := func() {
+		l, err := f.TryLockMulti(bg, keys, ttl)
+		if err != nil || l.Fence() == 0 {
+			t.Fatal(err)
+		}
+		if err := l.Unlock(bg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fencedMulti()
+	require.Zero(t, testing.AllocsPerRun(200, fencedMulti), "fenced TryLockMulti+Unlock of 4 keys")
 
 	// A waiting Lock allocates when it starts to wait (join), not per
 	// round: each round is a waiting attempt that finds the key taken, the

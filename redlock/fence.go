@@ -145,12 +145,20 @@ func (c *Client) checkFenceKeys(key string, keys []string) error {
 	if !c.cfg.Fencing {
 		return nil
 	}
-	for _, k := range append([]string{key}, keys...) {
-		if k == fenceKey || strings.HasPrefix(k, fenceKey+":") {
+	if reservedForFencing(key) {
+		return errors.New("redlock: key " + strconv.Quote(key) + " is reserved for fencing")
+	}
+	for _, k := range keys {
+		if reservedForFencing(k) {
 			return errors.New("redlock: key " + strconv.Quote(k) + " is reserved for fencing")
 		}
 	}
 	return nil
+}
+
+// reservedForFencing reports whether k is one of fencing's own keys.
+func reservedForFencing(k string) bool {
+	return k == fenceKey || strings.HasPrefix(k, fenceKey+":")
 }
 
 // fenceSetup is the command every connection of a fencing Client runs in
