@@ -210,8 +210,9 @@
 // # Concurrency
 //
 // A Client is safe for concurrent use. It owns one connection (and its
-// goroutines) per master, and one pub/sub connection per master once a
-// Lock has waited; Close stops them all and ends the waits under way. A Lock is a value: use one
-// copy from one goroutine at a time. Do starts one goroutine, the extender,
-// and stops it before it returns.
+// goroutines) per master, one pub/sub connection per master once a Lock
+// has waited, and, with Fencing, at most one goroutine at a time repairing
+// fencing counters; Close stops them all and ends the waits under way. A
+// Lock is a value: use one copy from one goroutine at a time. Do starts one
+// goroutine, the extender, and stops it before it returns.
 package redlock
