@@ -178,9 +178,12 @@ type fencer struct {
 	// the count at the start of the latest repair that found every
 	// master answering and none unsure.
 	connects, cleared atomic.Int64
-	ctx               context.Context
-	cancel            context.CancelFunc
-	wg                sync.WaitGroup
+
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	startMu sync.Mutex // orders a repair's start with close
+	stopped bool       // close has run (under startMu)
 }
 
 // repairSoon starts a repair in the background, unless one runs or the
@@ -190,6 +193,11 @@ type fencer struct {
 func (c *Client) repairSoon() {
 	f := &c.fence
 	if time.Now().UnixNano() < f.notBefore.Load() || f.running.Swap(true) {
+		return
+	}
+	f.startMu.Lock()
+	defer f.startMu.Unlock()
+	if f.stopped {
 		return
 	}
 	f.wg.Go(func() { // owned by the Client: Close cancels f.ctx and waits
@@ -207,6 +215,9 @@ func (f *fencer) onConnect(*conn.ServerInfo) { f.connects.Add(1) }
 
 // close stops a background repair and waits for it.
 func (f *fencer) close() {
+	f.startMu.Lock()
+	f.stopped = true
+	f.startMu.Unlock()
 	if f.cancel != nil {
 		f.cancel()
 	}
