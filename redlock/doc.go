@@ -181,7 +181,10 @@
 //     it ever acknowledged; it gets that (or its stale counter, if larger).
 //     Repairs run in the background (one at a time per Client, each step
 //     waiting up to a second for slow masters) when a fenced lock meets an
-//     unsure master, and in New.
+//     unsure master, after a reconnect, and in New. A master that loses
+//     its counter without restarting (FLUSHALL, an eviction) answers as
+//     unfenced until a repair's first look marks it unsure, from then on
+//     like a restarted one.
 //   - Most masters restarted at once, or fresh masters: with no quorum
 //     that vouches, the unsure masters start again from the largest counter
 //     or stale counter any master has, or the masters' clock in

@@ -251,3 +251,30 @@ func TestFenceCounterOutOfRange(t *testing.T) {
 	assert.True(t, errors.Is(err, ErrNotAcquired))
 	assert.Contains(t, err.Error(), ErrFenceRange.Error())
 }
+
+// TestFenceFlushedMasterIsRepaired: a master that loses its counter
+// without a restart (FLUSHALL, an eviction) keeps its connections, so no
+// handshake check sets it aside; the repair's first look does, and gives
+// it a counter back after the wait.
+func TestFenceFlushedMasterIsRepaired(t *testing.T) {
+	servers := masters(t, 3)
+	c := fenced(t, servers)
+	var last uint64
+	lock := func() {
+		t.Helper()
+		l, err := c.Lock(bg, "k", ttlF)
+		require.NoError(t, err)
+		require.Greater(t, l.Fence(), last)
+		last = l.Fence()
+		require.NoError(t, l.Unlock(bg))
+	}
+	lock()
+	_, err := masterDo(t, servers[0], "FLUSHALL")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		lock()
+		n, ok := counterOn(t, servers[0])
+		return ok && n >= last-1
+	}, 10*time.Second, 10*time.Millisecond, "the flushed master never got a counter back")
+	assert.Equal(t, 1, int(c.Masters()[0].Info.Generation), "repaired without a reconnect")
+}

@@ -120,8 +120,11 @@ const (
 
 	// fenceStateScript is a repair's first look. KEYS: fenceKey,
 	// fenceUnsureKey. It returns {counter, since, stale, now}, "" for what
-	// is missing; now is the master's TIME in microseconds.
-	fenceStateScript = `local t=redis.call("time") return {redis.call("get",KEYS[1]) or "",redis.call("hget",KEYS[2],"since") or "",redis.call("hget",KEYS[2],"stale") or "",t[1]..string.format("%06d",tonumber(t[2]))}`
+	// is missing; now is the master's TIME in microseconds. A master with
+	// neither a counter nor the unsure hash lost both without a restart
+	// (FLUSHALL, an eviction): it becomes unsure now, as the check would
+	// have made it.
+	fenceStateScript = `local t=redis.call("time") local now=t[1]..string.format("%06d",tonumber(t[2])) local g=redis.call("get",KEYS[1]) local since=redis.call("hget",KEYS[2],"since") if not g and not since then since=now redis.call("hset",KEYS[2],"since",now) end return {g or "",since or "",redis.call("hget",KEYS[2],"stale") or "",now}`
 
 	// fenceRepairScript gives an unsure master its counter back. KEYS:
 	// fenceKey, fenceUnsureKey; ARGV: the since the repair saw, the value.

@@ -844,6 +844,13 @@ func diffFenceScript() []step {
 		masked("HGETALL", U),
 		masked("EVAL", state, "2", F, U),
 
+		// neither a counter nor a since (FLUSHALL, an eviction): the
+		// state script makes the master unsure
+		cmd("DEL", U),
+		masked("EVAL", state, "2", F, U),
+		cmd("TYPE", U),
+		masked("EVAL", state, "2", F, U),
+
 		// a master without a counter sets the keys and says so
 		cmd("EVAL", lock, "2", "k", F, "tok", "30000"),
 		shaped(intBetween(29000, 30000), "PTTL", "k"),

@@ -117,13 +117,22 @@ func (s *Server) raiseCounterLocked(out []byte, db int, sha string, key []byte, 
 func (s *Server) fenceStateLocked(out []byte, db int, sha string, keys [][]byte) []byte {
 	now := s.clock.Now()
 	ms := now.UnixMilli()
-	g, _, msg := s.scriptGetLocked(db, keys, 0, ms)
+	var scratch [24]byte
+	nowUs := appendLuaTime(scratch[:0], now)
+	g, hasG, msg := s.scriptGetLocked(db, keys, 0, ms)
 	if msg != "" {
 		return appendScriptError(out, msg, sha)
 	}
-	since, _, msg := s.scriptHgetLocked(db, keys, 1, "since", ms)
+	since, hasSince, msg := s.scriptHgetLocked(db, keys, 1, "since", ms)
 	if msg != "" {
 		return appendScriptError(out, msg, sha)
+	}
+	if !hasG && !hasSince {
+		// Lost both without a restart (FLUSHALL, an eviction): unsure now.
+		since = string(nowUs)
+		if msg := s.scriptHsetLocked(db, keys[1], "since", nowUs, ms); msg != "" {
+			return appendScriptError(out, msg, sha)
+		}
 	}
 	stale, _, msg := s.scriptHgetLocked(db, keys, 1, "stale", ms)
 	if msg != "" {
@@ -133,8 +142,7 @@ func (s *Server) fenceStateLocked(out []byte, db int, sha string, keys [][]byte)
 	out = appendBulkString(out, g) // "" when missing, as `or ""` makes it
 	out = appendBulkString(out, since)
 	out = appendBulkString(out, stale)
-	var scratch [24]byte
-	return appendBulk(out, appendLuaTime(scratch[:0], now))
+	return appendBulk(out, nowUs)
 }
 
 // fenceRepairLocked runs FenceRepairScript.

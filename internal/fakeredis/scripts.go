@@ -78,8 +78,9 @@ const (
 	FenceWriteScript = `local n=#KEYS-1 for i=1,n do if redis.call("get",KEYS[i])~=ARGV[1] then return 0 end end local g=redis.call("get",KEYS[#KEYS]) if not g then return 2 end if tonumber(g)<tonumber(ARGV[2]) then redis.call("set",KEYS[#KEYS],ARGV[2]) end return 1`
 	// FenceStateScript returns {counter, since, stale, now} (KEYS: the
 	// counter, the unsure hash), four bulk strings, "" for what is
-	// missing; now is TIME in microseconds.
-	FenceStateScript = `local t=redis.call("time") return {redis.call("get",KEYS[1]) or "",redis.call("hget",KEYS[2],"since") or "",redis.call("hget",KEYS[2],"stale") or "",t[1]..string.format("%06d",tonumber(t[2]))}`
+	// missing; now is TIME in microseconds. With neither a counter nor a
+	// since, it first sets since to now.
+	FenceStateScript = `local t=redis.call("time") local now=t[1]..string.format("%06d",tonumber(t[2])) local g=redis.call("get",KEYS[1]) local since=redis.call("hget",KEYS[2],"since") if not g and not since then since=now redis.call("hset",KEYS[2],"since",now) end return {g or "",since or "",redis.call("hget",KEYS[2],"stale") or "",now}`
 	// FenceRepairScript (KEYS: the counter, the unsure hash; ARGV: a since,
 	// a value) raises an existing counter to the value and returns 1. With
 	// no counter, if the hash's since is ARGV[1] it sets the counter to the
