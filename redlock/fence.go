@@ -317,7 +317,9 @@ func (c *Client) repairFence(ctx context.Context) bool {
 			}
 		}
 		if len(ready) == 0 {
-			f.notBefore.Store(now.Add(time.Duration(soonest) * time.Microsecond).UnixNano())
+			if soonest <= wait {
+				f.notBefore.Store(now.Add(time.Duration(soonest) * time.Microsecond).UnixNano())
+			} // else no since could be read: the usual pacing stands
 			return false
 		}
 		unsure = ready
