@@ -127,6 +127,27 @@ func (o *op) encodeQuietRelease(key string, keys []string, tok *token) {
 	o.cmd = appendScript(o.cmd[:0], "EVAL", script, key, keys, "", tok, nil)
 }
 
+// encodeHandover writes the burst that passes key from the holder of old
+// to that of next, for ttl (handoverScript).
+func (o *op) encodeHandover(key string, old, next *token, ttl time.Duration) {
+	o.num = strconv.AppendInt(o.num[:0], ttl.Milliseconds(), 10)
+	o.script, o.round = false, 0
+	o.cmd = appendHandover(o.cmd[:0], "EVALSHA", handoverSHA, key, old, next, o.num)
+	o.alt = appendHandover(o.alt[:0], "EVAL", handoverScript, key, old, next, o.num)
+}
+
+// appendHandover encodes "EVAL[SHA] script 1 key old next ttl".
+func appendHandover(dst []byte, verb, script, key string, old, next *token, ttl []byte) []byte {
+	dst = resp.AppendArrayHeader(dst, 7)
+	dst = resp.AppendBulkString(dst, verb)
+	dst = resp.AppendBulkString(dst, script)
+	dst = resp.AppendBulkString(dst, "1")
+	dst = resp.AppendBulkString(dst, key)
+	dst = resp.AppendBulk(dst, old[:])
+	dst = resp.AppendBulk(dst, next[:])
+	return resp.AppendBulk(dst, ttl)
+}
+
 // appendScript encodes "EVAL[SHA] script numkeys key... token [arg]": the
 // keys are keys, or key alone when keys is nil, then last when not "".
 func appendScript(dst []byte, verb, script, key string, keys []string, last string, tok *token, ttl []byte) []byte {

@@ -41,6 +41,17 @@ type Config struct {
 	// own Client before attempting) and returns the wait.
 	RetryDelayFunc func(attempt int) time.Duration
 
+	// LocalHandoffs bounds how many times in a row Unlock hands a lock
+	// straight to a Lock of the same Client waiting for its key, instead
+	// of releasing it on the masters: the waiter takes the key over with a
+	// token of its own and its own TTL in one round trip, and waiters in
+	// other Clients do not race for it. After that many, Unlock releases
+	// the key, so that other Clients' waiters get their turn. Only
+	// single-key locks without Fencing are handed over (a fencing token
+	// must grow from one holder to the next). Default 3; -1 turns
+	// hand-overs off.
+	LocalHandoffs int
+
 	// DriftFactor is the share of the TTL allowed for clock drift between
 	// client and masters; the validity is ttl - elapsed - (ttl*DriftFactor
 	// + 2ms). Default 0.01.
@@ -129,10 +140,11 @@ const (
 	EventFailed                    // an acquire attempt failed
 	EventExtended                  // Extend succeeded
 	EventLost                      // Extend found the lock gone, or Do's validity ran out
-	EventReleased                  // Unlock succeeded
+	EventReleased                  // Unlock released the lock on the masters
+	EventHandedOver                // Unlock handed the lock to a Lock of the same Client (see Lock.Unlock)
 )
 
-var eventNames = [...]string{"", "acquired", "failed", "extended", "lost", "released"}
+var eventNames = [...]string{"", "acquired", "failed", "extended", "lost", "released", "handed over"}
 
 func (e Event) String() string {
 	if int(e) < len(eventNames) && e > 0 {
@@ -157,6 +169,7 @@ func (c Config) withDefaults() (Config, error) {
 	c.MaxTTL = cmp.Or(c.MaxTTL, 30*time.Second)
 	c.ExtendFraction = cmp.Or(c.ExtendFraction, 1.0/3)
 	c.MaxExtensions = cmp.Or(c.MaxExtensions, 1000)
+	c.LocalHandoffs = cmp.Or(c.LocalHandoffs, 3)
 	switch {
 	case c.Tries < 0:
 		return c, fmt.Errorf("redlock: Config.Tries %d is negative", c.Tries)
@@ -172,7 +185,10 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("redlock: Config.ExtendFraction %v: want (0, 1)", c.ExtendFraction)
 	case c.MaxExtensions < -1:
 		return c, fmt.Errorf("redlock: Config.MaxExtensions %d: want -1 (no bound) or more", c.MaxExtensions)
+	case c.LocalHandoffs < -1:
+		return c, fmt.Errorf("redlock: Config.LocalHandoffs %d: want -1 (none) or more", c.LocalHandoffs)
 	}
+	c.LocalHandoffs = max(c.LocalHandoffs, 0)
 	return c, nil
 }
 

@@ -100,6 +100,19 @@
 // what it got without waking anyone, unless its token may be on a quorum
 // (someone may have taken it for the holder).
 //
+// Within one Client, a lock need not go back to the masters at all: Unlock
+// of a lock that a Lock of the same Client waits for hands it straight to
+// the longest waiting such Lock, which takes the key over with a token of
+// its own and its own TTL in one round trip (a script that replaces the
+// token only where the key still holds the old one, and publishes
+// nothing). Waiters in other Clients are not woken, so they do not race
+// for it; after Config.LocalHandoffs hand-overs in a row (default 3) Unlock
+// releases the key on the masters, so that they get their turn. A waiter
+// that cannot take the key over (the lock was lost meanwhile) releases
+// both tokens and attempts as usual; one that leaves before it took it
+// (its ctx ended) releases it. Locks on several keys, and fenced locks,
+// whose token must grow from one holder to the next, are not handed over.
+//
 // A lost message, a pub/sub connection that dropped (it reconnects, and
 // the waiters subscribe again), or an ACL that forbids SUBSCRIBE or PUBLISH
 // (the release's PUBLISH then fails silently) cost a waiter at most its

@@ -21,6 +21,9 @@ type Lock struct {
 	until time.Time // end of validity, on the monotonic clock
 	since time.Time // when it was acquired; zero once Hooks.Held was told it ended
 	fence uint64    // the fencing token (Config.Fencing), else 0
+	// passes is how many hand-overs in a row (see Unlock) led to this
+	// lock since it was last taken on the masters.
+	passes int
 }
 
 // Key returns the locked key; for a lock on several keys (LockMulti), the
@@ -86,7 +89,9 @@ func (c *Client) TryLock(ctx context.Context, key string, ttl time.Duration) (Lo
 // documentation). Each wait is bounded by Config.RetryDelay's random delay
 // (shorter when the key's TTL ends sooner), so a lost wake-up costs at most
 // that. Of several waiters of one key in one Client, a release wakes the
-// longest waiting; a new Lock of that key queues behind them.
+// longest waiting; a new Lock of that key queues behind them, and an
+// Unlock in the same Client hands the lock to the longest waiting directly
+// (see Unlock).
 func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration) (Lock, error) {
 	if err := c.checkTTL(ttl); err != nil {
 		return Lock{}, err
@@ -128,8 +133,11 @@ func (c *Client) acquire(ctx context.Context, key string, keys *keySet, ttl time
 	var w *waiter // once this call waits for a release
 	defer func() {
 		o.waiting = false
-		if w != nil {
-			c.room.leave(w, err == nil)
+		if w == nil {
+			return
+		}
+		if g, ok := c.room.leave(w, err == nil); ok {
+			c.releaseHandover(o, key, &g) // handed a lock it did not take
 		}
 	}()
 	if tries > 1 && c.room.busy(key, keyList) {
@@ -152,6 +160,17 @@ func (c *Client) acquire(ctx context.Context, key string, keys *keySet, ttl time
 		}
 		if c.closed.Load() {
 			return Lock{}, ErrClosed
+		}
+		if w != nil {
+			if g, ok := c.room.takeGift(w); ok {
+				if l, ok := c.takeHandover(key, ttl, g, o, done); ok {
+					return l, nil
+				}
+				if ctx.Err() != nil {
+					return Lock{}, o.error(OpLock, key, ctxerr.Of(ctx), attempt)
+				}
+				// Not passed on (the lock was lost meanwhile): attempt.
+			}
 		}
 		tok := newToken()
 		o.waiting = w != nil
@@ -274,12 +293,19 @@ func (o *op) releaseAfterFailure(key string, keys []string, tok *token, wake boo
 	} else {
 		o.encodeQuietRelease(key, keys, tok)
 	}
+	o.sendForget(true)
+}
+
+// sendForget sends o.cmd (an EVAL: no one will read a NOSCRIPT answer) to
+// every master, without waiting; with skipTaken, not to those whose
+// outcome in o.res is OutcomeTaken (they hold nothing of ours).
+func (o *op) sendForget(skipTaken bool) {
 	for i, m := range o.c.masters {
-		if o.res[i].Outcome == OutcomeTaken {
+		if skipTaken && o.res[i].Outcome == OutcomeTaken {
 			continue
 		}
 		r := conn.NewRequest()
-		r.Cmd = append(r.Cmd[:0], o.cmd...) // EVAL: no one will read a NOSCRIPT answer
+		r.Cmd = append(r.Cmd[:0], o.cmd...)
 		m.conn.SendForget(r)
 	}
 }
@@ -343,6 +369,14 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) (err error) {
 // ours (expired, or taken over). It is meant for defer: it sends the
 // release even when ctx has already ended, and waits at most
 // Config.NodeTimeout for the answers (less if a live ctx ends sooner).
+//
+// When a Lock of the same Client waits for the key (a single-key lock,
+// without Fencing, handed over fewer than Config.LocalHandoffs times in a
+// row), Unlock instead hands the still valid lock to the longest waiting
+// such Lock and returns nil at once, without a round trip; that Lock
+// takes the key over with a token of its own (see "Waiting" in the package
+// documentation). Either way, this Lock (and every copy of it) no longer
+// holds the key: a second Unlock returns ErrNotHeld.
 func (l *Lock) Unlock(ctx context.Context) (err error) {
 	c := l.c
 	if c == nil {
@@ -357,11 +391,18 @@ func (l *Lock) Unlock(ctx context.Context) (err error) {
 	}
 	o := c.getOp()
 	defer c.putOp(o)
+	nodes := o.res
 	if h := c.cfg.Hooks.Call; h != nil {
 		if _, end := h(ctx, OpUnlock, l.key); end != nil {
 			start := time.Now()
-			defer func() { end(CallEnd{Err: err, Took: time.Since(start), Attempts: 1, Nodes: o.res}) }()
+			defer func() { end(CallEnd{Err: err, Took: time.Since(start), Attempts: 1, Nodes: nodes}) }()
 		}
+	}
+	if l.handOver() {
+		nodes = nil // no master took part
+		c.event(EventHandedOver, l.key)
+		l.ended()
+		return nil
 	}
 	o.encode(OpUnlock, l.key, l.keyList(), &l.tok, 0)
 	br := o.run(OpUnlock, done)

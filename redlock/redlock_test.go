@@ -25,6 +25,7 @@ func TestScriptSHAs(t *testing.T) {
 		lockMultiScript: lockMultiSHA, releaseMultiScript: releaseMultiSHA, extendMultiScript: extendMultiSHA,
 		extendBatchScript: extendBatchSHA, lockWaitScript: lockWaitSHA,
 		fenceLockScript: fenceLockSHA, fenceWriteScript: fenceWriteSHA,
+		handoverScript: handoverSHA,
 	} {
 		sum := sha1.Sum([]byte(script))
 		assert.Equal(t, sha, hex.EncodeToString(sum[:]))

@@ -74,12 +74,22 @@ const (
 	releaseMultiQuietScript = `local n=0 for i=1,#KEYS do if redis.call("get",KEYS[i])==ARGV[1] then n=n+redis.call("del",KEYS[i]) end end if n==#KEYS then return 1 else return 0 end`
 )
 
+// handoverScript passes a key from one holder to the next in the same
+// Client (see Lock.Unlock): if the key holds the releasing holder's token
+// ARGV[1], it becomes the next holder's token ARGV[2] with a TTL of
+// ARGV[3] milliseconds (1); else nothing changes (0). It never re-creates
+// a missing key, and it publishes nothing: the key is not released.
+const (
+	handoverScript = `if redis.call("get",KEYS[1]) == ARGV[1] then redis.call("set",KEYS[1],ARGV[2],"px",ARGV[3]) return 1 else return 0 end`
+	handoverSHA    = "655186e72d899174676eb3a8f0bb0f46cc70ec5a"
+)
+
 // sentBySHA are the scripts sent with EVALSHA: every connection loads them
 // in its handshake (conn.Options.Scripts), so a master that restarted empty
 // runs them at the first try instead of answering -NOSCRIPT, and a request
 // answered after the decision (not resent) still does its work. The
 // release scripts go with EVAL and need no loading.
-var sentBySHA = []string{extendScript, lockMultiScript, extendMultiScript, extendBatchScript, lockWaitScript, fenceLockScript, fenceWriteScript}
+var sentBySHA = []string{extendScript, lockMultiScript, extendMultiScript, extendBatchScript, lockWaitScript, fenceLockScript, fenceWriteScript, handoverScript}
 
 // The scripts of fencing (see fence.go). Every master keeps one fencing
 // counter, fenceKey, for all keys and all clients; a master that restarted

@@ -73,8 +73,21 @@ type seenRelease struct {
 type waiter struct {
 	ticket uint64 // arrival order in the room
 	keys   []string
-	wake   chan struct{} // capacity 1: a release woke this waiter
+	single bool          // a Lock of one key (not LockMulti): it can take a hand-over
+	wake   chan struct{} // capacity 1: a release or a hand-over woke this waiter
 	queued bool          // in its keys' queues (guarded by the room's mu)
+	gift   handover      // a lock handed to this waiter (guarded by mu)
+	gifted bool          // gift is there and not taken yet (guarded by mu)
+}
+
+// handover is a held lock that Unlock passes to a waiter of its key in the
+// same Client (see Lock.Unlock): the releasing holder's token, which the
+// masters still hold, the end of its validity, and how many hand-overs in
+// a row led to it.
+type handover struct {
+	tok    token
+	until  time.Time
+	passes int
 }
 
 // busy reports whether keys (or key, when keys is nil) already have
@@ -104,10 +117,11 @@ func (room *waitRoom) busy(key string, keys []string) bool {
 // its turn without an attempt of its own. Otherwise it must attempt once
 // it has subscribed, since a release may have come before.
 func (room *waitRoom) join(ctx context.Context, key string, keys []string) (w *waiter, settled bool) {
+	w = &waiter{keys: keys, single: keys == nil, wake: make(chan struct{}, 1)}
 	if keys == nil {
-		keys = []string{key}
+		w.keys = []string{key}
 	}
-	w = &waiter{keys: keys, wake: make(chan struct{}, 1)}
+	keys = w.keys
 	settled = true
 	room.mu.Lock()
 	if room.keys == nil {
@@ -380,6 +394,10 @@ func (room *waitRoom) wait(ctx context.Context, w *waiter, t *time.Timer, d time
 		room.mu.Unlock()
 		return true, false // the caller sees the Client closed
 	}
+	if w.gifted {
+		room.mu.Unlock()
+		return true, true // handed the lock during its attempt
+	}
 	if !w.queued {
 		// A wake-up that came during the attempt just made stays: its
 		// release may have come after the attempt, which it ends at once.
@@ -410,17 +428,24 @@ func (room *waitRoom) wait(ctx context.Context, w *waiter, t *time.Timer, d time
 	}
 	t.Reset(d)
 	if backoff {
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return false, false
+		for {
+			select {
+			case <-t.C:
+				select {
+				case <-w.wake:
+				default:
+				}
+				return true, false
+			case <-w.wake:
+				if room.hasGift(w) {
+					t.Stop()
+					return true, true
+				}
+			case <-ctx.Done():
+				t.Stop()
+				return false, false
+			}
 		}
-		select {
-		case <-w.wake:
-		default:
-		}
-		return true, false
 	}
 	select {
 	case <-w.wake:
@@ -455,10 +480,14 @@ func (room *waitRoom) staleLocked(w *waiter) bool {
 // leave takes w out of the room. A waiter that leaves without the lock
 // passes a wake-up on to the next waiter of its keys, in case it took one
 // it did not use. The last waiter of a key unsubscribes from its channel.
-func (room *waitRoom) leave(w *waiter, acquired bool) {
+// A lock handed to w that it did not take is returned, for the caller to
+// release: nobody can hand w one after leave.
+func (room *waitRoom) leave(w *waiter, acquired bool) (gift handover, gifted bool) {
 	room.mu.Lock()
 	defer room.mu.Unlock()
 	room.dequeueLocked(w)
+	gift, gifted = w.gift, w.gifted
+	w.gifted = false
 	for _, k := range w.keys {
 		kw := room.keys[k]
 		if kw == nil {
@@ -484,6 +513,50 @@ func (room *waitRoom) leave(w *waiter, acquired bool) {
 			}
 		}
 	}
+	return gift, gifted
+}
+
+// give hands the lock g on key to the longest waiting Lock of that key
+// alone that is queued (not attempting), and wakes it; false when there is
+// none, or the Client is closing. The waiter takes it with takeGift.
+func (room *waitRoom) give(key string, g handover) bool {
+	if room.waiting.Load() == 0 {
+		return false
+	}
+	room.mu.Lock()
+	defer room.mu.Unlock()
+	kw := room.keys[key]
+	if room.closed || kw == nil {
+		return false
+	}
+	for _, w := range kw.queue {
+		if w.single {
+			room.dequeueLocked(w)
+			w.gift, w.gifted = g, true
+			select {
+			case w.wake <- struct{}{}:
+			default:
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// takeGift returns the lock handed to w, if any, and clears it.
+func (room *waitRoom) takeGift(w *waiter) (g handover, ok bool) {
+	room.mu.Lock()
+	defer room.mu.Unlock()
+	g, ok = w.gift, w.gifted
+	w.gifted = false
+	return g, ok
+}
+
+// hasGift reports whether a lock was handed to w.
+func (room *waitRoom) hasGift(w *waiter) bool {
+	room.mu.Lock()
+	defer room.mu.Unlock()
+	return w.gifted
 }
 
 // close closes the pub/sub connections and wakes every waiter, so that

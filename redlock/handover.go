@@ -1,0 +1,62 @@
+package redlock
+
+import (
+	"time"
+)
+
+// handOver passes l to the longest waiting Lock of its key in this Client
+// (Lock, not LockMulti, and queued, not in the middle of an attempt), if
+// there is one and l may be passed on: a single-key lock without fencing,
+// still valid, handed over fewer than Config.LocalHandoffs times in a row.
+// The key stays held on the masters; the waiter takes it over with its own
+// token (see takeHandover). It reports whether l was handed over, which
+// ends it for its holder.
+func (l *Lock) handOver() bool {
+	c := l.c
+	if l.keys != nil || c.cfg.Fencing || l.passes >= c.cfg.LocalHandoffs || !time.Now().Before(l.until) {
+		return false
+	}
+	if !c.room.give(l.key, handover{tok: l.tok, until: l.until, passes: l.passes + 1}) {
+		return false
+	}
+	l.until = time.Time{}
+	return true
+}
+
+// takeHandover takes over the lock g that Unlock handed to this waiter,
+// with o: one burst of handoverScript replaces g's token with a new one,
+// for ttl, on every master that still holds g's. It succeeds as Extend
+// does: on a quorum, within both the new validity (counted from the burst)
+// and g's. Otherwise both tokens are released wherever they may be, waking
+// waiters, and ok is false; the caller attempts as usual, or returns if
+// done closed.
+func (c *Client) takeHandover(key string, ttl time.Duration, g handover, o *op, done <-chan struct{}) (l Lock, ok bool) {
+	tok := newToken()
+	o.waiting = false
+	o.encodeHandover(key, &g.tok, &tok, ttl)
+	br := o.run(OpExtend, done)
+	o.report(OpLock)
+	now := time.Now()
+	until := c.validUntil(br.start, ttl)
+	if !br.cancelled && br.ok >= c.quorum && now.Before(until) && now.Before(g.until) {
+		c.event(EventAcquired, key)
+		l = Lock{c: c, key: key, tok: tok, ttl: ttl, until: until, passes: g.passes}
+		if c.cfg.Hooks.Held != nil {
+			l.since = now
+		}
+		return l, true
+	}
+	o.releaseAfterFailure(key, nil, &tok, true)
+	o.releaseAfterFailure(key, nil, &g.tok, true)
+	c.event(EventFailed, key)
+	return Lock{}, false
+}
+
+// releaseHandover releases, with o and without waiting, the lock g on key
+// that was handed to a waiter which left without taking it (its ctx
+// ended, or the Client closed), as Unlock would have: waiters elsewhere
+// are woken.
+func (c *Client) releaseHandover(o *op, key string, g *handover) {
+	o.encode(OpUnlock, key, nil, &g.tok, 0)
+	o.sendForget(false)
+}
