@@ -136,12 +136,12 @@ type CallEnd struct {
 type Event uint8
 
 const (
-	EventAcquired Event = iota + 1 // Lock or TryLock succeeded
-	EventFailed                    // an acquire attempt failed
-	EventExtended                  // Extend succeeded
-	EventLost                      // Extend found the lock gone, or Do's validity ran out
-	EventReleased                  // Unlock released the lock on the masters
-	EventHandedOver                // Unlock handed the lock to a Lock of the same Client (see Lock.Unlock)
+	EventAcquired   Event = iota + 1 // Lock or TryLock succeeded
+	EventFailed                      // an acquire attempt failed
+	EventExtended                    // Extend succeeded
+	EventLost                        // Extend found the lock gone, or Do's validity ran out
+	EventReleased                    // Unlock released the lock on the masters
+	EventHandedOver                  // Unlock handed the lock to a Lock of the same Client (see Lock.Unlock)
 )
 
 var eventNames = [...]string{"", "acquired", "failed", "extended", "lost", "released", "handed over"}
