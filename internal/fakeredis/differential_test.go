@@ -794,6 +794,7 @@ func diffHashScript() []step {
 		cmd("HSET", "hh", "f", "v"),
 		cmd("EVAL", del, "1", "hh", "tok"),
 		cmd("EVAL", ext, "1", "hh", "tok", "1000"),
+		cmd("EVAL", HandoverScript, "1", "hh", "tok", "next", "1000"),
 		cmd("EVAL", rel, "1", "hh", "tok"),
 		cmd("EVAL", wait, "1", "hh", "tok", "1000"),
 		cmd("EVAL", lockM, "2", "free", "hh", "tok", "1000"),
@@ -812,6 +813,91 @@ func diffHashScript() []step {
 		shaped(intBetween(49000, 50000), "PTTL", "b1"),
 		cmd("DEL", "hh", "s", "h", "r2", "b1"),
 	}
+}
+
+// diffHandoverScript covers HandoverScript in every branch, by EVAL,
+// EVALSHA and SCRIPT LOAD, in RESP2 and then RESP3, over two connections:
+// 0 runs the script, 1 is subscribed to the key's channel and PINGs at the
+// end of each protocol, so a message either server published would show.
+func diffHandoverScript() []step {
+	ho := HandoverScript
+	hoSHA := sha1Hex([]byte(ho))
+	eval := func(args ...string) step { return cmd(append([]string{"EVAL", ho}, args...)...) }
+	evalSHA := func(args ...string) step { return cmd(append([]string{"EVALSHA", hoSHA}, args...)...) }
+	// branches runs every branch by call: "lock" holds tok, then next.
+	branches := func(call func(args ...string) step) []step {
+		steps := []step{
+			cmd("SET", "lock", "tok", "PX", "30000"),
+			// not the holder, or no key: 0, and nothing created
+			call("1", "lock", "other", "next", "60000"),
+			call("1", "lock"),
+			call("1", "missing", "tok", "next", "60000"),
+			call("1", "missing"),
+			cmd("EXISTS", "missing"),
+			// GET's errors: no key argument, a hash
+			call("0"),
+			call("0", "tok", "next", "60000"),
+			call("1", "h", "tok", "next", "60000"),
+			call("1", "h"),
+			cmd("HGETALL", "h"),
+			// SET's errors once the token matched
+			call("1", "lock", "tok"),
+			call("1", "lock", "tok", "next"),
+		}
+		for _, ttl := range []string{"abc", "1.5", "+5", "007", "-0", " 5", "", "1e3",
+			"9223372036854775808", "0", "-5", "9223372036854775807"} {
+			steps = append(steps, call("1", "lock", "tok", "next", ttl))
+		}
+		return append(steps,
+			cmd("GET", "lock"),
+			shaped(intBetween(29000, 30000), "PTTL", "lock"),
+			// the handover, and again from the old holder
+			call("1", "lock", "tok", "next", "60000"),
+			cmd("GET", "lock"),
+			shaped(intBetween(59000, 60000), "PTTL", "lock"),
+			call("1", "lock", "tok", "again", "60000"),
+			cmd("GET", "lock"),
+			// to the same holder, with a second key that is ignored
+			call("2", "lock", "ignored", "next", "next", "90000"),
+			shaped(intBetween(89000, 90000), "PTTL", "lock"),
+			cmd("EXISTS", "ignored"),
+			// a key without a TTL, an empty token
+			cmd("SET", "lock", ""),
+			call("1", "lock", "", "next", "60000"),
+			cmd("GET", "lock"),
+			shaped(intBetween(59000, 60000), "PTTL", "lock"),
+		)
+	}
+	var steps []step
+	add := func(s ...step) { steps = append(steps, s...) }
+	add(
+		on(1, 1, "SUBSCRIBE", releasedChannelPrefix+"lock"),
+		cmd("HSET", "h", "f", "tok"),
+		cmd("SCRIPT", "EXISTS", hoSHA),
+		evalSHA("1", "lock", "tok", "next", "60000"),
+	)
+	add(branches(eval)...)
+	add(
+		cmd("SCRIPT", "EXISTS", hoSHA),
+		cmd("SCRIPT", "FLUSH"),
+		evalSHA("1", "lock", "next", "tok", "60000"),
+		cmd("SCRIPT", "LOAD", ho),
+	)
+	add(branches(evalSHA)...)
+	add(
+		cmd("EVALSHA", strings.ToUpper(hoSHA), "1", "lock", "next", "tok", "60000"),
+		cmd("GET", "lock"),
+		on(1, 1, "PING"),
+		cmd("HELLO", "3"),
+	)
+	add(branches(eval)...)
+	add(branches(evalSHA)...)
+	add(
+		on(1, 1, "PING"),
+		cmd("HELLO", "2"),
+		cmd("DEL", "lock", "h"),
+	)
+	return steps
 }
 
 // diffFenceScript covers the fencing scripts in every branch, by EVAL,
@@ -1100,6 +1186,17 @@ func TestDifferentialHashes(t *testing.T) {
 	real := redistest.Start(t, redistest.Options{})
 	fake := StartT(t, Options{})
 	runDifferential(t, dial(t, fake.Addr()), dial(t, real.Addr()), diffHashScript())
+}
+
+func TestDifferentialHandover(t *testing.T) {
+	real := redistest.Start(t, redistest.Options{})
+	fake := StartT(t, Options{})
+	var fakes, reals []*testConn
+	for range 2 {
+		fakes = append(fakes, dial(t, fake.Addr()))
+		reals = append(reals, dial(t, real.Addr()))
+	}
+	runDifferentialConns(t, fakes, reals, diffHandoverScript())
 }
 
 // TestDifferentialFencing compares the fencing scripts with

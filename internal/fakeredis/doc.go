@@ -21,7 +21,7 @@
 // fields in the order they were first set, as Redis does for hashes of up
 // to 128 fields of up to 64 bytes. Scripts are not interpreted: EVAL and
 // SCRIPT LOAD accept only the lock scripts this package exports
-// (CompareAndDeleteScript, CompareAndPexpireScript,
+// (CompareAndDeleteScript, CompareAndPexpireScript, HandoverScript,
 // ReleaseAndPublishScript, LockWaitScript, LockMultiScript,
 // ReleaseMultiScript, ReleaseMultiAndPublishScript, ExtendMultiScript,
 // ExtendBatchScript, and fencing's FenceCheckScript, FenceLockScript,

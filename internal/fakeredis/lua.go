@@ -76,6 +76,28 @@ func (s *Server) scriptSetLocked(db int, key []byte, argv [][]byte, i int) (msg 
 	return ""
 }
 
+// scriptSetPXLocked is redis.call("set", key, ARGV[i+1], "px", ARGV[i+2]):
+// the key becomes that string, expiring ARGV[i+2] milliseconds after now,
+// whatever it held. It raises on a missing argument, and with SET's errors
+// on a TTL that is not an integer or not positive, or whose expiry time
+// overflows; then nothing changes.
+func (s *Server) scriptSetPXLocked(db int, key []byte, argv [][]byte, i int, now int64) (msg string) {
+	val, ok := luaArg(argv, i)
+	ttl, ok2 := luaArg(argv, i+1)
+	if !ok || !ok2 {
+		return errScriptArgs
+	}
+	ms, ok := parseInt64(ttl)
+	switch {
+	case !ok:
+		return errNotInteger
+	case ms <= 0 || ms > math.MaxInt64-now:
+		return "ERR invalid expire time in 'set' command"
+	}
+	s.dbs[db][string(key)] = entry{val: string(val), exp: now + ms}
+	return ""
+}
+
 // appendLuaTime appends what the fencing scripts make of TIME:
 // t[1]..string.format("%06d",tonumber(t[2])), the seconds and then the
 // microseconds on six digits, as TIME reads the clock.

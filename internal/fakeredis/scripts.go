@@ -3,13 +3,13 @@ package fakeredis
 import (
 	"crypto/sha1"
 	"encoding/hex"
-	"math"
 )
 
 // The Redlock scripts the fake runs (see REDLOCK.md), natively in Go: the
-// single-key release and extend, the multi-key lock, release and extend of
-// redlock.LockMulti, and the scripts of waiting: an attempt that reports the
-// holder, and releases that wake waiters by publishing on the key's channel.
+// single-key release, extend and handover, the multi-key lock, release and
+// extend of redlock.LockMulti, and the scripts of waiting: an attempt that
+// reports the holder, and releases that wake waiters by publishing on the
+// key's channel.
 // The scripts of fencing follow in their own block.
 const (
 	// CompareAndDeleteScript deletes KEYS[1] if it holds ARGV[1] and
@@ -19,6 +19,11 @@ const (
 	// milliseconds if it holds ARGV[1] and returns PEXPIRE's reply, else
 	// returns 0: Redlock's extend.
 	CompareAndPexpireScript = `if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("pexpire",KEYS[1],ARGV[2]) else return 0 end`
+	// HandoverScript sets KEYS[1] to ARGV[2] with a TTL of ARGV[3]
+	// milliseconds and returns 1 if it holds ARGV[1], else returns 0:
+	// Redlock's passing of a held lock from one holder to the next. It
+	// never creates a missing key and publishes nothing.
+	HandoverScript = `if redis.call("get",KEYS[1]) == ARGV[1] then redis.call("set",KEYS[1],ARGV[2],"px",ARGV[3]) return 1 else return 0 end`
 	// ReleaseAndPublishScript deletes KEYS[1] if it holds ARGV[1], publishes
 	// the release's id (the first 16 hex digits of ARGV[1]'s SHA-1) on the
 	// channel "volley:released:" followed by the key, and returns 1; else it
@@ -98,6 +103,7 @@ const (
 	scriptUnknown scriptKind = iota
 	scriptCompareAndDelete
 	scriptCompareAndPexpire
+	scriptHandover
 	scriptReleaseAndPublish
 	scriptLockWait
 	scriptLockMulti
@@ -119,6 +125,7 @@ var scriptTable = []struct {
 }{
 	{CompareAndDeleteScript, scriptCompareAndDelete},
 	{CompareAndPexpireScript, scriptCompareAndPexpire},
+	{HandoverScript, scriptHandover},
 	{ReleaseAndPublishScript, scriptReleaseAndPublish},
 	{LockWaitScript, scriptLockWait},
 	{LockMultiScript, scriptLockMulti},
@@ -156,9 +163,9 @@ func init() {
 
 // errUnknownScript answers EVAL and SCRIPT LOAD of any other script.
 const errUnknownScript = "ERR fakeredis runs only the Redlock scripts (fakeredis.CompareAndDeleteScript, " +
-	"CompareAndPexpireScript, ReleaseAndPublishScript, LockWaitScript, LockMultiScript, ReleaseMultiScript, " +
-	"ReleaseMultiAndPublishScript, ExtendMultiScript, ExtendBatchScript, FenceCheckScript, FenceLockScript, " +
-	"FenceWriteScript, FenceStateScript, FenceRepairScript); this script is none of them"
+	"CompareAndPexpireScript, HandoverScript, ReleaseAndPublishScript, LockWaitScript, LockMultiScript, " +
+	"ReleaseMultiScript, ReleaseMultiAndPublishScript, ExtendMultiScript, ExtendBatchScript, FenceCheckScript, " +
+	"FenceLockScript, FenceWriteScript, FenceStateScript, FenceRepairScript); this script is none of them"
 
 // normaliseScript drops whitespace and makes every quote a double quote,
 // so that reformatted copies of a lock script are still recognised.
@@ -294,7 +301,8 @@ func (c *client) runScriptLocked(kind scriptKind, sha string, keys, argv [][]byt
 		c.out = s.extendBatchLocked(c.out, db, sha, keys, argv)
 		return
 	}
-	val, found, msg := s.scriptGetLocked(db, keys, 0, s.nowMs())
+	now := s.nowMs()
+	val, found, msg := s.scriptGetLocked(db, keys, 0, now)
 	if msg != "" {
 		c.out = appendScriptError(c.out, msg, sha)
 		return
@@ -313,6 +321,12 @@ func (c *client) runScriptLocked(kind scriptKind, sha string, keys, argv [][]byt
 	case scriptReleaseAndPublish:
 		delete(s.dbs[db], string(key))
 		c.publishReleaseLocked(key, argv[0])
+		c.out = append(c.out, replyOne...)
+	case scriptHandover:
+		if msg := s.scriptSetPXLocked(db, key, argv, 1, now); msg != "" {
+			c.out = appendScriptError(c.out, msg, sha)
+			return
+		}
 		c.out = append(c.out, replyOne...)
 	default: // scriptCompareAndPexpire
 		if len(argv) < 2 {
@@ -407,21 +421,10 @@ func (s *Server) lockKeysLocked(out []byte, db int, sha string, keys, argv [][]b
 			return appendInt(out, e.pttl(now)), false
 		}
 	}
-	if len(keys) == 0 {
-		return out, true
-	}
-	if len(argv) < 2 {
-		return appendScriptError(out, errScriptArgs, sha), false
-	}
-	ms, ok := parseInt64(argv[1])
-	switch {
-	case !ok:
-		return appendScriptError(out, errNotInteger, sha), false
-	case ms <= 0 || ms > math.MaxInt64-now:
-		return appendScriptError(out, "ERR invalid expire time in 'set' command", sha), false
-	}
 	for _, k := range keys {
-		s.dbs[db][string(k)] = entry{val: string(argv[0]), exp: now + ms}
+		if msg := s.scriptSetPXLocked(db, k, argv, 0, now); msg != "" {
+			return appendScriptError(out, msg, sha), false
+		}
 	}
 	return out, true
 }

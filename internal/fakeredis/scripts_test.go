@@ -1,0 +1,86 @@
+package fakeredis
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestHandoverScript runs HandoverScript in every branch: a key that holds
+// ARGV[1] passes to ARGV[2] with a TTL of ARGV[3] milliseconds; a key that
+// does not, or a call that fails, leaves the key as it was, value and TTL;
+// a missing key is never created; and nothing is published.
+func TestHandoverScript(t *testing.T) {
+	clock := NewManualClock(time.Unix(1_700_000_000, 0))
+	s := StartT(t, Options{Clock: clock})
+	c, sub := dial(t, s.Addr()), dial(t, s.Addr())
+	subscribe(t, sub, releasedChannelPrefix+"lock")
+	sha := c.do("SCRIPT", "LOAD", HandoverScript)
+	require.Equal(t, bulk("655186e72d899174676eb3a8f0bb0f46cc70ec5a"), sha, "the SHA-1 Redis 7.0.15 gives it")
+	sha = sha[len("$40\r\n") : len(sha)-2]
+	require.Equal(t, "*1\r\n:1\r\n", c.do("SCRIPT", "EXISTS", sha))
+	scriptErr := func(msg string) string { return "-" + msg + " script: " + sha + ", on @user_script:1.\r\n" }
+
+	require.Equal(t, "+OK\r\n", c.do("SET", "lock", "tok", "PX", "1000"))
+	require.Equal(t, ":1\r\n", c.do("HSET", "h", "f", "tok"))
+	for _, tc := range []struct {
+		name string
+		args []string // numkeys, KEYS and ARGV
+		want string
+	}{
+		{"another holder", []string{"1", "lock", "other", "next", "5000"}, ":0\r\n"},
+		{"no ARGV", []string{"1", "lock"}, ":0\r\n"},
+		{"missing key", []string{"1", "missing", "tok", "next", "5000"}, ":0\r\n"},
+		{"missing key, no ARGV", []string{"1", "missing"}, ":0\r\n"},
+		{"no KEYS", []string{"0", "tok", "next", "5000"}, scriptErr(errScriptArgs)},
+		{"a hash", []string{"1", "h", "tok", "next", "5000"}, scriptErr(errWrongType)},
+		{"a hash, no ARGV", []string{"1", "h"}, scriptErr(errWrongType)},
+		{"no next holder", []string{"1", "lock", "tok"}, scriptErr(errScriptArgs)},
+		{"no TTL", []string{"1", "lock", "tok", "next"}, scriptErr(errScriptArgs)},
+		{"TTL not a number", []string{"1", "lock", "tok", "next", "abc"}, scriptErr(errNotInteger)},
+		{"TTL a fraction", []string{"1", "lock", "tok", "next", "1.5"}, scriptErr(errNotInteger)},
+		{"TTL with a plus", []string{"1", "lock", "tok", "next", "+5"}, scriptErr(errNotInteger)},
+		{"TTL empty", []string{"1", "lock", "tok", "next", ""}, scriptErr(errNotInteger)},
+		{"TTL past int64", []string{"1", "lock", "tok", "next", "9223372036854775808"}, scriptErr(errNotInteger)},
+		{"TTL zero", []string{"1", "lock", "tok", "next", "0"}, scriptErr("ERR invalid expire time in 'set' command")},
+		{"TTL negative", []string{"1", "lock", "tok", "next", "-5"}, scriptErr("ERR invalid expire time in 'set' command")},
+		{"expiry overflows", []string{"1", "lock", "tok", "next", "9223372036854775807"},
+			scriptErr("ERR invalid expire time in 'set' command")},
+	} {
+		require.Equal(t, tc.want, c.do(append([]string{"EVALSHA", sha}, tc.args...)...), tc.name)
+		require.Equal(t, bulk("tok"), c.do("GET", "lock"), tc.name)
+		require.Equal(t, ":1000\r\n", c.do("PTTL", "lock"), tc.name)
+		require.Equal(t, ":0\r\n", c.do("EXISTS", "missing"), tc.name)
+		require.Equal(t, "+hash\r\n", c.do("TYPE", "h"), tc.name)
+	}
+
+	clock.Advance(250 * time.Millisecond)
+	require.Equal(t, ":1\r\n", c.do("EVALSHA", sha, "1", "lock", "tok", "next", "5000"))
+	require.Equal(t, bulk("next"), c.do("GET", "lock"))
+	require.Equal(t, ":5000\r\n", c.do("PTTL", "lock"))
+	require.Equal(t, ":0\r\n", c.do("EVALSHA", sha, "1", "lock", "tok", "again", "5000"), "the old holder handed over twice")
+	require.Equal(t, ":1\r\n", c.do("EVAL", HandoverScript, "2", "lock", "ignored", "next", "next", "2000"),
+		"to the same holder, a second key")
+	require.Equal(t, ":2000\r\n", c.do("PTTL", "lock"))
+	clock.Advance(2001 * time.Millisecond)
+	require.Equal(t, ":0\r\n", c.do("EVALSHA", sha, "1", "lock", "next", "last", "5000"), "after the key expired")
+	require.Equal(t, ":0\r\n", c.do("EXISTS", "lock"))
+
+	// A key without a TTL gets one; an empty token is a token.
+	require.Equal(t, "+OK\r\n", c.do("SET", "lock", ""))
+	require.Equal(t, ":1\r\n", c.do("EVALSHA", sha, "1", "lock", "", "next", "3000"))
+	require.Equal(t, ":3000\r\n", c.do("PTTL", "lock"))
+
+	// RESP3 replies are the same; a reformatted copy is recognised.
+	require.Regexp(t, `^%7\r\n`, c.do("HELLO", "3"))
+	require.Equal(t, ":1\r\n", c.do("EVALSHA", strings.ToUpper(sha), "1", "lock", "next", "tok", "4000"))
+	require.Equal(t, scriptErr(errNotInteger), c.do("EVALSHA", sha, "1", "lock", "tok", "next", "x"))
+	require.Equal(t, ":0\r\n", c.do("EVALSHA", sha, "1", "lock", "next", "tok", "4000"))
+	spaced := strings.ReplaceAll(strings.ReplaceAll(HandoverScript, `"`, `'`), " then ", "\n\tthen ")
+	require.Equal(t, ":1\r\n", c.do("EVAL", spaced, "1", "lock", "tok", "next", "4000"))
+	require.Equal(t, bulk("next"), c.do("GET", "lock"))
+
+	require.Equal(t, "*2\r\n"+bulk("pong")+bulk(""), sub.do("PING"), "the handover published")
+}
