@@ -23,6 +23,7 @@ func TestScriptsAreTheFakesScripts(t *testing.T) {
 		releaseMultiQuietScript: fakeredis.ReleaseMultiScript,
 		extendMultiScript:       fakeredis.ExtendMultiScript, extendBatchScript: fakeredis.ExtendBatchScript,
 		fenceCheckScript: fakeredis.FenceCheckScript, fenceLockScript: fakeredis.FenceLockScript, fenceWriteScript: fakeredis.FenceWriteScript, fenceStateScript: fakeredis.FenceStateScript, fenceRepairScript: fakeredis.FenceRepairScript,
+		handoverScript: fakeredis.HandoverScript,
 	} {
 		assert.Equal(t, fakes, ours)
 	}

@@ -76,10 +76,16 @@ func (r *run) errorf(format string, args ...any) {
 }
 
 // DefaultLocker returns the redlock.Client a Run uses when Config.NewLocker
-// is nil: small timeouts so that recovery after a fault is quick.
+// is nil, configured by DefaultLockerConfig.
 func DefaultLocker(cfg Config, addrs []string) (Locker, error) {
+	return NewRedlockLocker(DefaultLockerConfig(cfg, addrs))
+}
+
+// DefaultLockerConfig is the redlock.Config of DefaultLocker: small
+// timeouts so that recovery after a fault is quick.
+func DefaultLockerConfig(cfg Config, addrs []string) redlock.Config {
 	cfg = cfg.withDefaults()
-	return NewRedlockLocker(redlock.Config{
+	return redlock.Config{
 		Addrs: addrs,
 		Conn: conn.Options{
 			DialTimeout:  300 * time.Millisecond,
@@ -93,7 +99,7 @@ func DefaultLocker(cfg Config, addrs []string) (Locker, error) {
 		DisableRestartGuard: cfg.DisableRestartGuard,
 		Fencing:             cfg.Fencing,
 		DriftFactor:         0.01,
-	})
+	}
 }
 
 // Run starts the masters and proxies, waits until the clients can lock,
