@@ -202,7 +202,8 @@ func (c *Conn) Send(r *Request, notify chan *Request) {
 		r.complete(nil, &Error{Addr: c.opts.Addr, Op: OpLimit, Err: ErrTooManyPending})
 		return
 	}
-	if s.writing || len(c.queue) > 0 || c.inflight.len() > 1 {
+	s.needReader()
+	if s.writing || len(c.queue) > 0 || c.inflight.len() > 1 && s.reading != readByCaller {
 		// Someone is writing, or the socket is busy with replies pending:
 		// join the next batch, which the writer sends with everything queued
 		// by then in one syscall. (One pending reply is the common straggler
@@ -217,7 +218,7 @@ func (c *Conn) Send(r *Request, notify chan *Request) {
 	c.inflight.push(r)
 	c.mu.Unlock()
 
-	_, err := s.nc.Write(r.Cmd)
+	_, err := s.w.Write(r.Cmd)
 	if err != nil {
 		c.fail(s, &Error{Addr: c.opts.Addr, Op: OpWrite, Err: err})
 	}
