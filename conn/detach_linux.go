@@ -1,6 +1,7 @@
 package conn
 
 import (
+	"errors"
 	"io"
 	"net"
 	"os"
@@ -27,7 +28,6 @@ import (
 // while someone still uses it.
 type detached struct {
 	fd      int
-	drained bool         // the last Read got less than it asked for: nothing more had arrived (the reader's)
 	refs    atomic.Int32 // the socket's own reference, plus one per call in progress
 	closing atomic.Bool
 	// The reader goroutine's epoll set: fd, always for hang-ups, for
@@ -162,7 +162,6 @@ func (d *detached) Read(p []byte) (int, error) {
 		case n == 0:
 			return 0, io.EOF
 		}
-		d.drained = n < len(p)
 		return n, nil
 	}
 }
@@ -210,8 +209,18 @@ func (d *detached) watchInput(on bool) {
 		d.watch.Events |= unix.EPOLLIN
 	}
 	d.erc.Control(d.modify)
+	if on {
+		// Input that arrived while unwatched may be there already, and
+		// the change alone does not always wake the reader (epoll wakes
+		// a set's own waiters only when the socket was not already on its
+		// ready list): wake it, so that it looks.
+		d.epfd.SetReadDeadline(aLongTimeAgo)
+	}
 	d.release()
 }
+
+// aLongTimeAgo is a deadline in the past: setting it wakes the reader.
+var aLongTimeAgo = time.Unix(1, 0)
 
 func (d *detached) modifyWatch(epfd uintptr) {
 	unix.EpollCtl(int(epfd), unix.EPOLL_CTL_MOD, d.fd, &d.watch)
@@ -222,7 +231,15 @@ func (d *detached) modifyWatch(epfd uintptr) {
 // in the runtime's poller in between, until step returns true. It fails
 // only when the set cannot be waited on.
 func (d *detached) park(step func(epfd uintptr) bool) error {
-	return d.erc.Read(step)
+	for {
+		err := d.erc.Read(step)
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			return err
+		}
+		// Woken by watchInput: clear the deadline, then look again (a
+		// wake-up after the clearing comes anew).
+		d.epfd.SetReadDeadline(time.Time{})
+	}
 }
 
 // hungUp reports whether the reader's epoll set says the connection hung

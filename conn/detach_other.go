@@ -11,7 +11,7 @@ import (
 // detached exists only on Linux (see detach_linux.go); elsewhere every
 // socket stays in the Go runtime's network poller and is read by its
 // reader goroutine.
-type detached struct{ drained bool }
+type detached struct{}
 
 func detach(net.Conn) *detached { return nil }
 

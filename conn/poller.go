@@ -2,6 +2,7 @@ package conn
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -24,10 +25,11 @@ import (
 // a Claim made while another goroutine holds the claim reports false.
 type Poller struct {
 	conns   []*Conn
-	claim   sync.Mutex // held from a successful Claim to its Release
-	claimed []*socket  // per Conn, the socket claimed (nil if none)
-	closed  bool       // guarded by claim
-	set     pollSet    // the epoll set (Linux)
+	claim   sync.Mutex    // held from a successful Claim to its Release
+	claimed []*socket     // per Conn, the socket claimed (nil if none)
+	closed  bool          // guarded by claim
+	waited  time.Duration // in this claim's polls so far
+	set     pollSet       // the epoll set (Linux)
 }
 
 // NewPoller returns a Poller over conns, which must not change.
@@ -45,7 +47,7 @@ func (p *Poller) Claim() bool {
 	if !p.claim.TryLock() {
 		return false
 	}
-	if p.closed || !p.set.ok() {
+	if p.closed || !p.set.ok() || !claiming.CompareAndSwap(false, true) {
 		p.claim.Unlock()
 		return false
 	}
@@ -70,21 +72,39 @@ func (p *Poller) Claim() bool {
 		}
 		p.claimed[i] = s
 	}
+	p.waited = 0
 	return true
 }
+
+// MaxClaimWait is how long a claim's polls may wait in all (see Poll).
+const MaxClaimWait = time.Millisecond
 
 // Poll reads, for up to wait, the replies that arrive on the claimed Conns
 // and completes their requests (each on its notify channel, as the Conn's
 // reader would); it returns once it has read some, or wait has passed.
 // Only the goroutine that holds the claim may call it.
-func (p *Poller) Poll(wait time.Duration) {
-	n := p.set.wait(wait)
+//
+// The waiting is done in epoll_wait, holding the goroutine's processor:
+// that is what brings a burst to the machine's floor, but a processor held
+// that way is lost to other goroutines. So a claim waits this way for
+// MaxClaimWait in all; after that Poll reports false without waiting, and
+// the caller should Release and wait for the rest on its notify channel,
+// as without a claim (slow masters, and waits for every master, are then
+// read by the reader goroutines, parked in the runtime's poller).
+func (p *Poller) Poll(wait time.Duration) bool {
+	if p.waited >= MaxClaimWait {
+		return false
+	}
+	start := time.Now()
+	n := p.set.wait(min(wait, MaxClaimWait-p.waited))
+	p.waited += time.Since(start)
 	for k := range n {
 		i := p.set.index(k)
 		if s := p.claimed[i]; s != nil && !s.readAvailable(false) {
 			p.claimed[i] = nil // failed: the Conn reconnects
 		}
 	}
+	return true
 }
 
 // Release ends the claim. Each Conn's replies still owed go to its reader
@@ -114,8 +134,16 @@ func (p *Poller) Release() {
 		}
 		c.mu.Unlock()
 	}
+	claiming.Store(false)
 	p.claim.Unlock()
 }
+
+// claiming is true while a claim holds, in any Poller of the process: a
+// claim's wait holds a processor (see Poll), and two at once would hold
+// both of a two-core machine's, starving every other goroutine until the
+// runtime takes one back. One caller at a time gets the fast path: the
+// lone caller it is made for.
+var claiming atomic.Bool
 
 // Close frees the Poller, waiting for a claim in progress to end; Claim
 // reports false from then on. Safe to call more than once.

@@ -307,14 +307,7 @@ func (s *socket) readStep(epfd uintptr) (done bool) {
 // socket back to nobody, once nothing is owed.
 func (s *socket) readAvailable(byLoop bool) bool {
 	c := s.c
-	s.det.drained = false
 	for {
-		if s.det.drained && s.rd.Buffered() == 0 {
-			// A read got less than it asked for, and all of it is used:
-			// spare the read that would only say that nothing more came
-			// (epoll reports what comes next). A read per reply saved.
-			return true
-		}
 		vals, err := s.rd.ReadReply()
 		if err == errWouldBlock {
 			return true

@@ -242,7 +242,7 @@ func (o *op) run(kind Op, done <-chan struct{}) burstResult {
 	// A waiting Lock's failed attempt hears every awaited master out: it
 	// then knows who holds the key where (see contention).
 	for awaited > 0 && !decided(&br, n, q) || o.waiting && awaited > 0 && br.ok < q {
-		r, ev := o.next(direct, deadline, done)
+		r, ev := o.next(&direct, deadline, done)
 		switch ev {
 		case burstReply:
 			i := r.Tag
@@ -300,19 +300,11 @@ const pollSlice = 2 * time.Millisecond
 
 // next waits for the burst's next completed request, until deadline (the
 // op's timer, without the claim) or done. With the claim (direct), it
-// reads the masters' replies itself, by polls of at most pollSlice.
-func (o *op) next(direct bool, deadline time.Time, done <-chan struct{}) (*conn.Request, int) {
-	if !direct {
-		select {
-		case r := <-o.notify:
-			return r, burstReply
-		case <-o.timer.C:
-			return nil, burstTimeout
-		case <-done:
-			return nil, burstDone
-		}
-	}
-	for {
+// reads the masters' replies itself, by polls of at most pollSlice, until
+// the claim has waited its share (conn.MaxClaimWait): it then releases the
+// claim (direct becomes false) and waits for the rest as without one.
+func (o *op) next(direct *bool, deadline time.Time, done <-chan struct{}) (*conn.Request, int) {
+	for *direct {
 		select {
 		case r := <-o.notify:
 			return r, burstReply
@@ -324,7 +316,21 @@ func (o *op) next(direct bool, deadline time.Time, done <-chan struct{}) (*conn.
 		if wait <= 0 {
 			return nil, burstTimeout
 		}
-		o.c.poller.Poll(min(wait, pollSlice))
+		if !o.c.poller.Poll(min(wait, pollSlice)) {
+			// Slow masters, or a wait for every one: their replies are
+			// the reader goroutines' from here on.
+			o.c.poller.Release()
+			*direct = false
+			o.timer.Reset(wait)
+		}
+	}
+	select {
+	case r := <-o.notify:
+		return r, burstReply
+	case <-o.timer.C:
+		return nil, burstTimeout
+	case <-done:
+		return nil, burstDone
 	}
 }
 
