@@ -198,7 +198,15 @@ func TestHandOverOfALostLock(t *testing.T) {
 	b := <-got
 	assert.GreaterOrEqual(t, time.Since(start), 300*time.Millisecond, "taken before the intruder's key expired")
 	assert.Zero(t, b.passes)
-	holds(t, servers, key, b.tok)
+	// On a quorum: a master whose copy of the intruder's key had not
+	// expired yet when the attempt came said "taken".
+	held := 0
+	for _, s := range servers {
+		if string(command(t, s.Addr(), "GET", key)[0].Bytes) == string(b.tok[:]) {
+			held++
+		}
+	}
+	assert.GreaterOrEqual(t, held, len(servers)/2+1)
 	require.NoError(t, b.Unlock(bg))
 }
 
