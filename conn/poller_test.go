@@ -57,24 +57,42 @@ func burst(conns []*Conn, notify chan *Request, cmd ...string) []*Request {
 }
 
 // pollFor polls until want requests arrived on notify (or 5s passed) and
-// returns them.
-func pollFor(t *testing.T, p *Poller, notify chan *Request, want int) []*Request {
+// returns them. As Poll's contract says, once the claim has polled its
+// share it releases the claim and waits for the rest on notify: held
+// reports whether the claim still holds (the caller then Releases).
+func pollFor(t *testing.T, p *Poller, notify chan *Request, want int) (got []*Request, held bool) {
 	t.Helper()
-	var got []*Request
-	deadline := time.Now().Add(5 * time.Second)
-	for len(got) < want && time.Now().Before(deadline) {
+	held = true
+	deadline := time.After(5 * time.Second)
+	for len(got) < want {
+		if held {
+			select {
+			case r := <-notify:
+				got = append(got, r)
+				continue
+			default:
+			}
+			if !p.Poll(time.Millisecond) {
+				p.Release()
+				held = false
+			}
+			continue
+		}
 		select {
 		case r := <-notify:
 			got = append(got, r)
-		default:
-			p.Poll(time.Millisecond)
+		case <-deadline:
+			require.Len(t, got, want, "replies")
 		}
 	}
-	if len(got) != want {
-		p.Release() // so that the cleanup's Close does not wait for this claim
-		require.Len(t, got, want, "replies read by the claim's caller")
+	return got, held
+}
+
+// releaseIf releases p's claim if it still holds.
+func releaseIf(p *Poller, held bool) {
+	if held {
+		p.Release()
 	}
-	return got
 }
 
 func TestPollerCallerReadsItsOwnReplies(t *testing.T) {
@@ -95,8 +113,8 @@ func TestPollerCallerReadsItsOwnReplies(t *testing.T) {
 			assert.Equal(t, readByCaller, role(c))
 		}
 		burst(conns, notify, "SET", "k", strconv.Itoa(round))
-		got := pollFor(t, p, notify, len(conns))
-		p.Release()
+		got, held := pollFor(t, p, notify, len(conns))
+		releaseIf(p, held)
 		for _, r := range got {
 			require.NoError(t, r.Err(), "round %d, master %d", round, r.Tag)
 			assert.Equal(t, "OK", string(r.Reply()[0].Bytes))
@@ -117,7 +135,7 @@ func TestPollerLeavesUnwaitedRepliesForLater(t *testing.T) {
 	notify := make(chan *Request, len(conns))
 	require.True(t, p.Claim())
 	reqs := burst(conns, notify, "PING")
-	got := pollFor(t, p, notify, 1)
+	got, held := pollFor(t, p, notify, 1)
 	// Decided after one: the others are abandoned (or are on notify).
 	late := 0
 	for _, r := range reqs {
@@ -125,7 +143,7 @@ func TestPollerLeavesUnwaitedRepliesForLater(t *testing.T) {
 			late++
 		}
 	}
-	p.Release()
+	releaseIf(p, held)
 	for range late {
 		(<-notify).Release()
 	}
@@ -193,14 +211,18 @@ func TestPollerServesOthersAndHandsBackTheirReplies(t *testing.T) {
 	}()
 	deadline := time.Now().Add(5 * time.Second)
 	var got string
+	held := true
 	for got == "" && time.Now().Before(deadline) {
 		select {
 		case got = <-done:
 		default:
-			p.Poll(time.Millisecond)
+			if held && !p.Poll(time.Millisecond) {
+				p.Release() // polled its share: the reader reads it
+				held = false
+			}
 		}
 	}
-	p.Release()
+	releaseIf(p, held)
 	assert.Equal(t, "polled", got)
 }
 
@@ -242,26 +264,32 @@ func TestPollerSurvivesCloseAndReconnect(t *testing.T) {
 	require.NoError(t, servers[1].Pause())
 	require.True(t, p.Claim())
 	burst(conns, notify, "PING")
-	got := pollFor(t, p, notify, 1)
+	got, held := pollFor(t, p, notify, 1)
 	require.Equal(t, 0, got[0].Tag)
 	got[0].Release()
 	servers[1].Kill()
-	r := pollFor(t, p, notify, 1)[0]
+	if held {
+		got, held = pollFor(t, p, notify, 1)
+	} else {
+		got = []*Request{<-notify}
+	}
+	r := got[0]
 	var ce *Error
 	require.ErrorAs(t, r.Err(), &ce, "the dead master's request fails")
 	r.Release()
-	p.Release()
+	releaseIf(p, held)
 
 	// It comes back: the Poller claims its new socket.
 	require.NoError(t, servers[1].Restart(false))
 	require.Eventually(t, func() bool { return conns[1].Err() == nil }, 10*time.Second, 5*time.Millisecond)
 	require.Eventually(t, p.Claim, 5*time.Second, time.Millisecond)
 	burst(conns, notify, "PING")
-	for _, r := range pollFor(t, p, notify, 2) {
+	got, held = pollFor(t, p, notify, 2)
+	releaseIf(p, held)
+	for _, r := range got {
 		require.NoError(t, r.Err())
 		r.Release()
 	}
-	p.Release()
 
 	// Close under a claim: the poll returns, the requests fail, nothing
 	// hangs (leakcheck checks the goroutines).
@@ -270,11 +298,12 @@ func TestPollerSurvivesCloseAndReconnect(t *testing.T) {
 	defer servers[0].Resume()
 	reqs := burst(conns[:1], notify, "PING")
 	go conns[0].Close()
-	r = pollFor(t, p, notify, 1)[0]
+	got, held = pollFor(t, p, notify, 1)
+	releaseIf(p, held)
+	r = got[0]
 	require.Same(t, reqs[0], r)
 	require.ErrorAs(t, r.Err(), &ce)
 	r.Release()
-	p.Release()
 	p.Close()
 	assert.False(t, p.Claim(), "closed")
 }
