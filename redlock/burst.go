@@ -294,15 +294,12 @@ const (
 	burstDone           // done closed
 )
 
-// pollSlice bounds one wait of a burst that reads its own replies, so that
-// it notices done closing (an epoll wait cannot select on a channel).
-const pollSlice = 2 * time.Millisecond
-
 // next waits for the burst's next completed request, until deadline (the
 // op's timer, without the claim) or done. With the claim (direct), it
-// reads the masters' replies itself, by polls of at most pollSlice, until
-// the claim has waited its share (conn.MaxClaimWait): it then releases the
-// claim (direct becomes false) and waits for the rest as without one.
+// reads the masters' replies itself until the claim has waited its share
+// (conn.MaxClaimWait, short enough that done is noticed in time: an epoll
+// wait cannot select on a channel); it then releases the claim (direct
+// becomes false) and waits for the rest as without one.
 func (o *op) next(direct *bool, deadline time.Time, done <-chan struct{}) (*conn.Request, int) {
 	for *direct {
 		select {
@@ -316,7 +313,7 @@ func (o *op) next(direct *bool, deadline time.Time, done <-chan struct{}) (*conn
 		if wait <= 0 {
 			return nil, burstTimeout
 		}
-		if !o.c.poller.Poll(min(wait, pollSlice)) {
+		if !o.c.poller.Poll(wait) {
 			// Slow masters, or a wait for every one: their replies are
 			// the reader goroutines' from here on.
 			o.c.poller.Release()
