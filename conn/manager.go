@@ -167,6 +167,5 @@ func (c *Conn) connect() (*socket, *ServerInfo, error) {
 		return fail(OpHandshake, err)
 	}
 	nc.SetDeadline(time.Time{})
-	s.detachFrom()
 	return s, info, nil
 }
