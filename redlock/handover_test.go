@@ -28,6 +28,18 @@ func lockInBackground(t *testing.T, c *Client, key string, ttl time.Duration) <-
 	return out
 }
 
+// heldAndAwaited locks key in c for 20s and starts a Lock of it in c, for
+// waiterTTL, that is waiting (subscribed) when it returns: the set-up of
+// a hand-over. got delivers the waiter's lock.
+func heldAndAwaited(t *testing.T, c *Client, key string, waiterTTL time.Duration) (a Lock, got <-chan Lock) {
+	t.Helper()
+	a, err := c.Lock(bg, key, 20*time.Second)
+	require.NoError(t, err)
+	got = lockInBackground(t, c, key, waiterTTL)
+	waiting(t, c, key)
+	return a, got
+}
+
 // holds asserts that every master holds key with tok, soon: a lock
 // decided at a quorum may still be on its way to the last masters.
 func holds(t *testing.T, servers []*redistest.Server, key string, tok token) {
@@ -57,10 +69,7 @@ func TestUnlockHandsOverToWaiter(t *testing.T) {
 		return n.(*atomic.Int32).Load()
 	}
 	const key = "h:over"
-	a, err := c.Lock(bg, key, 20*time.Second)
-	require.NoError(t, err)
-	got := lockInBackground(t, c, key, 7*time.Second)
-	waiting(t, c, key)
+	a, got := heldAndAwaited(t, c, key, 7*time.Second)
 
 	stale := a // a copy, Unlocked below through a
 	require.NoError(t, a.Unlock(bg))
@@ -105,10 +114,7 @@ func TestHandOverOnFakeMasters(t *testing.T) {
 	servers, addrs := fakeMasters(t, 3)
 	c := fakeClient(t, addrs, Config{RetryDelay: noRetry})
 	const key = "h:fake"
-	a, err := c.Lock(bg, key, 20*time.Second)
-	require.NoError(t, err)
-	got := lockInBackground(t, c, key, 20*time.Second)
-	waiting(t, c, key)
+	a, got := heldAndAwaited(t, c, key, 20*time.Second)
 	require.NoError(t, a.Unlock(bg))
 	b := <-got
 	assert.Equal(t, 1, b.passes)
@@ -154,10 +160,7 @@ func TestNoHandOverWithFencing(t *testing.T) {
 	servers := masters(t, 3)
 	c := client(t, servers, Config{RetryDelay: noRetry, Fencing: true})
 	const key = "h:fenced"
-	a, err := c.Lock(bg, key, 20*time.Second)
-	require.NoError(t, err)
-	got := lockInBackground(t, c, key, 20*time.Second)
-	waiting(t, c, key)
+	a, got := heldAndAwaited(t, c, key, 20*time.Second)
 	require.NoError(t, a.Unlock(bg))
 	b := <-got
 	assert.Zero(t, b.passes, "taken on the masters, not handed over")
@@ -186,10 +189,7 @@ func TestHandOverOfALostLock(t *testing.T) {
 	servers := masters(t, 3)
 	c := client(t, servers, Config{RetryDelay: noRetry})
 	const key = "h:lost"
-	a, err := c.Lock(bg, key, 20*time.Second)
-	require.NoError(t, err)
-	got := lockInBackground(t, c, key, 20*time.Second)
-	waiting(t, c, key)
+	a, got := heldAndAwaited(t, c, key, 20*time.Second)
 	for _, s := range servers {
 		command(t, s.Addr(), "SET", key, "intruder", "PX", "400")
 	}
