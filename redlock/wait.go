@@ -59,6 +59,14 @@ type keyWaiters struct {
 	subGen, tried []uint64
 	seen          [seenReleases]seenRelease // recent releases, a ring
 	nseen         int
+	// unheard is a wake-up that came while no waiter of the key was
+	// queued (each was making its attempt): the next one to wait takes
+	// it and attempts again, since its attempt may have come before the
+	// release. (A waiter that waits for its holder's release cannot
+	// always tell that it came: a hand-over in another Client gives the
+	// key a new holder without a release, and the new holder's release
+	// can come during the attempt that still saw the old one.)
+	unheard bool
 }
 
 // seenRelease is a release whose messages came, and how many did.
@@ -351,9 +359,12 @@ func (room *waitRoom) onConnect(info *conn.ServerInfo) {
 	}
 }
 
-// wakeLocked wakes the longest waiting waiter of kw, if any (mu held).
+// wakeLocked wakes the longest waiting waiter of kw; if none is queued
+// (each is making its attempt), the next one to wait takes the wake-up
+// (see keyWaiters.unheard) (mu held).
 func (room *waitRoom) wakeLocked(kw *keyWaiters) {
 	if len(kw.queue) == 0 {
+		kw.unheard = true
 		return
 	}
 	w := kw.queue[0]
@@ -383,7 +394,9 @@ func (room *waitRoom) dequeueLocked(w *waiter) {
 // (false). holder, when not nil, is the holder whose release w waits for. A back-off after split votes is not cut short by a wake-up
 // (those are the other losers' releases, and whoever woke would collide
 // again); a wake-up that came meanwhile is dropped, since the attempt that
-// follows sees its release. A
+// follows sees its release. A release that woke nobody, every waiter of
+// the key making its attempt, ends the wait at once (see
+// keyWaiters.unheard). A
 // waiter that was woken and is waiting again goes back to its place in
 // its queues, by arrival: ahead of those who came after it. A subscription
 // lost with a pub/sub socket is renewed instead of waiting (see
@@ -397,6 +410,14 @@ func (room *waitRoom) wait(ctx context.Context, w *waiter, t *time.Timer, d time
 	if w.gifted {
 		room.mu.Unlock()
 		return true, true // handed the lock during its attempt
+	}
+	if room.takeUnheardLocked(w) && !backoff {
+		// A release came while every waiter of a key made its attempt,
+		// and woke nobody: attempt again, as woken. (A back-off's attempt
+		// comes after the release anyway.)
+		room.dequeueLocked(w)
+		room.mu.Unlock()
+		return true, true
 	}
 	if !w.queued {
 		// A wake-up that came during the attempt just made stays: its
@@ -457,6 +478,20 @@ func (room *waitRoom) wait(ctx context.Context, w *waiter, t *time.Timer, d time
 		t.Stop()
 		return false, false
 	}
+}
+
+// takeUnheardLocked takes the wake-ups that came for w's keys while
+// none of their waiters was queued (see keyWaiters.unheard), and reports
+// whether there was one (mu held).
+func (room *waitRoom) takeUnheardLocked(w *waiter) bool {
+	heard := false
+	for _, k := range w.keys {
+		if kw := room.keys[k]; kw != nil && kw.unheard {
+			kw.unheard = false
+			heard = true
+		}
+	}
+	return heard
 }
 
 // staleLocked reports whether one of w's keys was not subscribed to on a

@@ -420,3 +420,45 @@ func TestContention(t *testing.T) {
 	assert.False(t, elect)
 	assert.Equal(t, s, freeIn)
 }
+
+// A release whose messages come while every waiter of the key is making
+// its attempt wakes nobody; the next waiter to wait takes that wake-up and
+// attempts again, even when the holder its attempt saw is another one: a
+// hand-over in another Client changes the holder without a release, and
+// the new holder's release may be the one that came during the attempt.
+func TestUnheardReleaseWakesTheNextToWait(t *testing.T) {
+	servers := masters(t, 3)
+	c := client(t, servers, Config{})
+	const key = "unheard"
+	channel := []byte(releasedChannelPrefix + key)
+	release := func(id string) {
+		for range c.quorum {
+			c.room.onMessage(channel, []byte(id))
+		}
+	}
+	seenHolder := [releaseIDLen]byte([]byte("0123456789abcdef")) // handed over: never released
+	w, _ := c.room.join(bg, key, nil)
+	defer c.room.leave(w, false)
+	timer := time.NewTimer(time.Hour)
+
+	// Without a release, the wait for the holder lasts its delay.
+	ok, woken := c.room.wait(bg, w, timer, 20*time.Millisecond, false, &seenHolder)
+	require.True(t, ok)
+	require.False(t, woken, "nothing was released")
+
+	// A release wakes w, which makes its attempt (out of the queue); the
+	// next holder's release comes meanwhile.
+	release("aaaaaaaaaaaaaaaa")
+	<-w.wake
+	release("bbbbbbbbbbbbbbbb")
+	ctx, cancel := context.WithTimeout(bg, 10*time.Second)
+	defer cancel()
+	ok, woken = c.room.wait(ctx, w, timer, time.Hour, false, &seenHolder)
+	assert.True(t, ok, "waited for a release that had come")
+	assert.True(t, woken)
+
+	// Taken once: the next wait lasts its delay again.
+	ok, woken = c.room.wait(bg, w, timer, 20*time.Millisecond, false, &seenHolder)
+	assert.True(t, ok)
+	assert.False(t, woken, "the unheard wake-up was taken already")
+}
