@@ -115,6 +115,9 @@ func (c *Conn) Info() *ServerInfo { return c.info.Load() }
 // arrival, whether or not its caller still waited for it; zero before the
 // first reply of the current socket. A caller that needs an answer within
 // a bound can tell from it that the master is answering later than that.
+// A reply that nobody waited for any more may be read, and counted, up to
+// a millisecond (or ReadTimeout/8 when smaller) after it arrived (see
+// "Reading replies").
 func (c *Conn) ReplyLatency() time.Duration { return time.Duration(c.latency.Load()) }
 
 // Err returns nil while connected, else why not.
@@ -202,7 +205,8 @@ func (c *Conn) Send(r *Request, notify chan *Request) {
 		r.complete(nil, &Error{Addr: c.opts.Addr, Op: OpLimit, Err: ErrTooManyPending})
 		return
 	}
-	if s.writing || len(c.queue) > 0 || c.inflight.len() > 1 {
+	s.needReader()
+	if s.writing || len(c.queue) > 0 || c.inflight.len() > 1 && s.reading != readByCaller {
 		// Someone is writing, or the socket is busy with replies pending:
 		// join the next batch, which the writer sends with everything queued
 		// by then in one syscall. (One pending reply is the common straggler
@@ -217,7 +221,7 @@ func (c *Conn) Send(r *Request, notify chan *Request) {
 	c.inflight.push(r)
 	c.mu.Unlock()
 
-	_, err := s.nc.Write(r.Cmd)
+	_, err := s.w.Write(r.Cmd)
 	if err != nil {
 		c.fail(s, &Error{Addr: c.opts.Addr, Op: OpWrite, Err: err})
 	}

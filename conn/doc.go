@@ -33,10 +33,27 @@
 // SETNAME, SELECT, as configured) and reads INFO server; Info returns the
 // master's run_id and uptime, which the lock layer uses to notice restarts.
 //
+// # Reading replies
+//
+// Each socket has a reader goroutine that reads its replies and hands each
+// to its request's channel. On Linux, a caller alone on several Conns can
+// do without that hand-over: a Poller lets it claim them and read its own
+// replies in one epoll set (the lock layer does this for a burst to N
+// masters). For that, plain TCP and Unix sockets are taken out of the Go
+// runtime's network poller after their handshake, which would otherwise
+// wake a thread for every reply whoever reads it; their reader goroutines
+// then wait on an epoll set of their own that reports input only while
+// they read. Replies that nobody waits for any more (those after a
+// decision) are read by the next claim, or by the reader after a
+// millisecond. TLS, custom dialers and pub/sub connections stay in the
+// runtime's poller; elsewhere than Linux nothing is detached and Claim
+// always declines.
+//
 // # Concurrency
 //
 // A Conn is safe for concurrent use by any number of goroutines. It owns one
 // goroutine for its whole life (connect, liveness check, reconnect) and two
 // per socket (reader, writer); Close stops all of them before it returns.
 // A Request is owned by one goroutine at a time, as its documentation says.
+// A Poller is claimed by one goroutine at a time (see Poller).
 package conn

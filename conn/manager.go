@@ -167,5 +167,6 @@ func (c *Conn) connect() (*socket, *ServerInfo, error) {
 		return fail(OpHandshake, err)
 	}
 	nc.SetDeadline(time.Time{})
+	s.detachFrom()
 	return s, info, nil
 }

@@ -39,6 +39,18 @@ func (q *fifo) pop() *Request {
 	return r
 }
 
+// unwaited reports whether nobody waits for any request in q: each was
+// abandoned by its caller, or sent by SendForget.
+func (q *fifo) unwaited() bool {
+	for i := range q.size {
+		r := q.buf[(q.head+i)&(len(q.buf)-1)]
+		if !r.forget && r.state.Load() != stateAbandoned {
+			return false
+		}
+	}
+	return true
+}
+
 func (q *fifo) grow() {
 	n := len(q.buf) * 2
 	if n == 0 {

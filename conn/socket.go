@@ -1,6 +1,7 @@
 package conn
 
 import (
+	"io"
 	"net"
 	"sync"
 	"time"
@@ -12,13 +13,27 @@ import (
 // two goroutines that serve it: readLoop and writeLoop. A socket is never
 // reused: after a failure the Conn dials a new one. Both goroutines end when
 // the socket is closed (by Conn.fail).
+//
+// On Linux a plain TCP or Unix socket is detached from the runtime's
+// network poller after its handshake (see detached). Its replies are then
+// read by whoever reading names: the reader goroutine, or a caller that
+// claimed the socket through a Poller and reads its own replies, or nobody
+// (nothing is owed, or only answers that nobody waits for, which wait for
+// the next claim, or lazyDelay). Other sockets are always read by their
+// reader goroutine.
 type socket struct {
 	c    *Conn
-	nc   net.Conn
-	rd   *resp.Reader // owned by readLoop once it runs (by the handshake before)
+	nc   net.Conn     // the connection, until it is detached
+	det  *detached    // the detached connection (Linux), or nil
+	w    io.Writer    // where commands are written: nc, or det
+	rd   *resp.Reader // owned by whoever reads (the handshake, then see reading)
 	wbuf []byte       // owned by whoever set writing
 
-	writing bool // guarded by c.mu: someone is copying to or writing nc
+	writing bool                    // guarded by c.mu: someone is copying to or writing nc
+	reading readerRole              // guarded by c.mu: who reads a detached socket
+	inRead  bool                    // guarded by c.mu: the reader goroutine is reading it now
+	step    func(epfd uintptr) bool // readStep, made once
+	lazy    *time.Timer             // a detached socket's: hands unread answers to the reader (see readLazily)
 
 	wake      chan struct{} // capacity 1: there is something in the queue
 	dead      chan struct{} // closed by close
@@ -29,6 +44,7 @@ func newSocket(c *Conn, nc net.Conn) *socket {
 	return &socket{
 		c:    c,
 		nc:   nc,
+		w:    nc,
 		rd:   resp.NewReader(nc, c.opts.ReadBufferSize, c.opts.Limits),
 		wbuf: make([]byte, 0, c.opts.WriteBufferSize),
 		wake: make(chan struct{}, 1),
@@ -44,11 +60,84 @@ func (s *socket) wakeWriter() {
 	}
 }
 
+// readerRole says who reads a detached socket's replies.
+type readerRole uint8
+
+const (
+	readNone     readerRole = iota // nothing is owed: nobody reads
+	readByLoop                     // the reader goroutine reads (always, for a socket not detached)
+	readByCaller                   // a Poller's caller reads its own replies
+	readLazily                     // only answers nobody waits for are owed: the next claim, or the reader after lazyDelay, reads them
+)
+
+// detachFrom takes the handshaken connection out of the runtime's poller,
+// where that is possible (see detach): not for pub/sub connections, whose
+// messages come unasked and are read by the reader goroutine.
+func (s *socket) detachFrom() {
+	if s.c.opts.OnMessage != nil || s.rd.Buffered() > 0 {
+		return
+	}
+	d := detach(s.nc)
+	if d == nil {
+		return
+	}
+	s.det, s.w, s.nc = d, d, nil
+	s.step = s.readStep
+	s.rd.Reset(d)
+	s.reading = readNone
+	s.lazy = time.AfterFunc(time.Hour, s.readLater)
+	s.lazy.Stop()
+}
+
+// claimable reports whether a Poller may claim the socket (c.mu held):
+// nobody reads it, or the reader goroutine is between reads and only
+// answers nobody waits for are owed (those of an earlier claim, handed
+// to the reader after lazyDelay or by a claim that could not be made).
+func (s *socket) claimable() bool {
+	switch s.reading {
+	case readNone, readLazily:
+		return true
+	case readByLoop:
+		return !s.inRead && s.c.inflight.unwaited()
+	}
+	return false
+}
+
+// needReader makes the reader goroutine read a detached socket that
+// nobody reads, now that a request waits for its reply (c.mu held).
+func (s *socket) needReader() {
+	if s.det == nil || s.reading == readByLoop || s.reading == readByCaller {
+		return
+	}
+	if s.reading == readLazily {
+		s.lazy.Stop()
+	}
+	s.reading = readByLoop
+	s.det.watchInput(true)
+}
+
+// readLater is the lazy timer's: answers owed since a Poller's caller
+// returned are still unread, so the reader goroutine reads them.
+func (s *socket) readLater() {
+	c := s.c
+	c.mu.Lock()
+	if c.sock == s && s.reading == readLazily {
+		s.reading = readByLoop
+		s.det.watchInput(true)
+	}
+	c.mu.Unlock()
+}
+
 // close closes the network connection, which ends readLoop, and signals
 // writeLoop and the liveness check to end. Safe to call more than once.
 func (s *socket) close() {
 	s.closeOnce.Do(func() {
 		close(s.dead)
+		if s.det != nil {
+			s.lazy.Stop()
+			s.det.shutdown()
+			return
+		}
 		s.nc.Close()
 	})
 }
@@ -82,7 +171,7 @@ func (s *socket) writeLoop() {
 			c.queue = c.queue[:0]
 			c.mu.Unlock()
 
-			_, err := s.nc.Write(buf)
+			_, err := s.w.Write(buf)
 			if cap(buf) <= maxKeptBuffer {
 				s.wbuf = buf[:0]
 			}
@@ -100,6 +189,10 @@ func (s *socket) writeLoop() {
 // readLoop reads replies and completes pending requests in FIFO order until
 // the socket dies. The first read or protocol error fails the socket.
 func (s *socket) readLoop() {
+	if s.det != nil {
+		s.readDetached()
+		return
+	}
 	defer s.c.done.Done()
 	c := s.c
 	for {
@@ -152,4 +245,106 @@ func message(vals []resp.Value) (channel, payload []byte, ok bool) {
 		return nil, nil, false
 	}
 	return vals[2].Bytes, vals[3].Bytes, true
+}
+
+// readDetached is readLoop for a detached socket: it waits in its own
+// epoll set, and reads only while reading names it; a hang-up of the
+// master while nobody reads fails the socket at once, as a read of the
+// end of the stream would.
+func (s *socket) readDetached() {
+	c := s.c
+	defer c.done.Done()
+	defer s.det.closeEpoll()
+	// The reader holds the descriptor open for its whole life: closed
+	// under its epoll wait, it would leave the set without an event, and
+	// the shutdown's hang-up would never wake it.
+	if !s.det.acquire() {
+		return
+	}
+	defer s.det.release()
+	if err := s.det.park(s.step); err != nil {
+		c.fail(s, &Error{Addr: c.opts.Addr, Op: OpRead, Err: err})
+	}
+}
+
+// readStep is one look of the reader goroutine at its detached socket
+// (see park): true when the reader is done. While the reader reads
+// (reading names it), it reads what has arrived, then parks until more
+// does; otherwise it was woken by a hang-up, or by input that someone
+// else reads.
+func (s *socket) readStep(epfd uintptr) (done bool) {
+	c := s.c
+	select {
+	case <-s.dead:
+		return true
+	default:
+	}
+	c.mu.Lock()
+	if c.sock != s {
+		c.mu.Unlock()
+		return true
+	}
+	mine := s.reading == readByLoop
+	s.inRead = mine
+	c.mu.Unlock()
+	if mine {
+		ok := s.readAvailable(true)
+		c.mu.Lock()
+		s.inRead = false
+		c.mu.Unlock()
+		return !ok
+	}
+	if s.det.hungUp(epfd) {
+		c.fail(s, &Error{Addr: c.opts.Addr, Op: OpRead, Err: io.EOF})
+		return true
+	}
+	return false
+}
+
+// readAvailable reads the replies that have arrived on a detached socket,
+// without waiting, and completes their requests; false when the socket
+// failed. The reader goroutine (byLoop) stops reading, and hands the
+// socket back to nobody, once nothing is owed.
+func (s *socket) readAvailable(byLoop bool) bool {
+	c := s.c
+	for {
+		vals, err := s.rd.ReadReply()
+		if err == errWouldBlock {
+			return true
+		}
+		if err != nil {
+			c.fail(s, &Error{Addr: c.opts.Addr, Op: OpRead, Err: err})
+			return false
+		}
+		if isPush(vals) {
+			continue // out-of-band RESP3 data: no request waits for it
+		}
+		c.mu.Lock()
+		if c.sock != s {
+			c.mu.Unlock()
+			return false
+		}
+		r := c.inflight.pop()
+		c.mu.Unlock()
+		if r == nil {
+			c.fail(s, &Error{Addr: c.opts.Addr, Op: OpRead, Err: ErrUnexpectedReply})
+			return false
+		}
+		c.latency.Store(int64(time.Since(r.sent)))
+		r.complete(vals, nil) // copies the reply out of rd before anyone else may read
+		if !byLoop {
+			continue
+		}
+		c.mu.Lock()
+		idle := c.sock == s && c.inflight.len() == 0 && len(c.queue) == 0
+		if idle {
+			// Input stays watched: the next request's reply is likely
+			// the reader's too; a claim turns it off.
+			s.reading = readNone
+		}
+		c.mu.Unlock()
+		if idle {
+			return true
+		}
+	}
 }

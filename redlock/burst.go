@@ -198,6 +198,9 @@ func (o *op) run(kind Op, done <-chan struct{}) burstResult {
 	c := o.c
 	n, q := len(c.masters), c.quorum
 	var br burstResult
+	// Alone on the masters' connections, the burst reads its replies
+	// itself (see conn.Poller): no reader goroutine, no hand-over.
+	direct := c.poller.Claim()
 	br.start = time.Now()
 	o.start = br.start
 	for i, m := range c.masters {
@@ -231,13 +234,17 @@ func (o *op) run(kind Op, done <-chan struct{}) burstResult {
 		awaited = n
 		clear(o.slow)
 	}
-	o.timer.Reset(c.cfg.NodeTimeout)
+	if !direct {
+		o.timer.Reset(c.cfg.NodeTimeout)
+	}
+	deadline := br.start.Add(c.cfg.NodeTimeout)
 	timedOut := false
 	// A waiting Lock's failed attempt hears every awaited master out: it
 	// then knows who holds the key where (see contention).
 	for awaited > 0 && !decided(&br, n, q) || o.waiting && awaited > 0 && br.ok < q {
-		select {
-		case r := <-o.notify:
+		r, ev := o.next(&direct, deadline, done)
+		switch ev {
+		case burstReply:
 			i := r.Tag
 			out, err, noScript := o.classify(kind, r)
 			if noScript && !o.evaled[i] {
@@ -262,17 +269,66 @@ func (o *op) run(kind Op, done <-chan struct{}) burstResult {
 			default:
 				br.failed++ // OutcomeUnfenced too: not counted for a fenced lock
 			}
-		case <-o.timer.C:
+		case burstTimeout:
 			timedOut = true
 			awaited = 0 // the rest are settled below
-		case <-done:
+		case burstDone:
 			br.cancelled = true
 			awaited = 0
 		}
 	}
+	if direct {
+		o.settle(kind, timedOut, &br)
+		c.poller.Release()
+		return br
+	}
 	o.timer.Stop()
 	o.settle(kind, timedOut, &br)
 	return br
+}
+
+// What next waited for.
+const (
+	burstReply   = iota // a request completed
+	burstTimeout        // NodeTimeout passed
+	burstDone           // done closed
+)
+
+// next waits for the burst's next completed request, until deadline (the
+// op's timer, without the claim) or done. With the claim (direct), it
+// reads the masters' replies itself until the claim has waited its share
+// (conn.MaxClaimWait, short enough that done is noticed in time: an epoll
+// wait cannot select on a channel); it then releases the claim (direct
+// becomes false) and waits for the rest as without one.
+func (o *op) next(direct *bool, deadline time.Time, done <-chan struct{}) (*conn.Request, int) {
+	for *direct {
+		select {
+		case r := <-o.notify:
+			return r, burstReply
+		case <-done:
+			return nil, burstDone
+		default:
+		}
+		wait := time.Until(deadline)
+		if wait <= 0 {
+			return nil, burstTimeout
+		}
+		if !o.c.poller.Poll(wait) {
+			// Slow masters, or a wait for every one: their replies are
+			// the reader goroutines' from here on.
+			o.c.poller.Release()
+			*direct = false
+			o.timer.Reset(wait)
+		}
+	}
+	select {
+	case r := <-o.notify:
+		return r, burstReply
+	case <-o.timer.C:
+		return nil, burstTimeout
+	case <-done:
+		return nil, burstDone
+	}
 }
 
 // settle deals with the masters that had not answered at the decision:

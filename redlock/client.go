@@ -19,10 +19,11 @@ type Client struct {
 	masters []*master
 	quorum  int
 
-	ops    sync.Pool // *op: per-operation state, reused
-	renew  *renewer  // keeps Do's locks extended
-	room   waitRoom  // where Locks wait for a release
-	fence  fencer    // repairs of the fencing counters (Config.Fencing)
+	ops    sync.Pool    // *op: per-operation state, reused
+	poller *conn.Poller // lets a burst alone on the masters' connections read its own replies
+	renew  *renewer     // keeps Do's locks extended
+	room   waitRoom     // where Locks wait for a release
+	fence  fencer       // repairs of the fencing counters (Config.Fencing)
 	closed atomic.Bool
 }
 
@@ -85,6 +86,11 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 			return nil, fmt.Errorf("redlock: New: waiting for %s: %w", m.addr, ctxerr.Of(ctx))
 		}
 	}
+	conns := make([]*conn.Conn, len(c.masters))
+	for i, m := range c.masters {
+		conns[i] = m.conn
+	}
+	c.poller = conn.NewPoller(conns)
 	c.ops.New = func() any { return c.newOp() }
 	c.room.c = c
 	c.renew = newRenewer(c)
@@ -115,6 +121,7 @@ func (c *Client) Close() error {
 	c.room.close()
 	c.fence.close()
 	c.closeMasters()
+	c.poller.Close() // after the masters: a burst under way fails at once, and lets go
 	return nil
 }
 

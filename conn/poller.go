@@ -1,0 +1,157 @@
+package conn
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Poller lets one goroutine at a time read the replies of several Conns
+// itself, instead of having each Conn's reader goroutine read them and
+// hand them over: a burst of commands to N masters then waits in one
+// epoll set and wakes no other thread (see detached). It is the lock
+// layer's fast path for a caller that is alone on its connections; any
+// other caller, and every caller while one holds the claim, goes through
+// Send and its notify channel as usual, and is served either way.
+//
+// Use: Claim; on success Send to the Conns as usual, then alternate Poll
+// with receiving from the notify channel until the replies needed have
+// come, and Release. A Poller works on Linux, for Conns whose sockets are
+// detached (plain TCP or Unix sockets, not pub/sub); elsewhere, and
+// whenever one Conn cannot be claimed, Claim reports false.
+//
+// Ownership: the creator owns the Poller and must Close it; the Conns stay
+// the creator's. Claim, Poll and Release are for one goroutine at a time:
+// a Claim made while another goroutine holds the claim reports false.
+type Poller struct {
+	conns   []*Conn
+	claim   sync.Mutex    // held from a successful Claim to its Release
+	claimed []*socket     // per Conn, the socket claimed (nil if none)
+	closed  bool          // guarded by claim
+	waited  time.Duration // in this claim's polls so far
+	set     pollSet       // the epoll set (Linux)
+}
+
+// NewPoller returns a Poller over conns, which must not change.
+func NewPoller(conns []*Conn) *Poller {
+	p := &Poller{conns: conns, claimed: make([]*socket, len(conns))}
+	p.set.init(len(conns))
+	return p
+}
+
+// Claim makes the calling goroutine the reader of every Conn of p, if each
+// is up, detached, and has no other reader (nothing is owed on it but
+// answers nobody waits for): true, and the caller must Release. Otherwise
+// it changes nothing and reports false.
+func (p *Poller) Claim() bool {
+	if !p.claim.TryLock() {
+		return false
+	}
+	if p.closed || !p.set.ok() || !claiming.CompareAndSwap(false, true) {
+		p.claim.Unlock()
+		return false
+	}
+	for i, c := range p.conns {
+		c.mu.Lock()
+		s := c.sock
+		free := c.up && s != nil && s.det != nil && len(c.queue) == 0 && s.claimable()
+		if free {
+			if s.reading == readLazily {
+				s.lazy.Stop()
+			}
+			s.reading = readByCaller
+			s.det.watchInput(false) // replies wake the caller alone
+		}
+		c.mu.Unlock()
+		if !free || !p.set.watch(i, s) {
+			if free {
+				p.claimed[i] = s
+			}
+			p.Release()
+			return false
+		}
+		p.claimed[i] = s
+	}
+	p.waited = 0
+	return true
+}
+
+// MaxClaimWait is how long a claim's polls may wait in all (see Poll).
+const MaxClaimWait = time.Millisecond
+
+// Poll reads, for up to wait, the replies that arrive on the claimed Conns
+// and completes their requests (each on its notify channel, as the Conn's
+// reader would); it returns once it has read some, or wait has passed.
+// Only the goroutine that holds the claim may call it.
+//
+// The waiting is done in epoll_wait, holding the goroutine's processor:
+// that is what brings a burst to the machine's floor, but a processor held
+// that way is lost to other goroutines. So a claim waits this way for
+// MaxClaimWait in all; after that Poll reports false without waiting, and
+// the caller should Release and wait for the rest on its notify channel,
+// as without a claim (slow masters, and waits for every master, are then
+// read by the reader goroutines, parked in the runtime's poller).
+func (p *Poller) Poll(wait time.Duration) bool {
+	if p.waited >= MaxClaimWait {
+		return false
+	}
+	start := time.Now()
+	n := p.set.wait(min(wait, MaxClaimWait-p.waited))
+	p.waited += time.Since(start)
+	for k := range n {
+		i := p.set.index(k)
+		if s := p.claimed[i]; s != nil && !s.readAvailable(false) {
+			p.claimed[i] = nil // failed: the Conn reconnects
+		}
+	}
+	return true
+}
+
+// Release ends the claim. Each Conn's replies still owed go to its reader
+// goroutine at once if anyone waits for them; if only answers nobody waits
+// for are owed (those after a decision), they wait for the next claim, or
+// for lazyDelay, whichever comes first, so that a lone caller's next burst
+// reads them on its way instead of waking the reader.
+func (p *Poller) Release() {
+	for i, s := range p.claimed {
+		if s == nil {
+			continue
+		}
+		p.claimed[i] = nil
+		c := p.conns[i]
+		c.mu.Lock()
+		if c.sock == s && s.reading == readByCaller {
+			switch {
+			case c.inflight.len() == 0 && len(c.queue) == 0:
+				s.reading = readNone
+			case len(c.queue) == 0 && c.inflight.unwaited():
+				s.reading = readLazily
+				s.lazy.Reset(lazyDelay(c.opts.ReadTimeout))
+			default:
+				s.reading = readByLoop
+				s.det.watchInput(true)
+			}
+		}
+		c.mu.Unlock()
+	}
+	claiming.Store(false)
+	p.claim.Unlock()
+}
+
+// claiming is true while a claim holds, in any Poller of the process: a
+// claim's wait holds a processor (see Poll), and two at once would hold
+// both of a two-core machine's, starving every other goroutine until the
+// runtime takes one back. One caller at a time gets the fast path: the
+// lone caller it is made for.
+var claiming atomic.Bool
+
+// Close frees the Poller, waiting for a claim in progress to end; Claim
+// reports false from then on. Safe to call more than once.
+func (p *Poller) Close() {
+	p.claim.Lock()
+	defer p.claim.Unlock()
+	if !p.closed {
+		p.closed = true
+		p.set.close()
+	}
+}
