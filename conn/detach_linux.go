@@ -30,6 +30,9 @@ type detached struct {
 	fd      int
 	refs    atomic.Int32 // the socket's own reference, plus one per call in progress
 	closing atomic.Bool
+	// drained says that the last Read was short: the socket had nothing
+	// more then. Whoever reads (see socket.reading) owns it.
+	drained bool
 	// The reader goroutine's epoll set: fd, always for hang-ups, for
 	// input while it reads. The set is itself in the runtime's poller
 	// (epoll sets nest): the reader parks there like any goroutine waiting
@@ -162,6 +165,7 @@ func (d *detached) Read(p []byte) (int, error) {
 		case n == 0:
 			return 0, io.EOF
 		}
+		d.drained = n < len(p)
 		return n, nil
 	}
 }

@@ -30,12 +30,24 @@ type Poller struct {
 	closed  bool          // guarded by claim
 	waited  time.Duration // in this claim's polls so far
 	set     pollSet       // the epoll set (Linux)
+
+	// late hands to their reader goroutines the answers that nobody
+	// waits for and no claim has read within lazyDelay (see readLate).
+	// One timer for all the Conns, armed at most once at a time, rather
+	// than one per Conn reset by every claim: each reset that comes
+	// sooner than the runtime's next timer wakes a thread.
+	late   *time.Timer
+	lateMu sync.Mutex
+	lateAt time.Time // guarded by lateMu: when late fires; zero when it is not armed
+	noLate bool      // guarded by lateMu: the Poller is closed
 }
 
 // NewPoller returns a Poller over conns, which must not change.
 func NewPoller(conns []*Conn) *Poller {
 	p := &Poller{conns: conns, claimed: make([]*socket, len(conns))}
 	p.set.init(len(conns))
+	p.late = time.AfterFunc(time.Hour, p.readLate)
+	p.late.Stop()
 	return p
 }
 
@@ -56,9 +68,6 @@ func (p *Poller) Claim() bool {
 		s := c.sock
 		free := c.up && s != nil && s.det != nil && len(c.queue) == 0 && s.claimable()
 		if free {
-			if s.reading == readLazily {
-				s.lazy.Stop()
-			}
 			s.reading = readByCaller
 			s.det.watchInput(false) // replies wake the caller alone
 		}
@@ -113,6 +122,7 @@ func (p *Poller) Poll(wait time.Duration) bool {
 // for lazyDelay, whichever comes first, so that a lone caller's next burst
 // reads them on its way instead of waking the reader.
 func (p *Poller) Release() {
+	var lateBy, now time.Time // the soonest that unread answers go to a reader
 	for i, s := range p.claimed {
 		if s == nil {
 			continue
@@ -125,8 +135,14 @@ func (p *Poller) Release() {
 			case c.inflight.len() == 0 && len(c.queue) == 0:
 				s.reading = readNone
 			case len(c.queue) == 0 && c.inflight.unwaited():
+				if lateBy.IsZero() {
+					now = time.Now()
+				}
 				s.reading = readLazily
-				s.lazy.Reset(lazyDelay(c.opts.ReadTimeout))
+				s.lazy = now
+				if at := s.lazy.Add(lazyDelay(c.opts.ReadTimeout)); lateBy.IsZero() || at.Before(lateBy) {
+					lateBy = at
+				}
 			default:
 				s.reading = readByLoop
 				s.det.watchInput(true)
@@ -134,8 +150,52 @@ func (p *Poller) Release() {
 		}
 		c.mu.Unlock()
 	}
+	if !lateBy.IsZero() {
+		p.readLateBy(lateBy)
+	}
 	claiming.Store(false)
 	p.claim.Unlock()
+}
+
+// readLateBy makes sure that the late timer fires by at.
+func (p *Poller) readLateBy(at time.Time) {
+	p.lateMu.Lock()
+	if !p.noLate && (p.lateAt.IsZero() || at.Before(p.lateAt)) {
+		p.lateAt = at
+		p.late.Reset(time.Until(at))
+	}
+	p.lateMu.Unlock()
+}
+
+// readLate is the late timer's: each Conn whose answers have waited
+// unread for lazyDelay since a claim left them (readLazily) gets its
+// reader goroutine to read them; the timer is armed again for those that
+// have not waited that long yet. (A claim in between read them and
+// started the wait anew: a lone caller's steady stream of bursts costs
+// one firing per lazyDelay, not a timer reset per burst.)
+func (p *Poller) readLate() {
+	p.lateMu.Lock()
+	p.lateAt = time.Time{} // a Release from now on arms it again
+	p.lateMu.Unlock()
+	now := time.Now()
+	var next time.Time
+	for _, c := range p.conns {
+		c.mu.Lock()
+		if s := c.sock; s != nil && s.det != nil && s.reading == readLazily {
+			if at := s.lazy.Add(lazyDelay(c.opts.ReadTimeout)); at.After(now) {
+				if next.IsZero() || at.Before(next) {
+					next = at
+				}
+			} else {
+				s.reading = readByLoop
+				s.det.watchInput(true)
+			}
+		}
+		c.mu.Unlock()
+	}
+	if !next.IsZero() {
+		p.readLateBy(next)
+	}
 }
 
 // claiming is true while a claim holds, in any Poller of the process: a
@@ -153,5 +213,9 @@ func (p *Poller) Close() {
 	if !p.closed {
 		p.closed = true
 		p.set.close()
+		p.lateMu.Lock()
+		p.noLate = true
+		p.late.Stop()
+		p.lateMu.Unlock()
 	}
 }

@@ -166,6 +166,54 @@ func TestPollerLeavesUnwaitedRepliesForLater(t *testing.T) {
 	p.Release()
 }
 
+// The late timer hands a Conn's unread answers to its reader only once
+// they have waited lazyDelay; a firing that finds younger ones (a claim
+// left them since it was armed) arms it again for them.
+func TestPollerLateTimerWaitsForYoungAnswers(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("Poller claims only on Linux") // TestPollerCallerReadsItsOwnReplies checks that it says no
+	}
+	conns, p := pollerConns(t, 3)
+	notify := make(chan *Request, len(conns))
+	require.True(t, p.Claim())
+	reqs := burst(conns, notify, "PING")
+	got, held := pollFor(t, p, notify, 1)
+	for _, r := range reqs {
+		if r != got[0] && !r.Abandon() {
+			(<-notify).Release()
+		}
+	}
+	releaseIf(p, held)
+	got[0].Release()
+
+	p.readLate() // as the timer would, at once: every wait is younger than lazyDelay
+	young := 0
+	for _, c := range conns {
+		c.mu.Lock()
+		if s := c.sock; s != nil && s.reading == readLazily && time.Since(s.lazy) < lazyDelay(c.opts.ReadTimeout) {
+			young++
+		}
+		c.mu.Unlock()
+	}
+	p.lateMu.Lock()
+	armed := !p.lateAt.IsZero()
+	p.lateMu.Unlock()
+	if young > 0 {
+		assert.True(t, armed, "answers left unread with the late timer not armed")
+	}
+	require.Eventually(t, func() bool {
+		for _, c := range conns {
+			c.mu.Lock()
+			n := c.inflight.len()
+			c.mu.Unlock()
+			if n != 0 {
+				return false
+			}
+		}
+		return true
+	}, 5*time.Second, time.Millisecond, "answers left unread")
+}
+
 func TestPollerServesOthersAndHandsBackTheirReplies(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("Poller claims only on Linux")

@@ -33,7 +33,7 @@ type socket struct {
 	reading readerRole              // guarded by c.mu: who reads a detached socket
 	inRead  bool                    // guarded by c.mu: the reader goroutine is reading it now
 	step    func(epfd uintptr) bool // readStep, made once
-	lazy    *time.Timer             // a detached socket's: hands unread answers to the reader (see readLazily)
+	lazy    time.Time               // guarded by c.mu: since when reading is readLazily (see Poller.readLate)
 
 	wake      chan struct{} // capacity 1: there is something in the queue
 	dead      chan struct{} // closed by close
@@ -67,7 +67,7 @@ const (
 	readNone     readerRole = iota // nothing is owed: nobody reads
 	readByLoop                     // the reader goroutine reads (always, for a socket not detached)
 	readByCaller                   // a Poller's caller reads its own replies
-	readLazily                     // only answers nobody waits for are owed: the next claim, or the reader after lazyDelay, reads them
+	readLazily                     // only answers nobody waits for are owed: the next claim, or the reader after lazyDelay, reads them (see Poller.readLate)
 )
 
 // detachFrom takes the handshaken connection out of the runtime's poller,
@@ -85,8 +85,6 @@ func (s *socket) detachFrom() {
 	s.step = s.readStep
 	s.rd.Reset(d)
 	s.reading = readNone
-	s.lazy = time.AfterFunc(time.Hour, s.readLater)
-	s.lazy.Stop()
 }
 
 // claimable reports whether a Poller may claim the socket (c.mu held):
@@ -109,23 +107,8 @@ func (s *socket) needReader() {
 	if s.det == nil || s.reading == readByLoop || s.reading == readByCaller {
 		return
 	}
-	if s.reading == readLazily {
-		s.lazy.Stop()
-	}
 	s.reading = readByLoop
 	s.det.watchInput(true)
-}
-
-// readLater is the lazy timer's: answers owed since a Poller's caller
-// returned are still unread, so the reader goroutine reads them.
-func (s *socket) readLater() {
-	c := s.c
-	c.mu.Lock()
-	if c.sock == s && s.reading == readLazily {
-		s.reading = readByLoop
-		s.det.watchInput(true)
-	}
-	c.mu.Unlock()
 }
 
 // close closes the network connection, which ends readLoop, and signals
@@ -134,7 +117,6 @@ func (s *socket) close() {
 	s.closeOnce.Do(func() {
 		close(s.dead)
 		if s.det != nil {
-			s.lazy.Stop()
 			s.det.shutdown()
 			return
 		}
@@ -332,18 +314,24 @@ func (s *socket) readAvailable(byLoop bool) bool {
 		}
 		c.latency.Store(int64(time.Since(r.sent)))
 		r.complete(vals, nil) // copies the reply out of rd before anyone else may read
-		if !byLoop {
-			continue
+		if byLoop {
+			c.mu.Lock()
+			idle := c.sock == s && c.inflight.len() == 0 && len(c.queue) == 0
+			if idle {
+				// Input stays watched: the next request's reply is likely
+				// the reader's too; a claim turns it off.
+				s.reading = readNone
+			}
+			c.mu.Unlock()
+			if idle {
+				return true
+			}
 		}
-		c.mu.Lock()
-		idle := c.sock == s && c.inflight.len() == 0 && len(c.queue) == 0
-		if idle {
-			// Input stays watched: the next request's reply is likely
-			// the reader's too; a claim turns it off.
-			s.reading = readNone
-		}
-		c.mu.Unlock()
-		if idle {
+		if s.rd.Buffered() == 0 && s.det.drained {
+			// The last read was short: nothing more had come. What comes
+			// next, epoll reports (the reader's set and a Poller's are
+			// level-triggered), so the read that would only say EAGAIN
+			// is spared: a system call per reply.
 			return true
 		}
 	}
