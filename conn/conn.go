@@ -115,9 +115,9 @@ func (c *Conn) Info() *ServerInfo { return c.info.Load() }
 // arrival, whether or not its caller still waited for it; zero before the
 // first reply of the current socket. A caller that needs an answer within
 // a bound can tell from it that the master is answering later than that.
-// A reply that nobody waited for any more may be read, and counted, up to
-// a millisecond (or ReadTimeout/8 when smaller) after it arrived (see
-// "Reading replies").
+// A reply that nobody waited for any more may be read, and counted, later
+// than it arrived, but no later than a Poller's lateBound after it was
+// sent: a latency above that bound is exact (see NewPoller).
 func (c *Conn) ReplyLatency() time.Duration { return time.Duration(c.latency.Load()) }
 
 // Err returns nil while connected, else why not.

@@ -255,10 +255,3 @@ func (d *detached) hungUp(epfd uintptr) bool {
 
 // closeEpoll closes the reader's epoll set; the reader calls it as it ends.
 func (d *detached) closeEpoll() { d.epfd.Close() }
-
-// lazyDelay is how long the replies still owed to a Poller's caller that
-// returned (answers after its decision) may wait unread for its next
-// claim before the reader goroutine reads them.
-func lazyDelay(readTimeout time.Duration) time.Duration {
-	return min(time.Millisecond, readTimeout/8)
-}

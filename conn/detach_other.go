@@ -5,13 +5,12 @@ package conn
 import (
 	"errors"
 	"net"
-	"time"
 )
 
 // detached exists only on Linux (see detach_linux.go); elsewhere every
 // socket stays in the Go runtime's network poller and is read by its
 // reader goroutine.
-type detached struct{}
+type detached struct{ drained bool }
 
 func detach(net.Conn) *detached { return nil }
 
@@ -27,4 +26,3 @@ func (*detached) watchInput(bool)               {}
 func (*detached) park(func(uintptr) bool) error { return net.ErrClosed }
 func (*detached) hungUp(uintptr) bool           { return false }
 func (*detached) closeEpoll()                   {}
-func lazyDelay(time.Duration) time.Duration     { return time.Millisecond }

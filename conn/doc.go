@@ -44,8 +44,8 @@
 // wake a thread for every reply whoever reads it; their reader goroutines
 // then wait on an epoll set of their own that reports input only while
 // they read. Replies that nobody waits for any more (those after a
-// decision) are read by the next claim, or by the reader after a
-// millisecond. TLS, custom dialers and pub/sub connections stay in the
+// decision) are read by the next claim, or by the reader once they were
+// sent a bound ago that the Poller's creator chooses. TLS, custom dialers and pub/sub connections stay in the
 // runtime's poller; elsewhere than Linux nothing is detached and Claim
 // always declines.
 //

@@ -32,19 +32,31 @@ type Poller struct {
 	set     pollSet       // the epoll set (Linux)
 
 	// late hands to their reader goroutines the answers that nobody
-	// waits for and no claim has read within lazyDelay (see readLate).
-	// One timer for all the Conns, armed at most once at a time, rather
-	// than one per Conn reset by every claim: each reset that comes
-	// sooner than the runtime's next timer wakes a thread.
-	late   *time.Timer
-	lateMu sync.Mutex
-	lateAt time.Time // guarded by lateMu: when late fires; zero when it is not armed
-	noLate bool      // guarded by lateMu: the Poller is closed
+	// waits for and that no claim has read by lateBound after they were
+	// sent (see readLate). One timer for all the Conns, armed at most
+	// once at a time: a timer reset sooner than the runtime's next timer,
+	// or one that fires, wakes a thread, which on a machine whose cores
+	// the masters share costs a lone caller's bursts about 8% (measured).
+	lateBound time.Duration
+	late      *time.Timer
+	lateMu    sync.Mutex
+	lateAt    time.Time // guarded by lateMu: when late fires; zero when it is not armed
+	noLate    bool      // guarded by lateMu: the Poller is closed
 }
 
 // NewPoller returns a Poller over conns, which must not change.
-func NewPoller(conns []*Conn) *Poller {
-	p := &Poller{conns: conns, claimed: make([]*socket, len(conns))}
+//
+// lateBound is how long after it was sent an answer that nobody waits for
+// any more (one after its caller's decision) may stay unread: until then
+// the next claim may read it on its way, after that the Conn's reader
+// goroutine reads it as it comes. Such an answer makes ReplyLatency read
+// high, up to lateBound (or a quarter of the Conn's ReadTimeout, when that
+// is smaller, or when lateBound is not positive); a latency above that
+// bound is exact. A caller that compares ReplyLatency with a timeout
+// passes less than that timeout: the lock layer passes half its
+// NodeTimeout.
+func NewPoller(conns []*Conn, lateBound time.Duration) *Poller {
+	p := &Poller{conns: conns, claimed: make([]*socket, len(conns)), lateBound: lateBound}
 	p.set.init(len(conns))
 	p.late = time.AfterFunc(time.Hour, p.readLate)
 	p.late.Stop()
@@ -119,10 +131,11 @@ func (p *Poller) Poll(wait time.Duration) bool {
 // Release ends the claim. Each Conn's replies still owed go to its reader
 // goroutine at once if anyone waits for them; if only answers nobody waits
 // for are owed (those after a decision), they wait for the next claim, or
-// for lazyDelay, whichever comes first, so that a lone caller's next burst
-// reads them on its way instead of waking the reader.
+// until lateBound after they were sent, whichever comes first, so that a
+// lone caller's next burst reads them on its way instead of waking the
+// reader.
 func (p *Poller) Release() {
-	var lateBy, now time.Time // the soonest that unread answers go to a reader
+	var lateBy time.Time // the soonest that unread answers go to a reader
 	for i, s := range p.claimed {
 		if s == nil {
 			continue
@@ -135,12 +148,8 @@ func (p *Poller) Release() {
 			case c.inflight.len() == 0 && len(c.queue) == 0:
 				s.reading = readNone
 			case len(c.queue) == 0 && c.inflight.unwaited():
-				if lateBy.IsZero() {
-					now = time.Now()
-				}
 				s.reading = readLazily
-				s.lazy = now
-				if at := s.lazy.Add(lazyDelay(c.opts.ReadTimeout)); lateBy.IsZero() || at.Before(lateBy) {
+				if at := p.readBy(c); lateBy.IsZero() || at.Before(lateBy) {
 					lateBy = at
 				}
 			default:
@@ -157,6 +166,17 @@ func (p *Poller) Release() {
 	p.claim.Unlock()
 }
 
+// readBy is when the answers that nobody waits for on c must be read by
+// the reader goroutine, if no claim has read them: lateBound after the
+// oldest was sent (c.mu held, some owed).
+func (p *Poller) readBy(c *Conn) time.Time {
+	bound := c.opts.ReadTimeout / 4
+	if p.lateBound > 0 {
+		bound = min(bound, p.lateBound)
+	}
+	return c.inflight.peek().sent.Add(bound)
+}
+
 // readLateBy makes sure that the late timer fires by at.
 func (p *Poller) readLateBy(at time.Time) {
 	p.lateMu.Lock()
@@ -167,12 +187,11 @@ func (p *Poller) readLateBy(at time.Time) {
 	p.lateMu.Unlock()
 }
 
-// readLate is the late timer's: each Conn whose answers have waited
-// unread for lazyDelay since a claim left them (readLazily) gets its
-// reader goroutine to read them; the timer is armed again for those that
-// have not waited that long yet. (A claim in between read them and
-// started the wait anew: a lone caller's steady stream of bursts costs
-// one firing per lazyDelay, not a timer reset per burst.)
+// readLate is the late timer's: each Conn whose unread answers (see
+// readLazily) were sent lateBound ago gets its reader goroutine to read
+// them; the timer is armed again for those sent later. (A claim in
+// between read the earlier ones: a lone caller's steady stream of bursts
+// costs one firing per lateBound, not a timer reset per burst.)
 func (p *Poller) readLate() {
 	p.lateMu.Lock()
 	p.lateAt = time.Time{} // a Release from now on arms it again
@@ -182,7 +201,7 @@ func (p *Poller) readLate() {
 	for _, c := range p.conns {
 		c.mu.Lock()
 		if s := c.sock; s != nil && s.det != nil && s.reading == readLazily {
-			if at := s.lazy.Add(lazyDelay(c.opts.ReadTimeout)); at.After(now) {
+			if at := p.readBy(c); at.After(now) {
 				if next.IsZero() || at.Before(next) {
 					next = at
 				}

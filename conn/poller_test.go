@@ -28,7 +28,7 @@ func pollerConns(t *testing.T, n int) ([]*Conn, *Poller) {
 	for i, s := range servers {
 		conns[i] = dialT(t, Options{Addr: s.Addr(), ReconnectMin: time.Millisecond, ReconnectMax: 20 * time.Millisecond})
 	}
-	p := NewPoller(conns)
+	p := NewPoller(conns, 0)
 	t.Cleanup(p.Close)
 	return conns, p
 }
@@ -149,7 +149,7 @@ func TestPollerLeavesUnwaitedRepliesForLater(t *testing.T) {
 	}
 	got[0].Release()
 	// Their replies are read by the next claim, or by the reader goroutine
-	// after lazyDelay: either way nothing stays owed.
+	// once their lateBound passed: either way nothing stays owed.
 	require.Eventually(t, func() bool {
 		for _, c := range conns {
 			c.mu.Lock()
@@ -167,7 +167,7 @@ func TestPollerLeavesUnwaitedRepliesForLater(t *testing.T) {
 }
 
 // The late timer hands a Conn's unread answers to its reader only once
-// they have waited lazyDelay; a firing that finds younger ones (a claim
+// they were sent lateBound ago; a firing that finds younger ones (a claim
 // left them since it was armed) arms it again for them.
 func TestPollerLateTimerWaitsForYoungAnswers(t *testing.T) {
 	if runtime.GOOS != "linux" {
@@ -186,11 +186,11 @@ func TestPollerLateTimerWaitsForYoungAnswers(t *testing.T) {
 	releaseIf(p, held)
 	got[0].Release()
 
-	p.readLate() // as the timer would, at once: every wait is younger than lazyDelay
+	p.readLate() // as the timer would, at once: every answer is younger than lateBound
 	young := 0
 	for _, c := range conns {
 		c.mu.Lock()
-		if s := c.sock; s != nil && s.reading == readLazily && time.Since(s.lazy) < lazyDelay(c.opts.ReadTimeout) {
+		if s := c.sock; s != nil && s.reading == readLazily && time.Now().Before(p.readBy(c)) {
 			young++
 		}
 		c.mu.Unlock()
@@ -280,7 +280,7 @@ func TestPollerClaimRefusedWhileOthersWait(t *testing.T) {
 	}
 	srv := redistest.Start(t, redistest.Options{})
 	c := dialT(t, Options{Addr: srv.Addr()})
-	p := NewPoller([]*Conn{c})
+	p := NewPoller([]*Conn{c}, 0)
 	t.Cleanup(p.Close)
 	require.NoError(t, srv.Pause())
 	defer srv.Resume()
@@ -304,7 +304,7 @@ func TestPollerSurvivesCloseAndReconnect(t *testing.T) {
 	for i, s := range servers {
 		conns[i] = dialT(t, Options{Addr: s.Addr(), ReconnectMin: time.Millisecond, ReconnectMax: 20 * time.Millisecond})
 	}
-	p := NewPoller(conns)
+	p := NewPoller(conns, 0)
 	defer p.Close()
 	notify := make(chan *Request, 2)
 
@@ -411,7 +411,7 @@ func TestDetachedSocketsCloseTheirDescriptors(t *testing.T) {
 	}
 	open := func() {
 		c := dialT(t, Options{Addr: srv.Addr()})
-		p := NewPoller([]*Conn{c})
+		p := NewPoller([]*Conn{c}, 0)
 		require.True(t, p.Claim())
 		p.Release()
 		assert.Equal(t, "PONG", doT(t, c, "PING"))

@@ -19,7 +19,7 @@ import (
 // read by whoever reading names: the reader goroutine, or a caller that
 // claimed the socket through a Poller and reads its own replies, or nobody
 // (nothing is owed, or only answers that nobody waits for, which wait for
-// the next claim, or lazyDelay). Other sockets are always read by their
+// the next claim, or the reader after the Poller's lateBound). Other sockets are always read by their
 // reader goroutine.
 type socket struct {
 	c    *Conn
@@ -33,7 +33,6 @@ type socket struct {
 	reading readerRole              // guarded by c.mu: who reads a detached socket
 	inRead  bool                    // guarded by c.mu: the reader goroutine is reading it now
 	step    func(epfd uintptr) bool // readStep, made once
-	lazy    time.Time               // guarded by c.mu: since when reading is readLazily (see Poller.readLate)
 
 	wake      chan struct{} // capacity 1: there is something in the queue
 	dead      chan struct{} // closed by close
@@ -67,7 +66,7 @@ const (
 	readNone     readerRole = iota // nothing is owed: nobody reads
 	readByLoop                     // the reader goroutine reads (always, for a socket not detached)
 	readByCaller                   // a Poller's caller reads its own replies
-	readLazily                     // only answers nobody waits for are owed: the next claim, or the reader after lazyDelay, reads them (see Poller.readLate)
+	readLazily                     // only answers nobody waits for are owed: the next claim reads them, or the reader once the Poller's lateBound passed (see Poller.readLate)
 )
 
 // detachFrom takes the handshaken connection out of the runtime's poller,
@@ -90,7 +89,7 @@ func (s *socket) detachFrom() {
 // claimable reports whether a Poller may claim the socket (c.mu held):
 // nobody reads it, or the reader goroutine is between reads and only
 // answers nobody waits for are owed (those of an earlier claim, handed
-// to the reader after lazyDelay or by a claim that could not be made).
+// to the reader by the Poller's late timer or by a claim that could not be made).
 func (s *socket) claimable() bool {
 	switch s.reading {
 	case readNone, readLazily:
