@@ -4,7 +4,7 @@
 // to the floor (floor.go), the lowest-overhead Lock+Unlock the machine
 // allows, so that every run measures Volley's distance to it.
 //
-//	go run ./cmd/lockbench -quick                # the make bench pass, < 2 min
+//	go run ./cmd/lockbench -quick                # the make bench pass, about 4 min
 //	go run ./cmd/lockbench -mode all -json results/lockbench.json -plot results/lockbench
 //	go run ./cmd/lockbench -replot results/lockbench.json -plot results/lockbench  # redraw only
 //
@@ -53,7 +53,7 @@ func run(args []string) int {
 		n           = fs.Int("n", 5, "how many local masters to start when -masters is empty")
 		fake        = fs.Bool("fake", false, "use in-process fake masters even if redis-server is installed")
 		modes       = fs.String("mode", "all", "comma-separated modes: "+strings.Join(allModes, ",")+" or all")
-		quick       = fs.Bool("quick", false, "the short pass of make bench: -rounds 3 -duration 400ms unless set")
+		quick       = fs.Bool("quick", false, "the short pass of make bench: -rounds 3 -duration 400ms (latency mode: 7 rounds x 1s) unless set")
 		duration    = fs.Duration("duration", time.Second, "length of one measurement (one contender, one round)")
 		rounds      = fs.Int("rounds", 5, "interleaved rounds; figures are medians over rounds")
 		goroutines  = fs.String("goroutines", "1,16,64,256", "throughput mode goroutine counts")
@@ -69,6 +69,8 @@ func run(args []string) int {
 		replot      = fs.String("replot", "", "read a report written by -json and only redraw it with -plot (no measurement)")
 		window      = fs.Duration("degraded-window", 2*time.Second, "degraded mode: how long each master stays slow")
 		degRounds   = fs.Int("degraded-rounds", 0, "degraded mode: rounds (default -rounds)")
+		latRounds   = fs.Int("latency-rounds", 0, "latency mode: rounds (default -rounds)")
+		latDuration = fs.Duration("latency-duration", 0, "latency mode: length of one measurement (default -duration)")
 		seed        = fs.Uint64("seed", 1, "degraded mode: seed of the slow-master schedule")
 		renewFor    = fs.Duration("renewal-duration", 30*time.Second, "renewal mode: how long each lock count is held")
 		renewLocks  = fs.String("renewal-locks", "1000,10000", "renewal mode: lock counts")
@@ -95,6 +97,14 @@ func run(args []string) int {
 		}
 		if !set["degraded-rounds"] {
 			*degRounds = 1
+		}
+		// A p99 over the quick pass's 400ms rounds rests on a dozen
+		// samples per round: the latency mode measures longer.
+		if !set["latency-rounds"] {
+			*latRounds = 7
+		}
+		if !set["latency-duration"] {
+			*latDuration = time.Second
 		}
 		if !set["renewal-duration"] {
 			*renewFor = 3 * time.Second
@@ -161,7 +171,10 @@ func run(args []string) int {
 
 		DegradedWindow: *window,
 		DegradedRounds: *degRounds,
-		Seed:           *seed,
+
+		LatencyRounds:   *latRounds,
+		LatencyDuration: *latDuration,
+		Seed:            *seed,
 
 		RenewalDuration: *renewFor,
 		RenewalLocks:    rl,

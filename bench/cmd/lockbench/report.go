@@ -53,6 +53,10 @@ type ReportConfig struct {
 	PoolSize      int      `json:"pool_size"`
 	HandoffProcs  int      `json:"handoff_procs"`
 	HandoffG      int      `json:"handoff_goroutines"`
+	// The latency mode's own rounds and measurement length, when they
+	// differ from Rounds and DurationMs (0 in reports that predate them).
+	LatencyRounds     int     `json:"latency_rounds,omitempty"`
+	LatencyDurationMs float64 `json:"latency_duration_ms,omitempty"`
 }
 
 // ContenderInfo names a contender and how it was set up.
@@ -124,6 +128,7 @@ func newReport(o Options, m Masters) *Report {
 			TTLMs: ms(o.Setup.TTL), NodeTimeoutMs: ms(o.Setup.NodeTimeout),
 			RetryDelayMs: ms(o.Setup.RetryDelay), Tries: o.Setup.Tries, PoolSize: o.Setup.PoolSize,
 			HandoffProcs: o.HandoffProcs, HandoffG: o.HandoffG,
+			LatencyRounds: o.LatencyRounds, LatencyDurationMs: ms(o.LatencyDuration),
 		},
 	}
 }
@@ -416,7 +421,11 @@ func (r *Report) WriteTables(w io.Writer) {
 	}
 
 	if len(r.Latency) > 0 {
-		section("LATENCY: Lock+Unlock, 1 goroutine, fresh key, ms")
+		title := "LATENCY: Lock+Unlock, 1 goroutine, fresh key, ms"
+		if lr := r.Config.LatencyRounds; lr > 0 && (lr != r.Config.Rounds || r.Config.LatencyDurationMs != r.Config.DurationMs) {
+			title += fmt.Sprintf(" (%d rounds x %v)", lr, dur(r.Config.LatencyDurationMs))
+		}
+		section(title)
 		fmt.Fprintln(tw, "contender\tp50\tp90\tp99\tp99.9\tmax\tp50 ratio\tx floor\tp99 ratio\tx floor\tops\t\t")
 		b, fl := r.latency(baseline), r.latency(nameFloor)
 		p50 := func(b *LatencyResult) float64 { return b.P50 }

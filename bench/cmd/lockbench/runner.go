@@ -47,6 +47,12 @@ type Options struct {
 	DegradedRounds int
 	Seed           uint64
 
+	// LatencyRounds and LatencyDuration are the latency mode's rounds and
+	// measurement length (default Rounds and Duration): its p99 needs more
+	// samples than a throughput figure does.
+	LatencyRounds   int
+	LatencyDuration time.Duration
+
 	// RenewalDuration is how long the renewal mode holds each lock count
 	// of RenewalLocks [1000, 10000].
 	RenewalDuration time.Duration
@@ -99,6 +105,12 @@ func NewRunner(opts Options, masters Masters, p *progress) *Runner {
 	}
 	if opts.DegradedRounds <= 0 {
 		opts.DegradedRounds = opts.Rounds
+	}
+	if opts.LatencyRounds <= 0 {
+		opts.LatencyRounds = opts.Rounds
+	}
+	if opts.LatencyDuration <= 0 {
+		opts.LatencyDuration = opts.Duration
 	}
 	if opts.RenewalDuration <= 0 {
 		opts.RenewalDuration = 30 * time.Second
@@ -363,10 +375,13 @@ func (r *Runner) latency(ctx context.Context, cs []Contender) error {
 	for _, c := range cs {
 		keys[c.Name()] = r.keyRing(c, modeLatency, 0, 8192)
 	}
-	r.progress.phase("latency: %d rounds x %d contenders x %v", r.opts.Rounds, len(cs), r.opts.Duration)
+	r.progress.phase("latency: %d rounds x %d contenders x %v", r.opts.LatencyRounds, len(cs), r.opts.LatencyDuration)
+	saved := r.opts.Rounds
+	r.opts.Rounds = r.opts.LatencyRounds
+	defer func() { r.opts.Rounds = saved }()
 	err := eachRound(ctx, r, "latency", cs, func(_ int, c Contender) error {
 		warm(ctx, c, keys[c.Name()][:50], r.opts.Setup.TTL)
-		s, e := latencySamples(ctx, c, keys[c.Name()], r.opts.Setup.TTL, r.opts.Duration, nil)
+		s, e := latencySamples(ctx, c, keys[c.Name()], r.opts.Setup.TTL, r.opts.LatencyDuration, nil)
 		rounds[c.Name()] = append(rounds[c.Name()], summarize(s))
 		all[c.Name()] = append(all[c.Name()], s...)
 		errs[c.Name()] += e
