@@ -156,6 +156,9 @@ func newFigure(r *Report) (*figure, error) {
 			r.Started.Format("2006-01-02"), len(r.Masters.Addrs), r.Masters.Kind, r.GoVersion, r.GOMAXPROCS, r.Config.Rounds, dur(r.Config.DurationMs)),
 		w: figureWidth,
 	}
+	if lr := r.Config.LatencyRounds; lr > 0 && len(r.Latency) > 0 && (lr != r.Config.Rounds || r.Config.LatencyDurationMs != r.Config.DurationMs) {
+		f.title += fmt.Sprintf(" (latency: %d x %v)", lr, dur(r.Config.LatencyDurationMs))
+	}
 	var half []*panel
 	flush := func() {
 		if len(half) > 0 {
