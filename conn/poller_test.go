@@ -132,11 +132,26 @@ func TestPollerLeavesUnwaitedRepliesForLater(t *testing.T) {
 		t.Skip("Poller claims only on Linux") // TestPollerCallerReadsItsOwnReplies checks that it says no
 	}
 	conns, p := pollerConns(t, 3)
+	decideAfterOne(t, p, conns)
+	// Their replies are read by the next claim, or by the reader goroutine
+	// once their lateBound passed: either way nothing stays owed.
+	require.Eventually(t, nothingOwed(conns), 5*time.Second, time.Millisecond)
+	// And the next claim is granted.
+	require.True(t, p.Claim())
+	p.Release()
+}
+
+// decideAfterOne claims conns, sends the first a PING and the others a
+// command answered 200ms later, and decides after the first reply, as a
+// lock burst does at its quorum: the others are abandoned, their answers
+// owed when the claim ends.
+func decideAfterOne(t *testing.T, p *Poller, conns []*Conn) {
+	t.Helper()
 	notify := make(chan *Request, len(conns))
 	require.True(t, p.Claim())
-	reqs := burst(conns, notify, "PING")
+	reqs := burst(conns[:1], notify, "PING")
+	reqs = append(reqs, burst(conns[1:], notify, "BLPOP", "poller:nothing", "0.2")...)
 	got, held := pollFor(t, p, notify, 1)
-	// Decided after one: the others are abandoned (or are on notify).
 	late := 0
 	for _, r := range reqs {
 		if r != got[0] && !r.Abandon() {
@@ -148,9 +163,11 @@ func TestPollerLeavesUnwaitedRepliesForLater(t *testing.T) {
 		(<-notify).Release()
 	}
 	got[0].Release()
-	// Their replies are read by the next claim, or by the reader goroutine
-	// once their lateBound passed: either way nothing stays owed.
-	require.Eventually(t, func() bool {
+}
+
+// nothingOwed reports whether no request of conns waits for its reply.
+func nothingOwed(conns []*Conn) func() bool {
+	return func() bool {
 		for _, c := range conns {
 			c.mu.Lock()
 			n := c.inflight.len()
@@ -160,10 +177,7 @@ func TestPollerLeavesUnwaitedRepliesForLater(t *testing.T) {
 			}
 		}
 		return true
-	}, 5*time.Second, time.Millisecond)
-	// And the next claim is granted.
-	require.True(t, p.Claim())
-	p.Release()
+	}
 }
 
 // The late timer hands a Conn's unread answers to its reader only once
@@ -174,17 +188,7 @@ func TestPollerLateTimerWaitsForYoungAnswers(t *testing.T) {
 		t.Skip("Poller claims only on Linux") // TestPollerCallerReadsItsOwnReplies checks that it says no
 	}
 	conns, p := pollerConns(t, 3)
-	notify := make(chan *Request, len(conns))
-	require.True(t, p.Claim())
-	reqs := burst(conns, notify, "PING")
-	got, held := pollFor(t, p, notify, 1)
-	for _, r := range reqs {
-		if r != got[0] && !r.Abandon() {
-			(<-notify).Release()
-		}
-	}
-	releaseIf(p, held)
-	got[0].Release()
+	decideAfterOne(t, p, conns)
 
 	p.readLate() // as the timer would, at once: every answer is younger than lateBound
 	young := 0
@@ -201,17 +205,7 @@ func TestPollerLateTimerWaitsForYoungAnswers(t *testing.T) {
 	if young > 0 {
 		assert.True(t, armed, "answers left unread with the late timer not armed")
 	}
-	require.Eventually(t, func() bool {
-		for _, c := range conns {
-			c.mu.Lock()
-			n := c.inflight.len()
-			c.mu.Unlock()
-			if n != 0 {
-				return false
-			}
-		}
-		return true
-	}, 5*time.Second, time.Millisecond, "answers left unread")
+	require.Eventually(t, nothingOwed(conns), 5*time.Second, time.Millisecond, "answers left unread")
 }
 
 func TestPollerServesOthersAndHandsBackTheirReplies(t *testing.T) {
