@@ -168,13 +168,18 @@ func (p *Poller) Release() {
 
 // readBy is when the answers that nobody waits for on c must be read by
 // the reader goroutine, if no claim has read them: lateBound after the
-// oldest was sent (c.mu held, some owed).
+// oldest was sent (c.mu held). With none owed (readLazily is only set
+// with some, and nobody reads them meanwhile), it is now.
 func (p *Poller) readBy(c *Conn) time.Time {
+	oldest := c.inflight.peek()
+	if oldest == nil {
+		return time.Now()
+	}
 	bound := c.opts.ReadTimeout / 4
 	if p.lateBound > 0 {
 		bound = min(bound, p.lateBound)
 	}
-	return c.inflight.peek().sent.Add(bound)
+	return oldest.sent.Add(bound)
 }
 
 // readLateBy makes sure that the late timer fires by at.

@@ -19,8 +19,8 @@ import (
 // read by whoever reading names: the reader goroutine, or a caller that
 // claimed the socket through a Poller and reads its own replies, or nobody
 // (nothing is owed, or only answers that nobody waits for, which wait for
-// the next claim, or the reader after the Poller's lateBound). Other sockets are always read by their
-// reader goroutine.
+// the next claim, or the reader after the Poller's lateBound). Other
+// sockets are always read by their reader goroutine.
 type socket struct {
 	c    *Conn
 	nc   net.Conn     // the connection, until it is detached
@@ -89,7 +89,8 @@ func (s *socket) detachFrom() {
 // claimable reports whether a Poller may claim the socket (c.mu held):
 // nobody reads it, or the reader goroutine is between reads and only
 // answers nobody waits for are owed (those of an earlier claim, handed
-// to the reader by the Poller's late timer or by a claim that could not be made).
+// to the reader by the Poller's late timer or by a claim that could not
+// be made).
 func (s *socket) claimable() bool {
 	switch s.reading {
 	case readNone, readLazily:
