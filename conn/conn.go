@@ -43,6 +43,12 @@ type ServerInfo struct {
 	Uptime      time.Duration // the master's uptime when the Conn connected
 	ConnectedAt time.Time     // when the INFO reply arrived (monotonic clock reading)
 	Generation  uint64        // 1 for the first successful connect, then +1 each reconnect
+	// Mode is the server's redis_mode (Valkey: server_mode): "standalone",
+	// "cluster" or "sentinel".
+	Mode string
+	// Role is INFO replication's role: "master", or "slave" for a replica;
+	// "" when the server did not say.
+	Role string
 }
 
 // StartedAt estimates when the master process started: ConnectedAt - Uptime.

@@ -37,17 +37,17 @@ func TestHandshakeCommands(t *testing.T) {
 			p.expect("AUTH", "pw")
 			p.expect("CLIENT", "SETNAME", "me")
 			p.expect("SELECT", "3")
-			p.expect("INFO", "server")
+			p.expectInfo()
 			p.send("+OK\r\n+OK\r\n+OK\r\n" + infoReply)
 		}},
 		{"resp2 acl user", Options{Username: "alice", Password: "pw"}, func(p *peer) {
 			p.expect("AUTH", "alice", "pw")
-			p.expect("INFO", "server")
+			p.expectInfo()
 			p.send("+OK\r\n" + infoReply)
 		}},
 		{"resp3", Options{Protocol: 3, Password: "pw", ClientName: "me"}, func(p *peer) {
 			p.expect("HELLO", "3", "AUTH", "default", "pw", "SETNAME", "me")
-			p.expect("INFO", "server")
+			p.expectInfo()
 			p.send("%1\r\n+proto\r\n:3\r\n" + infoReply)
 		}},
 	}
@@ -71,7 +71,7 @@ func TestHandshakeErrorHidesPassword(t *testing.T) {
 	defer c.Close()
 	p := d.accept(t)
 	p.expect("AUTH", "hunter2")
-	p.expect("INFO", "server")
+	p.expectInfo()
 	p.send("-WRONGPASS invalid username-password pair or user is disabled.\r\n" + infoReply)
 	err = c.WaitReady(context.Background())
 	var ce *Error

@@ -12,7 +12,8 @@ import (
 
 // handshake prepares a fresh socket: HELLO 3 (with AUTH and SETNAME) or AUTH
 // and CLIENT SETNAME, then SELECT, then SCRIPT LOAD of each of
-// Options.Scripts, then Options.Setup, then INFO server, all in one write. It returns what INFO
+// Options.Scripts, then Options.Setup, then INFO server and INFO
+// replication, all in one write. It returns what INFO
 // said. Errors name the command, never its arguments.
 func (s *socket) handshake() (*ServerInfo, error) {
 	o := &s.c.opts
@@ -60,6 +61,8 @@ func (s *socket) handshake() (*ServerInfo, error) {
 	}
 	cmd = resp.AppendCommand(cmd, "INFO", "server")
 	names = append(names, "INFO")
+	cmd = resp.AppendCommand(cmd, "INFO", "replication")
+	names = append(names, "INFO replication")
 	if _, err := s.nc.Write(cmd); err != nil {
 		return nil, err
 	}
@@ -83,6 +86,9 @@ func (s *socket) handshake() (*ServerInfo, error) {
 				return nil, err
 			}
 		}
+		if name == "INFO replication" {
+			info.Role = infoField(vals[0], "role")
+		}
 	}
 	return info, nil
 }
@@ -105,6 +111,10 @@ func parseInfo(v resp.Value, info *ServerInfo) error {
 			case "run_id":
 				info.RunID = string(val)
 				found++
+			case "redis_mode", "server_mode":
+				if info.Mode == "" || string(k) == "server_mode" {
+					info.Mode = string(val)
+				}
 			case "uptime_in_seconds":
 				secs, err := strconv.ParseInt(string(val), 10, 64)
 				if err != nil || secs < 0 {
@@ -119,4 +129,19 @@ func parseInfo(v resp.Value, info *ServerInfo) error {
 		return errors.New("INFO: no run_id or uptime_in_seconds")
 	}
 	return nil
+}
+
+// infoField returns the value of field in an INFO reply, or "".
+func infoField(v resp.Value, field string) string {
+	text := v.Bytes
+	if v.Type == resp.TypeVerbatim {
+		_, text = v.Verbatim()
+	}
+	for line := range bytes.Lines(text) {
+		line = bytes.TrimRight(line, "\r\n")
+		if k, val, ok := bytes.Cut(line, []byte{':'}); ok && string(k) == field {
+			return string(val)
+		}
+	}
+	return ""
 }

@@ -78,13 +78,22 @@ func (p *peer) send(raw string) bool {
 	return assert.NoError(p.t, err)
 }
 
+// infoReply answers the handshake's INFO server and INFO replication.
 var infoReply = string(resp.AppendBulkString(nil,
-	"# Server\r\nrun_id:0123456789abcdef0123456789abcdef01234567\r\nuptime_in_seconds:42\r\n\r\n"))
+	"# Server\r\nredis_mode:standalone\r\nrun_id:0123456789abcdef0123456789abcdef01234567\r\nuptime_in_seconds:42\r\n\r\n")) +
+	string(resp.AppendBulkString(nil, "# Replication\r\nrole:master\r\n"))
+
+// expectInfo reads the handshake's INFO server and INFO replication.
+func (p *peer) expectInfo() {
+	p.t.Helper()
+	p.expect("INFO", "server")
+	p.expect("INFO", "replication")
+}
 
 // handshake plays a protocol-2 master with no auth, no db, no name.
 func (p *peer) handshake() {
 	p.t.Helper()
-	p.expect("INFO", "server")
+	p.expectInfo()
 	p.send(infoReply)
 }
 

@@ -13,9 +13,11 @@ import (
 	"github.com/volleylock/volley/resp"
 )
 
-// connInfoReply is the INFO server answer of the scripted master.
-var connInfoReply = resp.AppendBulkString(nil,
-	"# Server\r\nrun_id:0123456789abcdef0123456789abcdef01234567\r\nuptime_in_seconds:42\r\n\r\n")
+// connInfoReply is the scripted master's answer to the handshake's INFO
+// server and INFO replication.
+var connInfoReply = resp.AppendBulkString(resp.AppendBulkString(nil,
+	"# Server\r\nrun_id:0123456789abcdef0123456789abcdef01234567\r\nuptime_in_seconds:42\r\n\r\n"),
+	"# Replication\r\nrole:master\r\n")
 
 // connFuzzLimits keep what one reply may make the Conn allocate small.
 var connFuzzLimits = resp.Limits{MaxBulk: 64 << 10, MaxElems: 1024, MaxDepth: 8, MaxLine: 4 << 10, MaxValues: 4096, MaxReply: 256 << 10}
@@ -59,8 +61,10 @@ func (m *scriptedMaster) serve(nc net.Conn) {
 	defer m.wg.Done()
 	defer nc.Close()
 	rd := resp.NewReader(nc, 0, resp.Limits{})
-	if _, err := rd.ReadReply(); err != nil { // INFO server
-		return
+	for range 2 { // INFO server, INFO replication
+		if _, err := rd.ReadReply(); err != nil {
+			return
+		}
 	}
 	drained := make(chan struct{})
 	go func() { // drains the client's commands so its writes never block

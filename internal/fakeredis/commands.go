@@ -320,20 +320,28 @@ func cmdTime(c *client, args [][]byte) {
 // cmdInfo supports the sections server and keyspace; "default", "all" and
 // "everything" (and no argument) mean both. Other sections are empty.
 func cmdInfo(c *client, args [][]byte) {
-	server, keyspace := len(args) == 1, len(args) == 1
+	server, replication, keyspace := len(args) == 1, len(args) == 1, len(args) == 1
 	for _, a := range args[1:] {
 		switch {
 		case equalFold(a, "server"):
 			server = true
+		case equalFold(a, "replication"):
+			replication = true
 		case equalFold(a, "keyspace"):
 			keyspace = true
 		case equalFold(a, "default"), equalFold(a, "all"), equalFold(a, "everything"):
-			server, keyspace = true, true
+			server, replication, keyspace = true, true, true
 		}
 	}
 	var text []byte
 	if server {
 		text = c.s.appendInfoServer(text)
+	}
+	if replication {
+		if len(text) > 0 {
+			text = append(text, "\r\n"...)
+		}
+		text = append(text, "# Replication\r\nrole:master\r\nconnected_slaves:0\r\n"...)
 	}
 	if keyspace {
 		if len(text) > 0 {
