@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -35,11 +36,19 @@ type master struct {
 }
 
 // New connects to every master in cfg and returns a Client. It waits for
-// each master's first connect attempt (each bounded by the dial timeout),
-// but not for success: masters that are down reconnect in the background,
-// and locks need only a quorum. It fails on a bad Config, and when ctx ends
-// before the first attempts do: it then closes what it opened and returns
-// an error matching ctx's (errors.Is). The caller must Close the Client.
+// each master's first connect attempt (each bounded by the dial timeout,
+// all of them by ctx), but not for success: masters that are unreachable
+// (down, refusing connections, timing out) reconnect in the background,
+// since services often start before their Redis and locks need only a
+// quorum; Masters reports them, and WaitQuorum waits for a quorum.
+//
+// New fails on a bad Config; on a master that no retry can make usable
+// (an error matching ErrMasterUnusable that names it: credentials refused,
+// a handshake command denied by an ACL, a TLS certificate that does not
+// verify, a database index refused, or a Redis Cluster node, Sentinel or
+// replica where a master was expected); and when ctx ends before the
+// first attempts do (an error matching ctx's, errors.Is). On failure it
+// closes what it opened. The caller must Close the Client.
 func New(ctx context.Context, cfg Config) (*Client, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -78,13 +87,22 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		}
 		c.masters = append(c.masters, &master{addr: opts.Addr, opts: opts, conn: cn})
 	}
+	var unusables []error
 	for _, m := range c.masters {
 		// A connect error stays in the Conn (it reconnects); only ctx's end
-		// stops the wait.
-		if m.conn.WaitReady(ctx) != nil && ctx.Err() != nil {
+		// stops the wait, and errors no retry can fix fail New.
+		err := m.conn.WaitReady(ctx)
+		if err != nil && ctx.Err() != nil {
 			c.closeMasters()
 			return nil, fmt.Errorf("redlock: New: waiting for %s: %w", m.addr, ctxerr.Of(ctx))
 		}
+		if err := unusable(m, err); err != nil {
+			unusables = append(unusables, err)
+		}
+	}
+	if len(unusables) > 0 {
+		c.closeMasters()
+		return nil, errors.Join(unusables...)
 	}
 	conns := make([]*conn.Conn, len(c.masters))
 	for i, m := range c.masters {

@@ -1,0 +1,110 @@
+package redlock
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/internal/ctxerr"
+	"github.com/volleylock/volley/resp"
+)
+
+// ErrMasterUnusable: New found a master that no retry can make usable:
+// it refused the credentials or an ACL denied a command of the
+// handshake, its TLS certificate did not verify, it refused the database
+// index, or it is not an independent master (a Redis Cluster node, a
+// Sentinel, a replica). The error wraps it and names the master.
+var ErrMasterUnusable = errors.New("redlock: master unusable")
+
+// unusable returns why m can never take part in a quorum, judged from its
+// first connect attempt (err, nil when connected, and what the master said
+// of itself), or nil when it can, or may once it is reachable.
+func unusable(m *master, err error) error {
+	if err == nil {
+		info := m.conn.Info()
+		switch {
+		case info == nil:
+			return nil
+		case info.Mode == "cluster":
+			return fmt.Errorf("%w: %s is a Redis Cluster node; Volley needs independent masters (list standalone masters in Config.Addrs)", ErrMasterUnusable, m.addr)
+		case info.Mode == "sentinel":
+			return fmt.Errorf("%w: %s is a Sentinel, not a master", ErrMasterUnusable, m.addr)
+		case info.Role != "" && info.Role != "master":
+			return fmt.Errorf("%w: %s is a replica (role %s): list masters in Config.Addrs", ErrMasterUnusable, m.addr, info.Role)
+		}
+		return nil
+	}
+	var ce *conn.Error
+	if !errors.As(err, &ce) {
+		return nil
+	}
+	switch ce.Op {
+	case conn.OpHandshake:
+		// An error reply to HELLO, AUTH, SELECT or INFO: the server is
+		// there and said no; it will say it again.
+		var se *resp.ServerError
+		if errors.As(err, &se) {
+			switch se.Prefix {
+			case "WRONGPASS", "NOAUTH", "NOPERM":
+				return fmt.Errorf("%w: %w", ErrMasterUnusable, err)
+			case "ERR":
+				if strings.Contains(se.Message, "DB index") || strings.Contains(se.Message, "invalid DB") {
+					return fmt.Errorf("%w: %w", ErrMasterUnusable, err)
+				}
+			}
+		}
+	case conn.OpTLS:
+		var verify *tls.CertificateVerificationError
+		var authority x509.UnknownAuthorityError
+		var host x509.HostnameError
+		var invalid x509.CertificateInvalidError
+		var record tls.RecordHeaderError
+		if errors.As(err, &verify) || errors.As(err, &authority) || errors.As(err, &host) ||
+			errors.As(err, &invalid) || errors.As(err, &record) {
+			return fmt.Errorf("%w: %w", ErrMasterUnusable, err)
+		}
+	}
+	return nil
+}
+
+// WaitQuorum waits until a quorum of masters is connected (reachable, and
+// their handshake done) and returns nil, or returns an error matching
+// ctx's (errors.Is) with each master's state once ctx ends. It is meant
+// for readiness probes: New does not wait for unreachable masters, which
+// reconnect in the background. Masters that the restart guard holds out
+// count as connected here (Masters reports their Guard); a Lock then
+// waits for the guard's end or fails naming it.
+func (c *Client) WaitQuorum(ctx context.Context) error {
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		up := 0
+		for _, m := range c.masters {
+			if m.conn.Err() == nil {
+				up++
+			}
+		}
+		if up >= c.quorum {
+			return nil
+		}
+		if c.closed.Load() {
+			return ErrClosed
+		}
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			errs := []error{fmt.Errorf("redlock: %d of %d masters connected, quorum %d: %w", up, len(c.masters), c.quorum, ctxerr.Of(ctx))}
+			for _, m := range c.masters {
+				if err := m.conn.Err(); err != nil {
+					errs = append(errs, err)
+				}
+			}
+			return errors.Join(errs...)
+		}
+	}
+}
