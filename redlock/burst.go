@@ -18,10 +18,15 @@ type op struct {
 	notify chan *conn.Request
 	timer  *time.Timer
 	res    []NodeResult
-	start  time.Time // when the burst left: every master's latency counts from it
-	evaled []bool    // a NOSCRIPT was answered with EVAL for this master
-	slow   []bool    // the master's latest reply came after NodeTimeout: not awaited
-	script bool      // the lock burst runs a script (multi-key or waiting, see encode)
+	// last is res of the latest decided failed attempt of a Lock (when
+	// hasLast): what the masters really said, which the error keeps when
+	// ctx ends a later burst before they answer (see learned).
+	last    []NodeResult
+	hasLast bool
+	start   time.Time // when the burst left: every master's latency counts from it
+	evaled  []bool    // a NOSCRIPT was answered with EVAL for this master
+	slow    []bool    // the master's latest reply came after NodeTimeout: not awaited
+	script  bool      // the lock burst runs a script (multi-key or waiting, see encode)
 
 	// waiting makes encode write a waiting Lock's attempt (lockWaitScript),
 	// whose "taken" answers carry the holder's id and the key's PTTL, which
@@ -55,6 +60,7 @@ func (c *Client) newOp() *op {
 		notify: make(chan *conn.Request, n),
 		timer:  t,
 		res:    make([]NodeResult, n),
+		last:   make([]NodeResult, n),
 		evaled: make([]bool, n),
 		slow:   make([]bool, n),
 

@@ -27,9 +27,11 @@ type Config struct {
 	// makes its second attempt at once (after subscribing to the key's
 	// releases), and later ones when a release wakes it or its wait ends.
 	// Attempts that a release woke, and the quick retries after votes
-	// split among contenders, do not count: the lock is changing hands, and
-	// a Lock keeps competing for it as long as that goes on (bound it with
-	// ctx); Tries bounds the waits that no release ended.
+	// split among contenders, do not count: the lock is changing hands.
+	// At most 8 such attempts come in a row, then one counts, so a Lock
+	// makes at most 9*Tries+1 attempts whatever the masters answer (see
+	// "How much a Lock sends" in the package documentation). A Lock that
+	// the restart guard holds out waits for the guard's end: one wait.
 	Tries int
 	// RetryDelay bounds how long a waiting Lock waits for a release before
 	// it attempts anyway (the wait is drawn uniformly from [RetryDelay/2,
@@ -101,7 +103,10 @@ type Config struct {
 type Hooks struct {
 	// Node is called once per master per operation with its outcome and
 	// latency; for Do's renewals, once per master per batch (OpExtend),
-	// from the Client's renewer goroutine.
+	// from the Client's renewer goroutine. An operation returns at its
+	// decision: a master whose answer had not come by then is reported
+	// with OutcomeNone and no latency (on three healthy masters, a Lock
+	// usually has one).
 	Node func(op Op, addr string, outcome Outcome, latency time.Duration)
 	// Event is called for each lock event; Do's EventExtended and EventLost
 	// come from the Client's renewer goroutine, all of them before that Do

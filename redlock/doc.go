@@ -35,6 +35,10 @@
 // quorum (its OK is recorded as OutcomeGuarded). The Conn reads each
 // master's run_id and uptime on every connect. The price: a freshly started
 // set of masters grants no lock for MaxTTL. TTLs above MaxTTL are refused.
+// A Lock that the guard alone keeps from a quorum (the masters that said
+// yes and those the guard held out make one) knows when that ends: it
+// waits until then, one wait against Config.Tries that no release cuts
+// short, or, when ctx ends first, fails at once with the guard named.
 //
 // # Slow masters
 //
@@ -118,6 +122,34 @@
 // (the release's PUBLISH then fails silently) cost a waiter at most its
 // RetryDelay: polling is the fallback, never the mechanism. An uncontended
 // Lock never touches any of this.
+//
+// # How much a Lock sends
+//
+// Whatever the masters answer, a Lock sends a bounded number of commands,
+// and a bounded number per second. Each attempt is one command per master
+// and, when it fails, at most one release per master. An attempt follows
+// either a wait, or nothing: the attempt right after a Lock subscribed
+// (once per Lock), a wake-up by a release, or a quick retry after split
+// votes. Waits count toward Config.Tries and last at least RetryDelay/2,
+// unless a release ends them, the key's PTTL does (a holder's key
+// expiring), or the restart guard's known end does (see Restart guard).
+// Attempts after a wake-up or a split do not count toward Tries, but at
+// most 8 come in a row (maxFreeAttempts): the next attempt counts. So a
+// Lock makes at most 9*Tries+1 attempts in all. Per second, the attempts
+// that no wait paced are bounded by the releases the Client hears (each
+// release wakes at most one waiter of the key per Client) and by the
+// split back-off, which doubles with every split in a row. Two things keep
+// releases from feeding attempts in a loop. A failed attempt whose SET may
+// be on a quorum publishes its release, for other Clients' waiters that
+// may have seen it as the holder, but that release never wakes a waiter
+// of its own Client (waitRoom.noteOwn): before, a Lock on just-started
+// masters woke itself with every failed attempt and sent tens of
+// thousands of commands per master (TestLockAttemptsAreBoundedByTries
+// keeps that broken variant, and catches it). And a Lock that the restart
+// guard holds out waits for the guard's end, deaf to releases, so Locks
+// of several Clients on guarded masters cannot wake one another either.
+// An attempt whose quorum said yes but whose validity ran out (a TTL too
+// short for the masters' latency) is not a split: it waits RetryDelay.
 //
 // # Several keys
 //
@@ -229,6 +261,9 @@
 // goroutines) per master, one pub/sub connection per master once a Lock
 // has waited, and, with Fencing, at most one goroutine at a time repairing
 // fencing counters; Close stops them all and ends the waits under way. A
-// Lock is a value: use one copy from one goroutine at a time. Do starts one
-// goroutine, the extender, and stops it before it returns.
+// Lock is a value: use one copy from one goroutine at a time. Do starts no
+// goroutine: it registers its lock with the Client's renewer (one
+// goroutine per Client, started by the first Do, stopped by Close), which extends
+// every Do's lock that is due in one batch per master, and unregisters it
+// before it returns.
 package redlock

@@ -3,6 +3,7 @@ package redlock
 import (
 	"context"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/volleylock/volley/conn"
@@ -81,7 +82,14 @@ func (c *Client) TryLock(ctx context.Context, key string, ttl time.Duration) (Lo
 
 // Lock acquires key for ttl, waiting for it while someone else holds it,
 // until it succeeds, Config.Tries attempts have failed, or ctx ends. Errors
-// are those of TryLock.
+// are those of TryLock. When ctx ends, the *Error keeps what each master
+// said in the last attempt it answered (taken, the restart guard, a
+// connection error), not "cancelled".
+//
+// A Lock that the restart guard alone keeps from a quorum (masters that
+// started less than Config.MaxTTL ago) waits for the guard's end, known
+// from their uptime, and then attempts; when ctx would end first, it
+// fails at once with ErrNotAcquired in an *Error that names the guard.
 //
 // A Lock that finds the key taken waits for the holder's release: the
 // release wakes it through pub/sub, and it attempts again at once, about a
@@ -122,6 +130,7 @@ func (c *Client) acquire(ctx context.Context, key string, keys *keySet, ttl time
 	}
 	o := c.getOp()
 	defer c.putOp(o)
+	o.hasLast = false
 	attempt := 1
 	if h := c.cfg.Hooks.Call; h != nil {
 		if _, end := h(ctx, OpLock, key); end != nil {
@@ -154,6 +163,7 @@ func (c *Client) acquire(ctx context.Context, key string, keys *keySet, ttl time
 	splits := 0  // failed waiting attempts in a row that nobody won
 	counted := 0 // attempts that count toward tries
 	free := false
+	freeRun := 0 // free attempts in a row
 	for ; ; attempt++ {
 		if !free {
 			counted++
@@ -205,6 +215,7 @@ func (c *Client) acquire(ctx context.Context, key string, keys *keySet, ttl time
 		var err error
 		switch {
 		case br.cancelled:
+			o.learned()
 			return Lock{}, o.error(OpLock, key, ctxerr.Of(ctx), attempt)
 		case br.failed == 0 && br.ok < c.quorum:
 			err = ErrNotAcquired // contention alone: no allocation
@@ -217,8 +228,27 @@ func (c *Client) acquire(ctx context.Context, key string, keys *keySet, ttl time
 			// have: have it repaired, in the background (see repairFence).
 			c.repairSoon()
 		}
+		copy(o.last, o.res)
+		o.hasLast = true
 		if counted >= tries {
 			return Lock{}, err
+		}
+		if end, ok := o.guardEnds(); ok {
+			// The restart guard alone keeps a quorum out, until end: wait
+			// for it (one wait against tries, which releases do not cut
+			// short: they cannot end the guard), or fail now if ctx ends
+			// first.
+			if dl, ok := ctx.Deadline(); ok && dl.Before(end) {
+				return Lock{}, err
+			}
+			if w == nil {
+				w, _ = c.room.join(ctx, key, keyList)
+			}
+			if ok, _ := c.room.wait(ctx, w, o.timer, time.Until(end), true, nil); !ok {
+				return Lock{}, o.error(OpLock, key, ctxerr.Of(ctx), attempt)
+			}
+			free, freeRun = false, 0
+			continue
 		}
 		if w == nil {
 			// Wait for the release. Subscribe first, then attempt again at
@@ -241,9 +271,51 @@ func (c *Client) acquire(ctx context.Context, key string, keys *keySet, ttl time
 			return Lock{}, o.error(OpLock, key, ctxerr.Of(ctx), attempt)
 		}
 		// An attempt that a release woke, or that follows a split, does not
-		// count toward tries: the lock is changing hands, not stuck.
-		free = woken || split
+		// count toward tries: the lock is changing hands, not stuck. At
+		// most maxFreeAttempts in a row, though: each counted attempt is
+		// followed by no more, so a Lock makes at most
+		// tries*(maxFreeAttempts+1) attempts however the masters answer
+		// (see "Waiting" in the package documentation).
+		free = (woken || split) && freeRun < maxFreeAttempts
+		if free {
+			freeRun++
+		} else {
+			freeRun = 0
+		}
 	}
+}
+
+// maxFreeAttempts bounds the attempts in a row that do not count toward
+// Config.Tries (those a release woke, and the quick retries after split
+// votes). Each needs a release heard or a split vote; a handful in a row
+// is a lock changing hands often, more is a Lock that keeps losing, and
+// its next attempt counts.
+const maxFreeAttempts = 8
+
+// guardEnds reports, after a failed attempt, whether the restart guard
+// alone kept it from a quorum: counting the masters that said yes and
+// those the guard held out, a quorum is there. end is when the guard lets
+// a quorum of them count (the quorum-th of their guards to end).
+func (o *op) guardEnds() (end time.Time, ok bool) {
+	const never = time.Duration(1<<63 - 1)
+	now := time.Now()
+	guarded := false
+	for i := range o.res {
+		switch o.res[i].Outcome {
+		case OutcomeOK:
+			o.free[i] = 0
+		case OutcomeGuarded:
+			o.free[i] = max(0, o.res[i].GuardedUntil.Sub(now))
+			guarded = true
+		default:
+			o.free[i] = never
+		}
+	}
+	slices.Sort(o.free)
+	if !guarded || o.free[o.c.quorum-1] == never {
+		return time.Time{}, false
+	}
+	return now.Add(o.free[o.c.quorum-1]), true
 }
 
 // driftFloor is the part of the clock-drift allowance that does not scale
@@ -289,6 +361,7 @@ func (o *op) mayHoldQuorum() bool {
 // nothing of ours and is skipped.
 func (o *op) releaseAfterFailure(key string, keys []string, tok *token, wake bool) {
 	if wake {
+		o.c.room.noteOwn(tok.releaseID())
 		o.encode(OpUnlock, key, keys, tok, 0)
 	} else {
 		o.encodeQuietRelease(key, keys, tok)
@@ -430,6 +503,22 @@ func (l *Lock) ended() {
 	if h := l.c.cfg.Hooks.Held; h != nil && !l.since.IsZero() {
 		h(l.key, time.Since(l.since))
 		l.since = time.Time{}
+	}
+}
+
+// learned puts back, into the results of a burst that ctx's end cut
+// short, what each master said in the Lock's latest decided attempt
+// where this burst learned nothing (cancelled, or not awaited): the error
+// then says what kept the lock away (the guard, another holder, a dead
+// master) rather than "cancelled" everywhere.
+func (o *op) learned() {
+	if !o.hasLast {
+		return
+	}
+	for i := range o.res {
+		if out := o.res[i].Outcome; out == OutcomeCancelled || out == OutcomeNone {
+			o.res[i] = o.last[i]
+		}
 	}
 }
 

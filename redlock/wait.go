@@ -47,7 +47,24 @@ type waitRoom struct {
 	keys   map[string]*keyWaiters
 	joined uint64 // waiters that joined so far: the next one's ticket
 	closed bool
+	// own are the ids of this Client's latest failed attempts whose
+	// releases publish (see releaseAfterFailure), a ring: their messages
+	// wake no waiter of this Client (see onMessage).
+	own  [ownReleases][releaseIDLen]byte
+	nown int
 }
+
+// selfWake, set by tests only, lets a Client's own failed attempts'
+// releases wake its waiters again: the broken variant that the test of
+// the bound on a Lock's commands must catch.
+var selfWake bool
+
+// ownReleases is how many of its own failed attempts' releases a Client
+// remembers, so that their messages wake none of its waiters. Failed
+// attempts that publish are rare (faults or the restart guard, see
+// mayHoldQuorum) and their messages come within a round trip: a few
+// dozen cover every attempt that can be under way at once.
+const ownReleases = 64
 
 // keyWaiters are the waiters of one key.
 type keyWaiters struct {
@@ -308,7 +325,13 @@ func (room *waitRoom) onMessage(channel, payload []byte) {
 			// rather an early wake-up than none.
 			room.wakeLocked(kw)
 		}
-		*r = seenRelease{id: id}
+		// The release of one of this Client's own failed attempts frees
+		// nothing its waiters wait for: it published for other Clients'
+		// waiters, which may have seen the attempt as the holder. Waking
+		// one here would send the attempt's own Lock (or a Lock queued
+		// behind it) at the masters again at once, and its failure would
+		// publish again: a loop as fast as the round trip (#31).
+		*r = seenRelease{id: id, woke: room.ownLocked(id) && !selfWake}
 		kw.nseen++
 	}
 	r.messages++
@@ -316,6 +339,26 @@ func (room *waitRoom) onMessage(channel, payload []byte) {
 		r.woke = true
 		room.wakeLocked(kw)
 	}
+}
+
+// noteOwn remembers id, the release id of a failed attempt of this
+// Client whose release publishes, before that release is sent.
+func (room *waitRoom) noteOwn(id [releaseIDLen]byte) {
+	room.mu.Lock()
+	room.own[room.nown%ownReleases] = id
+	room.nown++
+	room.mu.Unlock()
+}
+
+// ownLocked reports whether id is one of this Client's own failed
+// attempts (see noteOwn) (mu held).
+func (room *waitRoom) ownLocked(id [releaseIDLen]byte) bool {
+	for i := range min(room.nown, ownReleases) {
+		if room.own[i] == id {
+			return true
+		}
+	}
+	return false
 }
 
 // enoughLocked is how many messages of a release show that it ran on a
@@ -698,6 +741,12 @@ func (room *waitRoom) releasedLocked(w *waiter, id [releaseIDLen]byte) bool {
 // not collide again; split reports this case. On faults, the retry delay.
 func (c *Client) waitDelay(w *waiter, o *op, tok *token, br *burstResult, attempt, splits int, took time.Duration) (d time.Duration, split bool, holder [releaseIDLen]byte, held bool) {
 	d = c.retryDelay(attempt)
+	if br.ok >= c.quorum {
+		// A quorum said yes but the validity ran out first (a TTL too
+		// short for these masters, or a pause): no split, nobody to wait
+		// for; trying again at once would fail the same way.
+		return d, false, holder, false
+	}
 	held, holder, elect, freeIn := o.contention(tok)
 	switch {
 	case held && !c.room.released(w, holder):

@@ -1,0 +1,151 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/internal/redistest"
+)
+
+// commandsProcessed returns s's total_commands_processed (INFO stats).
+func commandsProcessed(t *testing.T, s *redistest.Server) int64 {
+	t.Helper()
+	cn, err := conn.Dial(bg, conn.Options{Addr: s.Addr()})
+	require.NoError(t, err)
+	defer cn.Close()
+	vals, err := cn.Do(bg, "INFO", "stats")
+	require.NoError(t, err)
+	for _, line := range strings.Split(string(vals[0].Bytes), "\r\n") {
+		if v, ok := strings.CutPrefix(line, "total_commands_processed:"); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			require.NoError(t, err)
+			return n
+		}
+	}
+	t.Fatal("INFO stats: no total_commands_processed")
+	return 0
+}
+
+// lockCost runs one Lock and returns its error, how many attempts it made
+// and the most commands any master ran meanwhile. Commands are counted by
+// the masters (INFO stats, whose own INFO and connection count too: 2 per
+// reading), so nothing in the client can hide one.
+func lockCost(t *testing.T, c *Client, servers []*redistest.Server, ctx context.Context, ttl time.Duration) (err error, attempts int, commands int64) {
+	t.Helper()
+	before := make([]int64, len(servers))
+	for i, s := range servers {
+		before[i] = commandsProcessed(t, s)
+	}
+	c.cfg.Hooks.Call = func(ctx context.Context, op Op, key string) (context.Context, func(CallEnd)) {
+		return ctx, func(e CallEnd) { attempts = e.Attempts }
+	}
+	defer func() { c.cfg.Hooks.Call = nil }()
+	l, err := c.Lock(ctx, "first-contact", ttl)
+	if err == nil {
+		require.NoError(t, l.Unlock(bg))
+	}
+	for i, s := range servers {
+		commands = max(commands, commandsProcessed(t, s)-before[i])
+	}
+	return err, attempts, commands
+}
+
+// The commands a Lock may send each master in these tests, whatever
+// happens: the attempts Tries allows, each with its release, the pub/sub
+// connection's handshake and SUBSCRIBE, the Unlock, and INFO stats' own
+// two. Before #31 a Lock on just-started masters sent tens of thousands.
+const maxFirstContactCommands = 40
+
+// TestLockOnFreshMastersWaitsForTheGuard: the quick start on masters that
+// just started. The restart guard holds them out; a Lock waits for the
+// moment it ends (known from their uptime) rather than attempting
+// meanwhile, and then takes the lock. Its own failed attempts' releases
+// (which publish: the guarded masters took its SET) do not wake it.
+func TestLockOnFreshMastersWaitsForTheGuard(t *testing.T) {
+	servers := masters(t, 3)
+	c := newClient(t, servers, Config{MaxTTL: 2 * time.Second, Tries: 3})
+	for _, m := range c.Masters() {
+		require.False(t, m.Guard.IsZero(), "fresh masters must be guarded")
+	}
+	err, attempts, commands := lockCost(t, c, servers, bg, time.Second)
+	require.NoError(t, err, "the guard ends within 3s: Lock must wait for it")
+	assert.LessOrEqual(t, attempts, 3, "Tries bounds the attempts")
+	assert.LessOrEqual(t, commands, int64(maxFirstContactCommands), "commands per master")
+	for _, m := range c.Masters() {
+		assert.True(t, m.Guard.IsZero(), "acquired while guarded")
+	}
+}
+
+// TestLockFailsAtOnceWhenTheGuardOutlastsCtx: a Lock whose ctx ends before
+// the guard does fails at once with ErrNotAcquired naming the guard, not
+// with ctx's error after spinning until it ends.
+func TestLockFailsAtOnceWhenTheGuardOutlastsCtx(t *testing.T) {
+	servers := masters(t, 3)
+	c := newClient(t, servers, Config{MaxTTL: 20 * time.Second})
+	ctx, cancel := context.WithTimeout(bg, 10*time.Second)
+	defer cancel()
+	err, attempts, commands := lockCost(t, c, servers, ctx, time.Second)
+	require.ErrorIs(t, err, ErrNotAcquired)
+	require.NoError(t, ctx.Err(), "Lock waited for a ctx that ends before the guard")
+	assert.Contains(t, err.Error(), "restart guard")
+	guardedNode(t, err)
+	assert.LessOrEqual(t, attempts, 2)
+	assert.LessOrEqual(t, commands, int64(maxFirstContactCommands))
+}
+
+// TestLockAttemptsAreBoundedByTries: attempts that fail while their SET
+// may be on a quorum (here: every attempt, its validity spent before the
+// answers came) publish their release for other Clients' waiters. A
+// Lock's own release must not wake it: each wait then ends only by
+// RetryDelay, and Tries bounds the attempts exactly. The broken variant
+// (selfWake) must be caught: it attempts again at every release of its
+// own.
+func TestLockAttemptsAreBoundedByTries(t *testing.T) {
+	servers := masters(t, 3)
+	check := func(t *testing.T) (ok bool) {
+		c := client(t, servers, Config{Tries: 4, RetryDelay: 100 * time.Millisecond})
+		// A 1ms TTL leaves no validity (the drift allowance alone is 2ms):
+		// every attempt fails with a quorum of yes votes.
+		err, attempts, commands := lockCost(t, c, servers, bg, time.Millisecond)
+		if !assert.ErrorIs(t, err, ErrNotAcquired) {
+			return false
+		}
+		t.Logf("%d attempts, at most %d commands on a master", attempts, commands)
+		return attempts == 4 && commands <= maxFirstContactCommands
+	}
+	require.True(t, check(t), "a Lock made more attempts than Tries, or too many commands")
+	t.Run("broken variant: self-wake", func(t *testing.T) {
+		selfWake = true
+		defer func() { selfWake = false }()
+		require.False(t, check(t), "the check did not catch a Lock woken by its own releases")
+	})
+}
+
+// TestCancelledLockKeepsWhatItLearned: when ctx ends a Lock, its error says
+// what each master last answered (here: the restart guard), not
+// "cancelled" over it.
+func TestCancelledLockKeepsWhatItLearned(t *testing.T) {
+	servers := masters(t, 3)
+	c := newClient(t, servers, Config{MaxTTL: 20 * time.Second})
+	ctx, cancel := context.WithCancel(bg)
+	c.cfg.Hooks.Event = func(ev Event, key string) {
+		if ev == EventFailed {
+			cancel() // ctx ends right after the first decided attempt
+		}
+	}
+	_, err := c.Lock(ctx, "k", time.Second)
+	require.ErrorIs(t, err, context.Canceled)
+	var le *Error
+	require.True(t, errors.As(err, &le))
+	for _, n := range le.Nodes {
+		assert.NotEqual(t, OutcomeCancelled, n.Outcome, "%v", err)
+	}
+}
