@@ -13,9 +13,12 @@
 //     do) and redlock.outcome (ok, not_acquired, not_held, extend_failed,
 //     canceled, error). A contended lock shows as not_acquired, and Lock's
 //     duration includes its waits.
-//   - redlock.master.duration (histogram, s): each master's part in each
-//     operation, by redlock.operation, server.address and
-//     redlock.master.outcome (ok, taken, timeout, connection error, ...).
+//   - redlock.master.duration (histogram, s): each master's answer that
+//     was in when the operation was decided, by redlock.operation,
+//     server.address and redlock.master.outcome (ok, taken, timeout,
+//     connection error, ...). Operations return at their decision, so
+//     answers that come after it are not recorded: on three healthy
+//     masters a Lock usually records two.
 //   - redlock.lock.held (up-down counter): locks held by this client now.
 //   - redlock.lock.hold.duration (histogram, s): how long each lock was
 //     held, to its release or loss.

@@ -13,7 +13,10 @@
 //     extend, unlock, do) and outcome (ok, not_acquired, not_held,
 //     extend_failed, canceled, error);
 //   - redlock_master_duration_seconds (histogram) by operation, master and
-//     outcome (ok, taken, timeout, connection error, ...);
+//     outcome (ok, taken, timeout, connection error, ...): each master's
+//     answer that was in when the operation was decided (answers after
+//     it are not recorded: on three healthy masters a Lock usually
+//     records two);
 //   - redlock_locks_held (gauge), redlock_lock_hold_duration_seconds
 //     (histogram), redlock_lock_waiting (gauge: Lock calls waiting now);
 //   - redlock_lock_extensions_total and redlock_locks_lost_total.

@@ -1,0 +1,103 @@
+package redlock
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/internal/redistest"
+)
+
+// minimalACL is the ACL user that the README documents ("The ACL a
+// deployment needs"), for locks on keys under app:lock:, with waiting and
+// fencing: every command Volley sends, and no other. TestMinimalACL
+// shows it is enough; without "+publish" or the channel rule, waiters
+// would still get the lock, but by RetryDelay instead of a wake-up.
+var minimalACL = []string{
+	"ACL", "SETUSER", "volley", "on", ">volley-pw", "resetkeys", "resetchannels", "-@all",
+	// The handshake: AUTH (RESP2) or HELLO (RESP3), SCRIPT LOAD, INFO.
+	"+auth", "+hello", "+script|load", "+info",
+	// Lock, Extend, Unlock, and what their scripts call.
+	"+set", "+eval", "+evalsha", "+get", "+del", "+pexpire", "+pttl",
+	"~app:lock:*",
+	// Waiting: the release publishes, waiters subscribe.
+	"+publish", "+subscribe", "+unsubscribe", "&volley:released:app:lock:*",
+	// Fencing: its counter and bookkeeping keys.
+	"+hget", "+hset", "+time", "~volley:fence", "~volley:fence:*",
+}
+
+// TestMinimalACL runs the happy path of every feature as the documented
+// least-privileged user, on RESP2 and RESP3.
+func TestMinimalACL(t *testing.T) {
+	servers := masters(t, 3)
+	for _, s := range servers {
+		require.NoError(t, s.Command(minimalACL...))
+	}
+	for _, proto := range []int{2, 3} {
+		t.Run("RESP"+string(rune('0'+proto)), func(t *testing.T) {
+			cfg := Config{Fencing: true, Conn: conn.Options{Username: "volley", Password: "volley-pw", Protocol: proto}}
+			a := client(t, servers, cfg)
+			b := client(t, servers, cfg)
+			key := "app:lock:" + t.Name()
+
+			l, err := a.Lock(bg, key, time.Second)
+			require.NoError(t, err)
+			assert.NotZero(t, l.Fence())
+			require.NoError(t, l.Extend(bg, time.Second))
+			// A waiter in another Client, woken by the release.
+			got := make(chan error, 1)
+			go func() {
+				l2, err := b.Lock(bg, key, time.Second)
+				if err == nil {
+					err = l2.Unlock(bg)
+				}
+				got <- err
+			}()
+			require.Eventually(t, func() bool { return b.room.busy(key, nil) }, 5*time.Second, time.Millisecond)
+			require.NoError(t, l.Unlock(bg))
+			require.NoError(t, <-got)
+
+			require.NoError(t, a.Do(bg, key, 150*time.Millisecond, func(ctx context.Context) error {
+				select {
+				case <-time.After(300 * time.Millisecond): // two renewals
+					return nil
+				case <-ctx.Done():
+					return context.Cause(ctx)
+				}
+			}))
+			states, err := a.Inspect(bg, key)
+			require.NoError(t, err)
+			assert.Len(t, states, 3)
+		})
+	}
+}
+
+// TestACLWithoutACommandFailsClearly: the broken variant of the ACL test.
+// Without +evalsha the lock fails, and the error names the command; New
+// refuses a user that may not run the handshake's INFO.
+func TestACLWithoutACommandFailsClearly(t *testing.T) {
+	servers := masters(t, 3)
+	for _, s := range servers {
+		var rules []string
+		for _, r := range minimalACL {
+			if r != "+evalsha" {
+				rules = append(rules, r)
+			}
+		}
+		require.NoError(t, s.Command(rules...))
+		require.NoError(t, s.Command("ACL", "SETUSER", "noinfo", "on", ">pw", "~*", "+@all", "-info"))
+	}
+	c := client(t, servers, Config{Fencing: true, Conn: conn.Options{Username: "volley", Password: "volley-pw"}})
+	_, err := c.TryLock(bg, "app:lock:x", time.Second)
+	require.Error(t, err)
+	assert.Contains(t, strings.ToLower(err.Error()), "evalsha")
+
+	_, err = New(bg, Config{Addrs: redistest.Addrs(servers), Conn: conn.Options{Username: "noinfo", Password: "pw"}})
+	require.ErrorIs(t, err, ErrMasterUnusable)
+	assert.Contains(t, err.Error(), "NOPERM")
+}
