@@ -22,7 +22,10 @@ STATICCHECK    ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # the library's go.mod stays lean.
 SUBMODULES     ?= bench redlockotel redlockprom
 
-.PHONY: all test deps vet cross staticcheck fmt-check unit fuzz-smoke bench bench-go bench-go-compare fuzz torture cover lint redis-up redis-down
+# test-stress: how many times the unit suite must pass under CPU hogs in a row.
+STRESS_RUNS    ?= 3
+
+.PHONY: all test test-stress deps vet cross staticcheck fmt-check unit fuzz-smoke bench bench-go bench-go-compare fuzz torture cover lint redis-up redis-down
 
 all: test
 
@@ -69,6 +72,26 @@ unit:
 	cd redlockotel && $(GO) test -race -shuffle=on -count=1 ./...
 	cd redlockprom && $(GO) test -race -shuffle=on -count=1 ./...
 	cd bench && $(GO) test -count=1 -timeout 5m ./...
+
+## test-stress: the unit suite of make test on a busy machine: STRESS_RUNS
+## runs in a row with a CPU-bound hog on every core, then one with
+## GOMAXPROCS=1; any failure fails the target. Run it before submitting
+## any change that touches timing. The hogs are this recipe's children,
+## killed when it ends (also on failure or interrupt).
+test-stress: deps
+	@set -e; hogs=""; \
+	trap 'for p in $$hogs; do kill $$p 2>/dev/null || true; done' EXIT INT TERM; \
+	for c in $$(seq $$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)); do \
+		sh -c 'while :; do :; done' & hogs="$$hogs $$!"; \
+	done; \
+	for i in $$(seq $(STRESS_RUNS)); do \
+		echo "test-stress: run $$i of $(STRESS_RUNS), a CPU hog on every core"; \
+		$(MAKE) --no-print-directory unit; \
+	done; \
+	for p in $$hogs; do kill $$p 2>/dev/null || true; done; hogs=""; \
+	echo "test-stress: GOMAXPROCS=1"; \
+	GOMAXPROCS=1 $(MAKE) --no-print-directory unit; \
+	echo "test-stress: passed $(STRESS_RUNS) loaded runs and one with GOMAXPROCS=1"
 
 ## fuzz-smoke: every fuzz target for SMOKE_FUZZTIME (1000 executions each).
 fuzz-smoke:
