@@ -26,7 +26,7 @@ func Example() {
 	defer stop()
 	ctx := context.Background()
 
-	c, err := redlock.New(context.Background(), redlock.Config{Addrs: addrs})
+	c, err := redlock.New(ctx, redlock.Config{Addrs: addrs})
 	if err != nil {
 		panic(err)
 	}
