@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/internal/scripts"
 	"github.com/volleylock/volley/resp"
 )
 
@@ -28,7 +29,7 @@ type op struct {
 	slow    []bool    // the master's latest reply came after NodeTimeout: not awaited
 	script  bool      // the lock burst runs a script (multi-key or waiting, see encode)
 
-	// waiting makes encode write a waiting Lock's attempt (lockWaitScript),
+	// waiting makes encode write a waiting Lock's attempt (scripts.LockWait),
 	// whose "taken" answers carry the holder's id and the key's PTTL, which
 	// run stores in holder and pttl (hasHolder says which masters told).
 	waiting   bool
@@ -80,8 +81,8 @@ func (c *Client) putOp(o *op) { c.ops.Put(o) }
 // encode writes the burst's command (and the EVAL fallback for scripts):
 // for key alone when keys is nil, else for the lock on keys (sorted,
 // deduplicated, see LockMulti) with the multi-key scripts. A Lock that
-// waits (o.waiting) sends lockWaitScript instead of SET; a fenced Lock
-// (Config.Fencing) sends fenceLockScript, whatever its keys.
+// waits (o.waiting) sends scripts.LockWait instead of SET; a fenced Lock
+// (Config.Fencing) sends scripts.FenceLock, whatever its keys.
 func (o *op) encode(kind Op, key string, keys []string, tok *token, ttl time.Duration) {
 	o.num = strconv.AppendInt(o.num[:0], ttl.Milliseconds(), 10)
 	o.script = kind == OpLock && (keys != nil || o.waiting || o.c.cfg.Fencing)
@@ -89,11 +90,11 @@ func (o *op) encode(kind Op, key string, keys []string, tok *token, ttl time.Dur
 	switch {
 	case kind == OpLock && o.c.cfg.Fencing:
 		o.round = fenceLockRound
-		o.cmd = appendScript(o.cmd[:0], "EVALSHA", fenceLockSHA, key, keys, fenceKey, tok, o.num)
-		o.alt = appendScript(o.alt[:0], "EVAL", fenceLockScript, key, keys, fenceKey, tok, o.num)
+		o.cmd = appendScript(o.cmd[:0], "EVALSHA", scripts.FenceLock.SHA, key, keys, fenceKey, tok, o.num)
+		o.alt = appendScript(o.alt[:0], "EVAL", scripts.FenceLock.Source, key, keys, fenceKey, tok, o.num)
 	case kind == OpLock && keys == nil && o.waiting:
-		o.cmd = appendScript(o.cmd[:0], "EVALSHA", lockWaitSHA, key, nil, "", tok, o.num)
-		o.alt = appendScript(o.alt[:0], "EVAL", lockWaitScript, key, nil, "", tok, o.num)
+		o.cmd = appendScript(o.cmd[:0], "EVALSHA", scripts.LockWait.SHA, key, nil, "", tok, o.num)
+		o.alt = appendScript(o.alt[:0], "EVAL", scripts.LockWait.Source, key, nil, "", tok, o.num)
 	case kind == OpLock && keys == nil:
 		o.cmd = resp.AppendArrayHeader(o.cmd[:0], 6)
 		o.cmd = resp.AppendBulkString(o.cmd, "SET")
@@ -103,43 +104,43 @@ func (o *op) encode(kind Op, key string, keys []string, tok *token, ttl time.Dur
 		o.cmd = resp.AppendBulkString(o.cmd, "PX")
 		o.cmd = resp.AppendBulk(o.cmd, o.num)
 	case kind == OpLock:
-		o.cmd = appendScript(o.cmd[:0], "EVALSHA", lockMultiSHA, key, keys, "", tok, o.num)
-		o.alt = appendScript(o.alt[:0], "EVAL", lockMultiScript, key, keys, "", tok, o.num)
+		o.cmd = appendScript(o.cmd[:0], "EVALSHA", scripts.LockMulti.SHA, key, keys, "", tok, o.num)
+		o.alt = appendScript(o.alt[:0], "EVAL", scripts.LockMulti.Source, key, keys, "", tok, o.num)
 	case kind == OpExtend && keys == nil:
-		o.cmd = appendScript(o.cmd[:0], "EVALSHA", extendSHA, key, nil, "", tok, o.num)
-		o.alt = appendScript(o.alt[:0], "EVAL", extendScript, key, nil, "", tok, o.num)
+		o.cmd = appendScript(o.cmd[:0], "EVALSHA", scripts.Extend.SHA, key, nil, "", tok, o.num)
+		o.alt = appendScript(o.alt[:0], "EVAL", scripts.Extend.Source, key, nil, "", tok, o.num)
 	case kind == OpExtend:
-		o.cmd = appendScript(o.cmd[:0], "EVALSHA", extendMultiSHA, key, keys, "", tok, o.num)
-		o.alt = appendScript(o.alt[:0], "EVAL", extendMultiScript, key, keys, "", tok, o.num)
+		o.cmd = appendScript(o.cmd[:0], "EVALSHA", scripts.ExtendMulti.SHA, key, keys, "", tok, o.num)
+		o.alt = appendScript(o.alt[:0], "EVAL", scripts.ExtendMulti.Source, key, keys, "", tok, o.num)
 	case kind == OpUnlock:
 		// EVAL, not EVALSHA: a release answered NOSCRIPT after the decision
 		// (its master lost its scripts, and answered last) would go unseen,
 		// and the key would stay there for its TTL.
-		script := releaseScript
+		script := scripts.Release.Source
 		if keys != nil {
-			script = releaseMultiScript
+			script = scripts.ReleaseMulti.Source
 		}
 		o.cmd = appendScript(o.cmd[:0], "EVAL", script, key, keys, "", tok, nil)
 	}
 }
 
-// encodeQuietRelease writes the release of a failed attempt: releaseScript
-// without the wake-up (see releaseQuietScript).
+// encodeQuietRelease writes the release of a failed attempt: scripts.Release
+// without the wake-up (see scripts.ReleaseQuiet).
 func (o *op) encodeQuietRelease(key string, keys []string, tok *token) {
-	script := releaseQuietScript
+	script := scripts.ReleaseQuiet.Source
 	if keys != nil {
-		script = releaseMultiQuietScript
+		script = scripts.ReleaseMultiQuiet.Source
 	}
 	o.cmd = appendScript(o.cmd[:0], "EVAL", script, key, keys, "", tok, nil)
 }
 
 // encodeHandover writes the burst that passes key from the holder of old
-// to that of next, for ttl (handoverScript).
+// to that of next, for ttl (scripts.Handover).
 func (o *op) encodeHandover(key string, old, next *token, ttl time.Duration) {
 	o.num = strconv.AppendInt(o.num[:0], ttl.Milliseconds(), 10)
 	o.script, o.round = false, 0
-	o.cmd = appendHandover(o.cmd[:0], "EVALSHA", handoverSHA, key, old, next, o.num)
-	o.alt = appendHandover(o.alt[:0], "EVAL", handoverScript, key, old, next, o.num)
+	o.cmd = appendHandover(o.cmd[:0], "EVALSHA", scripts.Handover.SHA, key, old, next, o.num)
+	o.alt = appendHandover(o.alt[:0], "EVAL", scripts.Handover.Source, key, old, next, o.num)
 }
 
 // appendHandover encodes "EVAL[SHA] script 1 key old next ttl".
@@ -445,7 +446,7 @@ func (o *op) classify(kind Op, r *conn.Request) (out Outcome, err error, noScrip
 }
 
 // noteHolder stores what a lock script's "taken" answer from master i
-// says: the holder's id and the key's PTTL (see lockWaitScript).
+// says: the holder's id and the key's PTTL (see scripts.LockWait).
 func (o *op) noteHolder(i int, r *conn.Request) {
 	vals := r.Reply()
 	if len(vals) != 3 || vals[1].Type != resp.TypeBulk || vals[2].Type != resp.TypeInteger {

@@ -10,16 +10,17 @@ import (
 	"time"
 
 	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/internal/scripts"
 	"github.com/volleylock/volley/resp"
 )
 
 // Fencing (Config.Fencing): each master keeps one counter (fenceKey), and
 // a fenced Lock takes two rounds:
 //
-//  1. fenceLockScript sets the keys, as any Lock does, and reads the
+//  1. scripts.FenceLock sets the keys, as any Lock does, and reads the
 //     counter of every master that set them;
 //  2. once a quorum of masters that vouch for their counter set the keys,
-//     the token is the largest counter read plus one, and fenceWriteScript
+//     the token is the largest counter read plus one, and scripts.FenceWrite
 //     raises the counter to it on every master that still holds the keys;
 //     the lock is acquired when a quorum did, within the validity.
 //
@@ -109,7 +110,7 @@ func parseCounter(b []byte) (uint64, bool) {
 // fenceWrite is a fenced Lock's second round, after a first round (run by
 // the same op) in which a quorum of masters that vouch for their counter
 // set the keys: the token is the largest counter read plus one, written to
-// every master, where fenceWriteScript keeps it only if the keys still hold
+// every master, where scripts.FenceWrite keeps it only if the keys still hold
 // tok. It returns the token and the round's result (its start is not the
 // lock's: the validity counts from the first round's).
 func (o *op) fenceWrite(key string, keys []string, tok *token, done <-chan struct{}) (uint64, burstResult) {
@@ -122,8 +123,8 @@ func (o *op) fenceWrite(key string, keys []string, tok *token, done <-chan struc
 	fence := top + 1
 	o.fenceNum = strconv.AppendUint(o.fenceNum[:0], fence, 10)
 	o.round, o.script = fenceWriteRound, true
-	o.cmd = appendScript(o.cmd[:0], "EVALSHA", fenceWriteSHA, key, keys, fenceKey, tok, o.fenceNum)
-	o.alt = appendScript(o.alt[:0], "EVAL", fenceWriteScript, key, keys, fenceKey, tok, o.fenceNum)
+	o.cmd = appendScript(o.cmd[:0], "EVALSHA", scripts.FenceWrite.SHA, key, keys, fenceKey, tok, o.fenceNum)
+	o.alt = appendScript(o.alt[:0], "EVAL", scripts.FenceWrite.Source, key, keys, fenceKey, tok, o.fenceNum)
 	br := o.run(OpLock, done)
 	o.round = 0
 	return fence, br
@@ -162,9 +163,9 @@ func reservedForFencing(k string) bool {
 }
 
 // fenceSetup is the command every connection of a fencing Client runs in
-// its handshake (conn.Options.Setup): fenceCheckScript.
+// its handshake (conn.Options.Setup): scripts.FenceCheck.
 func fenceSetup() []string {
-	return []string{"EVAL", fenceCheckScript, "3", fenceKey, fenceRunKey, fenceUnsureKey}
+	return []string{"EVAL", scripts.FenceCheck.Source, "3", fenceKey, fenceRunKey, fenceUnsureKey}
 }
 
 // fencer serializes repairs and paces them, and owns the goroutine of a
@@ -278,7 +279,7 @@ func (c *Client) repairFence(ctx context.Context) bool {
 	connects := f.connects.Load()
 
 	states := make([]masterFence, len(c.masters))
-	c.eachMaster(ctx, []string{"EVAL", fenceStateScript, "2", fenceKey, fenceUnsureKey}, func(i int, vals []resp.Value) {
+	c.eachMaster(ctx, []string{"EVAL", scripts.FenceState.Source, "2", fenceKey, fenceUnsureKey}, func(i int, vals []resp.Value) {
 		states[i] = parseMasterFence(vals)
 	})
 	vouched, unanswered := 0, 0
@@ -354,7 +355,7 @@ func (c *Client) repairFence(ctx context.Context) bool {
 	arg := strconv.FormatUint(value, 10)
 	repaired := false
 	c.eachMasterOf(ctx, unsure, func(i int) []string {
-		return []string{"EVAL", fenceRepairScript, "2", fenceKey, fenceUnsureKey, states[i].since, arg}
+		return []string{"EVAL", scripts.FenceRepair.Source, "2", fenceKey, fenceUnsureKey, states[i].since, arg}
 	}, func(i int, vals []resp.Value) {
 		if vals[0].Type == resp.TypeInteger && vals[0].Int == 1 {
 			repaired = true
@@ -363,7 +364,7 @@ func (c *Client) repairFence(ctx context.Context) bool {
 	return repaired
 }
 
-// parseMasterFence reads fenceStateScript's answer.
+// parseMasterFence reads scripts.FenceState's answer.
 func parseMasterFence(vals []resp.Value) masterFence {
 	s := masterFence{}
 	if len(vals) != 5 || vals[0].Type != resp.TypeArray || vals[0].Int != 4 {

@@ -24,7 +24,7 @@ func (l *Lock) handOver() bool {
 }
 
 // takeHandover takes over the lock g that Unlock handed to this waiter,
-// with o: one burst of handoverScript replaces g's token with a new one,
+// with o: one burst of scripts.Handover replaces g's token with a new one,
 // for ttl, on every master that still holds g's. It succeeds as Extend
 // does: on a quorum, within both the new validity (counted from the burst)
 // and g's. Otherwise both tokens are released wherever they may be, waking

@@ -2,7 +2,6 @@ package redlock
 
 import (
 	"context"
-	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -18,19 +17,6 @@ import (
 	"github.com/volleylock/volley/conn"
 	"github.com/volleylock/volley/internal/redistest"
 )
-
-func TestScriptSHAs(t *testing.T) {
-	for script, sha := range map[string]string{
-		releaseScript: releaseSHA, extendScript: extendSHA,
-		lockMultiScript: lockMultiSHA, releaseMultiScript: releaseMultiSHA, extendMultiScript: extendMultiSHA,
-		extendBatchScript: extendBatchSHA, lockWaitScript: lockWaitSHA,
-		fenceLockScript: fenceLockSHA, fenceWriteScript: fenceWriteSHA,
-		handoverScript: handoverSHA,
-	} {
-		sum := sha1.Sum([]byte(script))
-		assert.Equal(t, sha, hex.EncodeToString(sum[:]))
-	}
-}
 
 func TestTokensAreUniqueHex(t *testing.T) {
 	seen := make(map[token]bool)

@@ -6,13 +6,14 @@ import (
 	"time"
 
 	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/internal/scripts"
 	"github.com/volleylock/volley/resp"
 )
 
 // Renewal of the locks that Do holds: one scheduler per Client, not one
 // timer and one round trip per lock. Locks whose renewal falls due
 // together (within a quarter of their period) are extended in one script
-// call per master carrying up to maxBatchLocks locks (extendBatchScript),
+// call per master carrying up to maxBatchLocks locks (scripts.ExtendBatch),
 // and each lock is still judged on its own quorum, as Extend judges it.
 // So a process holding thousands of locks sends a few commands per period
 // to each master instead of one per lock.
@@ -288,7 +289,7 @@ func (r *renewer) encode(keys int) {
 		dst = resp.AppendBulkString(dst, script)
 		return resp.AppendBulkInt(dst, int64(keys))
 	}
-	b := head(r.cmd[:0], "EVALSHA", extendBatchSHA)
+	b := head(r.cmd[:0], "EVALSHA", scripts.ExtendBatch.SHA)
 	first := len(b) // the EVAL form differs only up to here
 	for _, e := range r.batch {
 		if ks := e.l.keyList(); ks != nil {
@@ -306,7 +307,7 @@ func (r *renewer) encode(keys int) {
 		b = resp.AppendBulkInt(b, int64(max(1, len(e.l.keyList()))))
 	}
 	r.cmd = b
-	r.alt = append(head(r.alt[:0], "EVAL", extendBatchScript), b[first:]...)
+	r.alt = append(head(r.alt[:0], "EVAL", scripts.ExtendBatch.Source), b[first:]...)
 }
 
 // send sends the batch to every master and collects the votes (into the

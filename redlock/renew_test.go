@@ -11,23 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/volleylock/volley/internal/fakeredis"
 )
-
-func TestScriptsAreTheFakesScripts(t *testing.T) {
-	for ours, fakes := range map[string]string{
-		releaseScript: fakeredis.ReleaseAndPublishScript, releaseQuietScript: fakeredis.CompareAndDeleteScript,
-		extendScript: fakeredis.CompareAndPexpireScript, lockWaitScript: fakeredis.LockWaitScript,
-		lockMultiScript: fakeredis.LockMultiScript, releaseMultiScript: fakeredis.ReleaseMultiAndPublishScript,
-		releaseMultiQuietScript: fakeredis.ReleaseMultiScript,
-		extendMultiScript:       fakeredis.ExtendMultiScript, extendBatchScript: fakeredis.ExtendBatchScript,
-		fenceCheckScript: fakeredis.FenceCheckScript, fenceLockScript: fakeredis.FenceLockScript, fenceWriteScript: fakeredis.FenceWriteScript, fenceStateScript: fakeredis.FenceStateScript, fenceRepairScript: fakeredis.FenceRepairScript,
-		handoverScript: fakeredis.HandoverScript,
-	} {
-		assert.Equal(t, fakes, ours)
-	}
-}
 
 // TestDoRenewalsShareBatches: many Do calls on one Client are renewed in
 // shared batches, a handful of script calls per master per period instead

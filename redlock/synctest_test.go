@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/internal/scripts"
 	"github.com/volleylock/volley/resp"
 )
 
@@ -88,7 +89,7 @@ func (m *pipeMaster) serve(nc net.Conn) {
 			default:
 				out = ":1\r\n"
 			}
-			if b := string(args[1].Bytes); b == extendBatchSHA || b == extendBatchScript {
+			if b := string(args[1].Bytes); b == scripts.ExtendBatch.SHA || b == scripts.ExtendBatch.Source {
 				out = "*1\r\n" + out // Do's renewer: one lock in the batch
 			}
 		default:

@@ -5,6 +5,8 @@ import (
 	"net"
 	"strconv"
 	"testing"
+
+	"github.com/volleylock/volley/internal/scripts"
 )
 
 // BenchmarkPipeline measures one connection sending batches of 100 SET NX
@@ -22,7 +24,7 @@ func BenchmarkPipeline(b *testing.B) {
 	for i := range batchLen / 2 {
 		key := "lock-" + strconv.Itoa(i)
 		batch = encodeCommand(batch, "SET", key, "tok", "NX", "PX", "30000")
-		batch = encodeCommand(batch, "EVAL", CompareAndDeleteScript, "1", key, "tok")
+		batch = encodeCommand(batch, "EVAL", scripts.ReleaseQuiet.Source, "1", key, "tok")
 	}
 	var reply []byte
 	b.ReportAllocs()
@@ -61,7 +63,7 @@ func BenchmarkParallelConnections(b *testing.B) {
 		defer nc.Close()
 		br := bufio.NewReader(nc)
 		acquire := encodeCommand(nil, "SET", "lock", "tok", "NX", "PX", "30000")
-		release := encodeCommand(nil, "EVAL", CompareAndDeleteScript, "1", "lock", "tok")
+		release := encodeCommand(nil, "EVAL", scripts.ReleaseQuiet.Source, "1", "lock", "tok")
 		var reply []byte
 		for i := 0; pb.Next(); i++ {
 			cmd := acquire

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/volleylock/volley/internal/redistest"
+	"github.com/volleylock/volley/internal/scripts"
 )
 
 // step is one command of a differential script.
@@ -147,9 +148,9 @@ func clientIDShape(t *testing.T, reply string) { require.Regexp(t, `^:[0-9]+\r\n
 
 // diffScript covers every supported command on a server without password.
 func diffScript() []step {
-	del, ext := CompareAndDeleteScript, CompareAndPexpireScript
-	lockM, relM, extM := LockMultiScript, ReleaseMultiScript, ExtendMultiScript
-	batch := ExtendBatchScript
+	del, ext := scripts.ReleaseQuiet.Source, scripts.Extend.Source
+	lockM, relM, extM := scripts.LockMulti.Source, scripts.ReleaseMultiQuiet.Source, scripts.ExtendMulti.Source
+	batch := scripts.ExtendBatch.Source
 	delSHA, extSHA := sha1Hex([]byte(del)), sha1Hex([]byte(ext))
 	return []step{
 		// connection
@@ -521,8 +522,8 @@ func unsubscribeAllShape(resp3 bool, channels ...string) func(t *testing.T, repl
 // RESP2 and 2 in RESP3. Each part ends with a PING on the subscribers, so
 // a message one server sent and the other did not shows as a difference.
 func diffPubSubScript() []step {
-	rel, relM := ReleaseAndPublishScript, ReleaseMultiAndPublishScript
-	wait, lockM := LockWaitScript, LockMultiScript
+	rel, relM := scripts.Release.Source, scripts.ReleaseMulti.Source
+	wait, lockM := scripts.LockWait.Source, scripts.LockMulti.Source
 	relSHA, relMSHA, waitSHA := sha1Hex([]byte(rel)), sha1Hex([]byte(relM)), sha1Hex([]byte(wait))
 	return []step{
 		// RESP2: confirmations, PING, and every other command refused
@@ -596,7 +597,7 @@ func diffPubSubScript() []step {
 		on(1, 1, "PING"),
 		on(2, 1, "PING"),
 
-		// ReleaseAndPublishScript and what the subscribers receive
+		// scripts.Release and what the subscribers receive
 		cmd("SET", "lock", "tok", "PX", "30000"),
 		cmd("EVAL", rel, "1", "lock", "other"),
 		cmd("EVAL", rel, "1", "lock"),
@@ -615,7 +616,7 @@ func diffPubSubScript() []step {
 		on(2, 1, "PING"),
 		on(1, 1, "PING"),
 
-		// ReleaseMultiAndPublishScript
+		// scripts.ReleaseMulti
 		on(1, 2, "SUBSCRIBE", "volley:released:m2", "volley:released:m3"),
 		cmd("SET", "m1", "tok", "PX", "30000"),
 		cmd("SET", "m2", "tok", "PX", "30000"),
@@ -634,7 +635,7 @@ func diffPubSubScript() []step {
 		on(1, 1, "PING"),
 		on(2, 1, "PING"),
 
-		// LockWaitScript
+		// scripts.LockWait
 		cmd("EVAL", wait, "0"),
 		cmd("EVAL", wait, "1", "w"),
 		cmd("EVAL", wait, "1", "w", "tok"),
@@ -659,7 +660,7 @@ func diffPubSubScript() []step {
 		cmd("PEXPIRE", "w", "0"),
 		cmd("EVALSHA", waitSHA, "1", "w", "tok", "20000"),
 
-		// LockMultiScript reports the first key taken
+		// scripts.LockMulti reports the first key taken
 		cmd("EVAL", lockM, "0"),
 		cmd("EVAL", lockM, "2", "n1", "n2"),
 		cmd("EVAL", lockM, "2", "n1", "n2", "tok"),
@@ -739,9 +740,9 @@ const (
 // diffHashScript covers the hash commands, TYPE, and what a key of the
 // wrong type does to GET, SET ... GET and the lock scripts.
 func diffHashScript() []step {
-	del, ext, rel := CompareAndDeleteScript, CompareAndPexpireScript, ReleaseAndPublishScript
-	wait, lockM, relM, relMP := LockWaitScript, LockMultiScript, ReleaseMultiScript, ReleaseMultiAndPublishScript
-	extM, batch := ExtendMultiScript, ExtendBatchScript
+	del, ext, rel := scripts.ReleaseQuiet.Source, scripts.Extend.Source, scripts.Release.Source
+	wait, lockM, relM, relMP := scripts.LockWait.Source, scripts.LockMulti.Source, scripts.ReleaseMultiQuiet.Source, scripts.ReleaseMulti.Source
+	extM, batch := scripts.ExtendMulti.Source, scripts.ExtendBatch.Source
 	return []step{
 		cmd("HSET", "h", "a", "1", "b", "2"),
 		cmd("HSET", "h", "a", "3", "c", "4", "c", "5"),
@@ -794,7 +795,7 @@ func diffHashScript() []step {
 		cmd("HSET", "hh", "f", "v"),
 		cmd("EVAL", del, "1", "hh", "tok"),
 		cmd("EVAL", ext, "1", "hh", "tok", "1000"),
-		cmd("EVAL", HandoverScript, "1", "hh", "tok", "next", "1000"),
+		cmd("EVAL", scripts.Handover.Source, "1", "hh", "tok", "next", "1000"),
 		cmd("EVAL", rel, "1", "hh", "tok"),
 		cmd("EVAL", wait, "1", "hh", "tok", "1000"),
 		cmd("EVAL", lockM, "2", "free", "hh", "tok", "1000"),
@@ -815,12 +816,12 @@ func diffHashScript() []step {
 	}
 }
 
-// diffHandoverScript covers HandoverScript in every branch, by EVAL,
+// diffHandoverScript covers scripts.Handover in every branch, by EVAL,
 // EVALSHA and SCRIPT LOAD, in RESP2 and then RESP3, over two connections:
 // 0 runs the script, 1 is subscribed to the key's channel and PINGs at the
 // end of each protocol, so a message either server published would show.
 func diffHandoverScript() []step {
-	ho := HandoverScript
+	ho := scripts.Handover.Source
 	hoSHA := sha1Hex([]byte(ho))
 	eval := func(args ...string) step { return cmd(append([]string{"EVAL", ho}, args...)...) }
 	evalSHA := func(args ...string) step { return cmd(append([]string{"EVALSHA", hoSHA}, args...)...) }
@@ -904,13 +905,13 @@ func diffHandoverScript() []step {
 // EVALSHA and SCRIPT LOAD, in RESP2 and RESP3, on a server that has not run
 // them yet.
 func diffFenceScript() []step {
-	check, lock, write := FenceCheckScript, FenceLockScript, FenceWriteScript
-	state, repair := FenceStateScript, FenceRepairScript
+	check, lock, write := scripts.FenceCheck.Source, scripts.FenceLock.Source, scripts.FenceWrite.Source
+	state, repair := scripts.FenceState.Source, scripts.FenceRepair.Source
 	F, R, U := fenceKey, fenceRunKey, fenceUnsureKey
 	otherRun := strings.Repeat("ab", 20)
 	var steps []step
 	add := func(s ...step) { steps = append(steps, s...) }
-	// Counters as Lua reads them: fenceWriteScript raises the counter from
+	// Counters as Lua reads them: scripts.FenceWrite raises the counter from
 	// g to arg, or not, or fails to compare. k holds tok throughout.
 	numbers := func(g, arg string) []step {
 		return []step{
@@ -1211,7 +1212,7 @@ func TestDifferentialFencing(t *testing.T) {
 	fake.Restart()
 	require.NoError(t, real.Restart(false))
 	fc, rc = dial(t, fake.Addr()), dial(t, real.Addr())
-	check := FenceCheckScript
+	check := scripts.FenceCheck.Source
 	runDifferential(t, fc, rc, []step{
 		cmd("EVALSHA", sha1Hex([]byte(check)), "3", fenceKey, fenceRunKey, fenceUnsureKey),
 		cmd("EVAL", check, "3", fenceKey, fenceRunKey, fenceUnsureKey),
@@ -1219,4 +1220,82 @@ func TestDifferentialFencing(t *testing.T) {
 		masked("GET", fenceRunKey),
 		cmd("EVAL", check, "3", fenceKey, fenceRunKey, fenceUnsureKey),
 	})
+}
+
+// scriptCalls is one call of each script of scripts.All, in the order
+// diffScriptSHAs makes them, on the keys it sets first: the releases and
+// the locks succeed, then the extensions and the handover; fencing finds
+// a fresh master with no counter.
+var scriptCalls = []struct {
+	name string
+	args []string // numkeys, keys, argv
+	mask bool     // compare the replies after maskFence
+}{
+	{name: "release", args: []string{"1", "r", "tok"}},
+	{name: "release_quiet", args: []string{"1", "q", "tok"}},
+	{name: "release_multi", args: []string{"2", "m1", "m2", "tok"}},
+	{name: "release_multi_quiet", args: []string{"2", "n1", "n2", "tok"}},
+	{name: "lock_wait", args: []string{"1", "w", "tok", "30000"}},
+	{name: "lock_multi", args: []string{"2", "l1", "l2", "tok", "30000"}},
+	{name: "extend", args: []string{"1", "w", "tok", "60000"}},
+	{name: "extend_multi", args: []string{"2", "l1", "l2", "tok", "60000"}},
+	{name: "extend_batch", args: []string{"3", "w", "l1", "l2", "2", "tok", "60000", "1", "tok", "60000", "2"}},
+	{name: "handover", args: []string{"1", "w", "tok", "next", "60000"}},
+	{name: "fence_check", args: []string{"3", fenceKey, fenceRunKey, fenceUnsureKey}},
+	{name: "fence_lock", args: []string{"3", "f1", "f2", fenceKey, "tok", "30000"}},
+	{name: "fence_write", args: []string{"3", "f1", "f2", fenceKey, "tok", "5"}},
+	{name: "fence_state", args: []string{"2", fenceKey, fenceUnsureKey}, mask: true},
+	{name: "fence_repair", args: []string{"2", fenceKey, fenceUnsureKey, "1", "7"}},
+}
+
+// diffScriptSHAs covers every script of scripts.All by its SHA: EVALSHA
+// before SCRIPT LOAD (NOSCRIPT), SCRIPT LOAD, which must answer the
+// script's SHA, and EVALSHA after it, in scriptCalls' order.
+func diffScriptSHAs(t *testing.T) []step {
+	byName := make(map[string]scripts.Script)
+	for _, s := range scripts.All {
+		byName[s.Name] = s
+	}
+	steps := []step{cmd("SCRIPT", "FLUSH")}
+	for _, k := range []string{"r", "q", "m1", "m2", "n1", "n2"} {
+		steps = append(steps, cmd("SET", k, "tok"))
+	}
+	for _, call := range scriptCalls {
+		s, ok := byName[call.name]
+		require.True(t, ok, "scriptCalls: no script %q", call.name)
+		delete(byName, call.name)
+		loaded := func(t *testing.T, reply string) {
+			require.Equal(t, bulk(s.SHA), reply, "SCRIPT LOAD of %s", s.Name)
+		}
+		evalsha := step{args: append([]string{"EVALSHA", s.SHA}, call.args...)}
+		if call.mask {
+			evalsha.mask = maskFence
+		}
+		steps = append(steps,
+			cmd(append([]string{"EVALSHA", s.SHA}, call.args...)...),
+			shaped(loaded, "SCRIPT", "LOAD", s.Source),
+			evalsha,
+		)
+	}
+	require.Empty(t, byName, "scripts with no call in scriptCalls")
+	return steps
+}
+
+// TestScriptSHAsAgainstRedis proves that each script's SHA (computed by
+// internal/scripts) is the name redis-server gives it, and that the fake
+// runs it by that name as redis-server does.
+func TestScriptSHAsAgainstRedis(t *testing.T) {
+	real := redistest.Start(t, redistest.Options{})
+	fake := StartT(t, Options{})
+	fc, rc := dial(t, fake.Addr()), dial(t, real.Addr())
+	runDifferential(t, fc, rc, diffScriptSHAs(t))
+	// Every script is still loaded on both, under its SHA.
+	exists := []string{"SCRIPT", "EXISTS"}
+	want := "*" + strconv.Itoa(len(scripts.All)) + "\r\n"
+	for _, s := range scripts.All {
+		exists = append(exists, s.SHA)
+		want += ":1\r\n"
+	}
+	require.Equal(t, want, rc.do(exists...))
+	require.Equal(t, want, fc.do(exists...))
 }

@@ -20,14 +20,9 @@
 // WRONGTYPE error where one is used as the other; HGETALL lists a hash's
 // fields in the order they were first set, as Redis does for hashes of up
 // to 128 fields of up to 64 bytes. Scripts are not interpreted: EVAL and
-// SCRIPT LOAD accept only the lock scripts this package exports
-// (CompareAndDeleteScript, CompareAndPexpireScript, HandoverScript,
-// ReleaseAndPublishScript, LockWaitScript, LockMultiScript,
-// ReleaseMultiScript, ReleaseMultiAndPublishScript, ExtendMultiScript,
-// ExtendBatchScript, and fencing's FenceCheckScript, FenceLockScript,
-// FenceWriteScript, FenceStateScript and FenceRepairScript; whitespace and
-// quote style may differ, and the publishing releases may use redis.pcall
-// for their PUBLISH), which run natively in Go, their PUBLISH, INFO and
+// SCRIPT LOAD accept only the lock scripts redlock sends, those of
+// internal/scripts (scripts.All; whitespace and quote style may differ),
+// which run natively in Go, their PUBLISH, INFO and
 // TIME included, with Lua's reading and comparison of numbers (doubles);
 // any other script is refused with an error that says so. A script that
 // fails (a missing argument, a key of the wrong type, a counter Lua cannot

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/volleylock/volley/internal/scripts"
 )
 
 // requireNoReply checks that nothing arrives on c within d.
@@ -156,7 +158,7 @@ func readFull(c *testConn, b []byte) (int, error) {
 func TestFaultNoScript(t *testing.T) {
 	s := StartT(t, Options{})
 	c := dial(t, s.Addr())
-	sha := c.do("SCRIPT", "LOAD", CompareAndDeleteScript)
+	sha := c.do("SCRIPT", "LOAD", scripts.ReleaseQuiet.Source)
 	sha = sha[len("$40\r\n") : len(sha)-2]
 	require.Equal(t, "+OK\r\n", c.do("SET", "lock", "tok"))
 
@@ -213,7 +215,7 @@ func TestRestart(t *testing.T) {
 	s := StartT(t, Options{Clock: clock})
 	c := dial(t, s.Addr())
 	require.Equal(t, "+OK\r\n", c.do("SET", "k", "v"))
-	sha := c.do("SCRIPT", "LOAD", CompareAndDeleteScript)
+	sha := c.do("SCRIPT", "LOAD", scripts.ReleaseQuiet.Source)
 	sha = sha[len("$40\r\n") : len(sha)-2]
 	clock.Advance(90 * time.Second)
 	require.Contains(t, c.do("INFO", "server"), "\r\nuptime_in_seconds:90\r\n")

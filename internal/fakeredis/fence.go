@@ -1,12 +1,13 @@
 package fakeredis
 
-// The scripts of fencing (FenceCheckScript and the others in scripts.go),
-// run natively. Each follows its Lua statement by statement, so that keys
-// passed twice, missing arguments, keys of the wrong type and numbers Lua
-// reads its own way give what Redis gives: the same reply, or the same
-// error after the same changes.
+// The scripts of fencing (scripts.FenceCheck and the others of
+// internal/scripts), run natively. Each follows its Lua statement by
+// statement, so that keys passed twice, missing arguments, keys of the
+// wrong type and numbers Lua reads its own way (as doubles, see
+// luaToNumber) give what Redis gives: the same reply, or the same error
+// after the same changes.
 
-// fenceCheckLocked runs FenceCheckScript.
+// fenceCheckLocked runs scripts.FenceCheck.
 func (s *Server) fenceCheckLocked(out []byte, db int, sha string, keys [][]byte) []byte {
 	now := s.clock.Now()
 	ms := now.UnixMilli()
@@ -52,7 +53,7 @@ func (s *Server) fenceCheckLocked(out []byte, db int, sha string, keys [][]byte)
 	return append(out, replyZero...)
 }
 
-// fenceLockLocked runs FenceLockScript.
+// fenceLockLocked runs scripts.FenceLock.
 func (s *Server) fenceLockLocked(out []byte, db int, sha string, keys, argv [][]byte) []byte {
 	now := s.nowMs()
 	n := max(len(keys)-1, 0)
@@ -74,7 +75,7 @@ func (s *Server) fenceLockLocked(out []byte, db int, sha string, keys, argv [][]
 	}
 }
 
-// fenceWriteLocked runs FenceWriteScript.
+// fenceWriteLocked runs scripts.FenceWrite.
 func (s *Server) fenceWriteLocked(out []byte, db int, sha string, keys, argv [][]byte) []byte {
 	now := s.nowMs()
 	last := len(keys) - 1
@@ -98,7 +99,7 @@ func (s *Server) fenceWriteLocked(out []byte, db int, sha string, keys, argv [][
 	return s.raiseCounterLocked(out, db, sha, keys[last], g, argv)
 }
 
-// raiseCounterLocked is what FenceWriteScript and FenceRepairScript end
+// raiseCounterLocked is what scripts.FenceWrite and scripts.FenceRepair end
 // with, given the counter g at key: if tonumber(g)<tonumber(ARGV[2]), set
 // the key to ARGV[2]; return 1.
 func (s *Server) raiseCounterLocked(out []byte, db int, sha string, key []byte, g string, argv [][]byte) []byte {
@@ -113,7 +114,7 @@ func (s *Server) raiseCounterLocked(out []byte, db int, sha string, key []byte, 
 	return append(out, replyOne...)
 }
 
-// fenceStateLocked runs FenceStateScript.
+// fenceStateLocked runs scripts.FenceState.
 func (s *Server) fenceStateLocked(out []byte, db int, sha string, keys [][]byte) []byte {
 	now := s.clock.Now()
 	ms := now.UnixMilli()
@@ -145,7 +146,7 @@ func (s *Server) fenceStateLocked(out []byte, db int, sha string, keys [][]byte)
 	return appendBulk(out, nowUs)
 }
 
-// fenceRepairLocked runs FenceRepairScript.
+// fenceRepairLocked runs scripts.FenceRepair.
 func (s *Server) fenceRepairLocked(out []byte, db int, sha string, keys, argv [][]byte) []byte {
 	now := s.nowMs()
 	g, found, msg := s.scriptGetLocked(db, keys, 0, now)

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/volleylock/volley/internal/scripts"
 )
 
 // The fencing scripts read TIME from Options.Clock, as TIME does: since
@@ -15,27 +17,27 @@ func TestFenceScriptsUseTheClock(t *testing.T) {
 	clock := NewManualClock(time.Unix(1700000000, 4000))
 	s := StartT(t, Options{Clock: clock})
 	c := dial(t, s.Addr())
-	require.Equal(t, ":0\r\n", c.do("EVAL", FenceCheckScript, "3", fenceKey, fenceRunKey, fenceUnsureKey))
+	require.Equal(t, ":0\r\n", c.do("EVAL", scripts.FenceCheck.Source, "3", fenceKey, fenceRunKey, fenceUnsureKey))
 	assert.Equal(t, bulk("1700000000000004"), c.do("HGET", fenceUnsureKey, "since"))
 	clock.Advance(1500*time.Millisecond + 990*time.Microsecond)
 	assert.Equal(t, "*4\r\n"+bulk("")+bulk("1700000000000004")+bulk("")+bulk("1700000001500994"),
-		c.do("EVAL", FenceStateScript, "2", fenceKey, fenceUnsureKey))
+		c.do("EVAL", scripts.FenceState.Source, "2", fenceKey, fenceUnsureKey))
 	assert.Equal(t, "*2\r\n"+bulk("1700000001")+bulk("500994"), c.do("TIME"))
 }
 
-// FenceCheckScript compares the run key with the server's run_id, which
+// scripts.FenceCheck compares the run key with the server's run_id, which
 // Restart changes, as a restarted redis-server has a new one.
 func TestFenceCheckComparesRunID(t *testing.T) {
 	s := StartT(t, Options{})
 	c := dial(t, s.Addr())
-	check := []string{"EVAL", FenceCheckScript, "3", fenceKey, fenceRunKey, fenceUnsureKey}
+	check := []string{"EVAL", scripts.FenceCheck.Source, "3", fenceKey, fenceRunKey, fenceUnsureKey}
 	first := s.RunID()
 	require.Equal(t, ":0\r\n", c.do(check...))
 	assert.Equal(t, bulk(first), c.do("GET", fenceRunKey))
 	require.Equal(t, ":1\r\n", c.do(check...))
 	since := c.do("HGET", fenceUnsureKey, "since")
 	require.Regexp(t, `^\$16\r\n[0-9]{16}\r\n$`, since)
-	require.Equal(t, ":1\r\n", c.do("EVAL", FenceRepairScript, "2", fenceKey, fenceUnsureKey, since[5:21], "10"))
+	require.Equal(t, ":1\r\n", c.do("EVAL", scripts.FenceRepair.Source, "2", fenceKey, fenceUnsureKey, since[5:21], "10"))
 	assert.Equal(t, bulk("10"), c.do("GET", fenceKey))
 
 	s.Restart()

@@ -1,6 +1,6 @@
 package fakeredis
 
-// Hashes, as far as the fencing scripts (see scripts.go) and tests that
+// Hashes, as far as the fencing scripts (see fence.go) and tests that
 // look at their hash need them: HSET, HGET, HGETALL.
 
 // hashValue is a hash's fields in the order they were first set: the order

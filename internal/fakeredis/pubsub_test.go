@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/volleylock/volley/internal/leakcheck"
+	"github.com/volleylock/volley/internal/scripts"
 )
 
 // message returns the frame of a published message in RESP2 (*3) or RESP3
@@ -148,7 +149,7 @@ func TestPubSubPublishToSelf(t *testing.T) {
 	require.Equal(t, ":1\r\n", c.read())
 
 	require.Equal(t, "+OK\r\n", c.do("SET", "lock", "tok"))
-	c.send("EVAL", ReleaseAndPublishScript, "1", "lock", "tok")
+	c.send("EVAL", scripts.Release.Source, "1", "lock", "tok")
 	require.Equal(t, message(true, "volley:released:lock", holderID([]byte("tok"))), c.read())
 	require.Equal(t, ":1\r\n", c.read())
 }
@@ -162,21 +163,21 @@ func TestReleaseScriptsPublish(t *testing.T) {
 
 	// The quiet releases publish nothing; the others publish per key.
 	for _, args := range [][]string{
-		{"EVAL", CompareAndDeleteScript, "1", "a", "tok"},
-		{"EVAL", ReleaseMultiScript, "2", "a", "b", "tok"},
+		{"EVAL", scripts.ReleaseQuiet.Source, "1", "a", "tok"},
+		{"EVAL", scripts.ReleaseMultiQuiet.Source, "2", "a", "b", "tok"},
 	} {
 		require.Equal(t, "+OK\r\n", c.do("SET", "a", "tok"))
 		require.Equal(t, "+OK\r\n", c.do("SET", "b", "tok"))
 		require.Equal(t, ":1\r\n", c.do(args...), "%v", args)
 	}
 	require.Equal(t, "+OK\r\n", c.do("SET", "a", "tok"))
-	require.Equal(t, ":1\r\n", c.do("EVAL", ReleaseAndPublishScript, "1", "a", "tok"))
+	require.Equal(t, ":1\r\n", c.do("EVAL", scripts.Release.Source, "1", "a", "tok"))
 	require.Equal(t, message(false, "volley:released:a", id), sub.read())
-	require.Equal(t, ":0\r\n", c.do("EVAL", ReleaseAndPublishScript, "1", "a", "tok"), "released twice")
+	require.Equal(t, ":0\r\n", c.do("EVAL", scripts.Release.Source, "1", "a", "tok"), "released twice")
 
 	require.Equal(t, "+OK\r\n", c.do("SET", "a", "tok"))
 	require.Equal(t, "+OK\r\n", c.do("SET", "b", "tok"))
-	require.Equal(t, ":1\r\n", c.do("EVAL", ReleaseMultiAndPublishScript, "2", "a", "b", "tok"))
+	require.Equal(t, ":1\r\n", c.do("EVAL", scripts.ReleaseMulti.Source, "2", "a", "b", "tok"))
 	require.Equal(t, message(false, "volley:released:a", id), sub.read())
 	require.Equal(t, message(false, "volley:released:b", id), sub.read())
 	require.Equal(t, "*2\r\n"+bulk("pong")+bulk(""), sub.do("PING"), "a quiet release published")
@@ -187,16 +188,16 @@ func TestLockWaitScript(t *testing.T) {
 	clock := NewManualClock(time.Unix(1_700_000_000, 0))
 	s := StartT(t, Options{Clock: clock})
 	c := dial(t, s.Addr())
-	sha := c.do("SCRIPT", "LOAD", LockWaitScript)
-	require.Equal(t, bulk(sha1Hex([]byte(LockWaitScript))), sha)
+	sha := c.do("SCRIPT", "LOAD", scripts.LockWait.Source)
+	require.Equal(t, bulk(scripts.LockWait.SHA), sha)
 	sha = sha[len("$40\r\n") : len(sha)-2]
 
 	require.Equal(t, ":1\r\n", c.do("EVALSHA", sha, "1", "lock", "tok", "1000"))
 	clock.Advance(250 * time.Millisecond)
 	holder := "*2\r\n" + bulk(holderID([]byte("tok"))) + ":750\r\n"
 	require.Equal(t, holder, c.do("EVALSHA", sha, "1", "lock", "other", "1000"))
-	require.Equal(t, holder, c.do("EVAL", LockMultiScript, "2", "free", "lock", "other", "1000"))
-	require.Equal(t, ":0\r\n", c.do("EXISTS", "free"), "LockMultiScript set a key though one was taken")
+	require.Equal(t, holder, c.do("EVAL", scripts.LockMulti.Source, "2", "free", "lock", "other", "1000"))
+	require.Equal(t, ":0\r\n", c.do("EXISTS", "free"), "scripts.LockMulti set a key though one was taken")
 	require.Regexp(t, `^%7\r\n`, c.do("HELLO", "3"))
 	require.Equal(t, holder, c.do("EVALSHA", sha, "1", "lock", "other", "1000"), "RESP3")
 	clock.Advance(751 * time.Millisecond)

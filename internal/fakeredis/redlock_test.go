@@ -16,7 +16,7 @@ import (
 
 // TestFencingOnFakeMasters runs a fencing redlock.Client on three fake
 // masters, end to end: tokens grow; a master that restarts (a new run_id,
-// no keys) is set aside by its handshake's FenceCheckScript; and once its
+// no keys) is set aside by its handshake's scripts.FenceCheck; and once its
 // clock says it has been unsure for longer than the repair's wait, a
 // repair gives it its counter back.
 func TestFencingOnFakeMasters(t *testing.T) {

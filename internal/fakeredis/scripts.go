@@ -3,95 +3,13 @@ package fakeredis
 import (
 	"crypto/sha1"
 	"encoding/hex"
+	"strings"
+
+	"github.com/volleylock/volley/internal/scripts"
 )
 
-// The Redlock scripts the fake runs (see REDLOCK.md), natively in Go: the
-// single-key release, extend and handover, the multi-key lock, release and
-// extend of redlock.LockMulti, and the scripts of waiting: an attempt that
-// reports the holder, and releases that wake waiters by publishing on the
-// key's channel.
-// The scripts of fencing follow in their own block.
-const (
-	// CompareAndDeleteScript deletes KEYS[1] if it holds ARGV[1] and
-	// returns 1, else returns 0: Redlock's release, without waking waiters.
-	CompareAndDeleteScript = `if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("del",KEYS[1]) else return 0 end`
-	// CompareAndPexpireScript sets KEYS[1]'s time to live to ARGV[2]
-	// milliseconds if it holds ARGV[1] and returns PEXPIRE's reply, else
-	// returns 0: Redlock's extend.
-	CompareAndPexpireScript = `if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("pexpire",KEYS[1],ARGV[2]) else return 0 end`
-	// HandoverScript sets KEYS[1] to ARGV[2] with a TTL of ARGV[3]
-	// milliseconds and returns 1 if it holds ARGV[1], else returns 0:
-	// Redlock's passing of a held lock from one holder to the next. It
-	// never creates a missing key and publishes nothing.
-	HandoverScript = `if redis.call("get",KEYS[1]) == ARGV[1] then redis.call("set",KEYS[1],ARGV[2],"px",ARGV[3]) return 1 else return 0 end`
-	// ReleaseAndPublishScript deletes KEYS[1] if it holds ARGV[1], publishes
-	// the release's id (the first 16 hex digits of ARGV[1]'s SHA-1) on the
-	// channel "volley:released:" followed by the key, and returns 1; else it
-	// returns 0. It publishes with redis.pcall, so that on Redis an ACL that
-	// forbids PUBLISH does not fail the release (the fake has no ACLs).
-	ReleaseAndPublishScript = `if redis.call("get",KEYS[1]) == ARGV[1] then redis.call("del",KEYS[1]) redis.pcall("publish","volley:released:"..KEYS[1],string.sub(redis.sha1hex(ARGV[1]),1,16)) return 1 else return 0 end`
-	// LockWaitScript sets KEYS[1] to ARGV[1] with a TTL of ARGV[2]
-	// milliseconds and returns 1 if the key does not exist; else it returns
-	// the holder's id (the first 16 hex digits of the SHA-1 of the key's
-	// value) and the key's PTTL, an array of a bulk string and an integer.
-	LockWaitScript = `local v=redis.call("get",KEYS[1]) if v then return {string.sub(redis.sha1hex(v),1,16),redis.call("pttl",KEYS[1])} end redis.call("set",KEYS[1],ARGV[1],"px",ARGV[2]) return 1`
-	// LockMultiScript sets every key to ARGV[1] with a TTL of ARGV[2]
-	// milliseconds and returns 1, only if none of them exists; else it
-	// returns the first existing key's holder id and PTTL, as
-	// LockWaitScript does.
-	LockMultiScript = `for i=1,#KEYS do local v=redis.call("get",KEYS[i]) if v then return {string.sub(redis.sha1hex(v),1,16),redis.call("pttl",KEYS[i])} end end for i=1,#KEYS do redis.call("set",KEYS[i],ARGV[1],"px",ARGV[2]) end return 1`
-	// ReleaseMultiScript deletes every key that holds ARGV[1]; it returns 1
-	// if all of them did, else 0. It wakes no waiters.
-	ReleaseMultiScript = `local n=0 for i=1,#KEYS do if redis.call("get",KEYS[i])==ARGV[1] then n=n+redis.call("del",KEYS[i]) end end if n==#KEYS then return 1 else return 0 end`
-	// ReleaseMultiAndPublishScript is ReleaseMultiScript that also
-	// publishes, for each key it deletes, as ReleaseAndPublishScript does.
-	ReleaseMultiAndPublishScript = `local n=0 for i=1,#KEYS do if redis.call("get",KEYS[i])==ARGV[1] then n=n+redis.call("del",KEYS[i]) redis.pcall("publish","volley:released:"..KEYS[i],string.sub(redis.sha1hex(ARGV[1]),1,16)) end end if n==#KEYS then return 1 else return 0 end`
-	// ExtendMultiScript sets every key's TTL to ARGV[2] milliseconds and
-	// returns 1, only if every key holds ARGV[1]; else it returns 0.
-	ExtendMultiScript = `for i=1,#KEYS do if redis.call("get",KEYS[i])~=ARGV[1] then return 0 end end for i=1,#KEYS do redis.call("pexpire",KEYS[i],ARGV[2]) end return 1`
-	// ExtendBatchScript extends many locks in one call: ARGV[1] is their
-	// count, then per lock its token, TTL in milliseconds and number of
-	// keys (taken from KEYS in order). Each lock whose keys all hold its
-	// token is extended; the reply has 1 for it, else 0.
-	ExtendBatchScript = `local out={} local k=1 local a=2 for i=1,tonumber(ARGV[1]) do local tok=ARGV[a] local ttl=ARGV[a+1] local n=tonumber(ARGV[a+2]) a=a+3 local ok=1 for j=k,k+n-1 do if redis.call("get",KEYS[j])~=tok then ok=0 break end end if ok==1 then for j=k,k+n-1 do redis.call("pexpire",KEYS[j],ttl) end end out[i]=ok k=k+n end return out`
-)
-
-// The scripts of fencing (redlock's Config.Fencing), natively in Go (see
-// fence.go). Each master keeps a fencing counter, a decimal string, in the
-// key fencing passes as the counter ("volley:fence"); the run_id under
-// which it last vouched for it ("volley:fence:run"); and, while it has no
-// counter it vouches for, a hash ("volley:fence:unsure") of since, its
-// TIME in microseconds when it noticed, and stale, the counter it had
-// then, if any. Counters are compared as Lua does, as doubles (see
-// luaToNumber).
-const (
-	// FenceCheckScript runs in every connection's handshake. KEYS: the
-	// counter, the run key, the unsure hash. If the run key holds the
-	// server's run_id (from INFO server), it returns 1 and changes
-	// nothing. Else it moves the counter, if any, to the hash's stale
-	// field (unless stale is already at least as large), sets since to
-	// TIME in microseconds, sets the run key to the run_id and returns 0.
-	FenceCheckScript = `local id=string.match(redis.call("info","server"),"run_id:(%x+)") if not id then return redis.error_reply("ERR fencing: INFO gave no run_id") end if redis.call("get",KEYS[2])==id then return 1 end local g=redis.call("get",KEYS[1]) if g then local s=redis.call("hget",KEYS[3],"stale") if not s or tonumber(s)<tonumber(g) then redis.call("hset",KEYS[3],"stale",g) end redis.call("del",KEYS[1]) end local t=redis.call("time") redis.call("hset",KEYS[3],"since",t[1]..string.format("%06d",tonumber(t[2]))) redis.call("set",KEYS[2],id) return 0`
-	// FenceLockScript is LockMultiScript over all of KEYS but the last,
-	// which is the counter: if a key exists it returns that key's holder
-	// id and PTTL; else it sets the keys to ARGV[1] with a TTL of ARGV[2]
-	// milliseconds and returns {1, counter}, or {1} if there is no counter.
-	FenceLockScript = `local n=#KEYS-1 for i=1,n do local v=redis.call("get",KEYS[i]) if v then return {string.sub(redis.sha1hex(v),1,16),redis.call("pttl",KEYS[i])} end end for i=1,n do redis.call("set",KEYS[i],ARGV[1],"px",ARGV[2]) end local g=redis.call("get",KEYS[#KEYS]) if g then return {1,g} end return {1}`
-	// FenceWriteScript returns 0 if one of KEYS but the last does not hold
-	// ARGV[1]; else 2 if there is no counter (the last of KEYS); else it
-	// raises the counter to ARGV[2] (never lowers it) and returns 1.
-	FenceWriteScript = `local n=#KEYS-1 for i=1,n do if redis.call("get",KEYS[i])~=ARGV[1] then return 0 end end local g=redis.call("get",KEYS[#KEYS]) if not g then return 2 end if tonumber(g)<tonumber(ARGV[2]) then redis.call("set",KEYS[#KEYS],ARGV[2]) end return 1`
-	// FenceStateScript returns {counter, since, stale, now} (KEYS: the
-	// counter, the unsure hash), four bulk strings, "" for what is
-	// missing; now is TIME in microseconds. With neither a counter nor a
-	// since, it first sets since to now.
-	FenceStateScript = `local t=redis.call("time") local now=t[1]..string.format("%06d",tonumber(t[2])) local g=redis.call("get",KEYS[1]) local since=redis.call("hget",KEYS[2],"since") if not g and not since then since=now redis.call("hset",KEYS[2],"since",now) end return {g or "",since or "",redis.call("hget",KEYS[2],"stale") or "",now}`
-	// FenceRepairScript (KEYS: the counter, the unsure hash; ARGV: a since,
-	// a value) raises an existing counter to the value and returns 1. With
-	// no counter, if the hash's since is ARGV[1] it sets the counter to the
-	// value, deletes the hash and returns 1; else it returns 0.
-	FenceRepairScript = `local g=redis.call("get",KEYS[1]) if g then if tonumber(g)<tonumber(ARGV[2]) then redis.call("set",KEYS[1],ARGV[2]) end return 1 end if redis.call("hget",KEYS[2],"since")~=ARGV[1] then return 0 end redis.call("set",KEYS[1],ARGV[2]) redis.call("del",KEYS[2]) return 1`
-)
+// The Redlock scripts the fake runs natively in Go are those of
+// internal/scripts, recognised by their text or SHA-1 (see scriptTable).
 
 // releasedChannelPrefix starts the channel the release scripts publish on.
 const releasedChannelPrefix = "volley:released:"
@@ -101,14 +19,14 @@ type scriptKind uint8
 
 const (
 	scriptUnknown scriptKind = iota
-	scriptCompareAndDelete
-	scriptCompareAndPexpire
+	scriptRelease
+	scriptReleaseQuiet
+	scriptExtend
 	scriptHandover
-	scriptReleaseAndPublish
 	scriptLockWait
 	scriptLockMulti
 	scriptReleaseMulti
-	scriptReleaseMultiAndPublish
+	scriptReleaseMultiQuiet
 	scriptExtendMulti
 	scriptExtendBatch
 	scriptFenceCheck
@@ -118,26 +36,27 @@ const (
 	scriptFenceRepair
 )
 
-// scriptTable is every script the fake runs, one entry each.
+// scriptTable is every script the fake runs, one entry each: every one of
+// scripts.All.
 var scriptTable = []struct {
-	body string
-	kind scriptKind
+	script scripts.Script
+	kind   scriptKind
 }{
-	{CompareAndDeleteScript, scriptCompareAndDelete},
-	{CompareAndPexpireScript, scriptCompareAndPexpire},
-	{HandoverScript, scriptHandover},
-	{ReleaseAndPublishScript, scriptReleaseAndPublish},
-	{LockWaitScript, scriptLockWait},
-	{LockMultiScript, scriptLockMulti},
-	{ReleaseMultiScript, scriptReleaseMulti},
-	{ReleaseMultiAndPublishScript, scriptReleaseMultiAndPublish},
-	{ExtendMultiScript, scriptExtendMulti},
-	{ExtendBatchScript, scriptExtendBatch},
-	{FenceCheckScript, scriptFenceCheck},
-	{FenceLockScript, scriptFenceLock},
-	{FenceWriteScript, scriptFenceWrite},
-	{FenceStateScript, scriptFenceState},
-	{FenceRepairScript, scriptFenceRepair},
+	{scripts.Release, scriptRelease},
+	{scripts.ReleaseQuiet, scriptReleaseQuiet},
+	{scripts.Extend, scriptExtend},
+	{scripts.Handover, scriptHandover},
+	{scripts.LockWait, scriptLockWait},
+	{scripts.LockMulti, scriptLockMulti},
+	{scripts.ReleaseMulti, scriptReleaseMulti},
+	{scripts.ReleaseMultiQuiet, scriptReleaseMultiQuiet},
+	{scripts.ExtendMulti, scriptExtendMulti},
+	{scripts.ExtendBatch, scriptExtendBatch},
+	{scripts.FenceCheck, scriptFenceCheck},
+	{scripts.FenceLock, scriptFenceLock},
+	{scripts.FenceWrite, scriptFenceWrite},
+	{scripts.FenceState, scriptFenceState},
+	{scripts.FenceRepair, scriptFenceRepair},
 }
 
 // knownScript is a script's kind and SHA-1.
@@ -152,20 +71,20 @@ var (
 	canonicalScripts = make(map[string]knownScript)
 	// knownScripts are the scripts by their normalised body.
 	knownScripts = make(map[string]scriptKind)
+	// errUnknownScript answers EVAL and SCRIPT LOAD of any other script.
+	errUnknownScript string
 )
 
 func init() {
+	names := make([]string, 0, len(scriptTable))
 	for _, sc := range scriptTable {
-		canonicalScripts[sc.body] = knownScript{sc.kind, sha1Hex([]byte(sc.body))}
-		knownScripts[normaliseScript([]byte(sc.body))] = sc.kind
+		canonicalScripts[sc.script.Source] = knownScript{sc.kind, sc.script.SHA}
+		knownScripts[normaliseScript([]byte(sc.script.Source))] = sc.kind
+		names = append(names, sc.script.Name)
 	}
+	errUnknownScript = "ERR fakeredis runs only the Redlock scripts of internal/scripts (" +
+		strings.Join(names, ", ") + "); this script is none of them"
 }
-
-// errUnknownScript answers EVAL and SCRIPT LOAD of any other script.
-const errUnknownScript = "ERR fakeredis runs only the Redlock scripts (fakeredis.CompareAndDeleteScript, " +
-	"CompareAndPexpireScript, HandoverScript, ReleaseAndPublishScript, LockWaitScript, LockMultiScript, " +
-	"ReleaseMultiScript, ReleaseMultiAndPublishScript, ExtendMultiScript, ExtendBatchScript, FenceCheckScript, " +
-	"FenceLockScript, FenceWriteScript, FenceStateScript, FenceRepairScript); this script is none of them"
 
 // normaliseScript drops whitespace and makes every quote a double quote,
 // so that reformatted copies of a lock script are still recognised.
@@ -291,8 +210,8 @@ func (c *client) runScriptLocked(kind scriptKind, sha string, keys, argv [][]byt
 	case scriptLockMulti:
 		c.out = s.lockMultiLocked(c.out, db, sha, keys, argv)
 		return
-	case scriptReleaseMulti, scriptReleaseMultiAndPublish:
-		c.releaseMultiLocked(sha, keys, argv, kind == scriptReleaseMultiAndPublish)
+	case scriptReleaseMulti, scriptReleaseMultiQuiet:
+		c.releaseMultiLocked(sha, keys, argv, kind == scriptReleaseMulti)
 		return
 	case scriptExtendMulti:
 		c.out = s.extendMultiLocked(c.out, db, sha, keys, argv)
@@ -315,10 +234,10 @@ func (c *client) runScriptLocked(kind scriptKind, sha string, keys, argv [][]byt
 	}
 	key := keys[0]
 	switch kind {
-	case scriptCompareAndDelete:
+	case scriptReleaseQuiet:
 		delete(s.dbs[db], string(key))
 		c.out = append(c.out, replyOne...)
-	case scriptReleaseAndPublish:
+	case scriptRelease:
 		delete(s.dbs[db], string(key))
 		c.publishReleaseLocked(key, argv[0])
 		c.out = append(c.out, replyOne...)
@@ -328,7 +247,7 @@ func (c *client) runScriptLocked(kind scriptKind, sha string, keys, argv [][]byt
 			return
 		}
 		c.out = append(c.out, replyOne...)
-	default: // scriptCompareAndPexpire
+	default: // scriptExtend
 		if len(argv) < 2 {
 			c.out = appendScriptError(c.out, errScriptArgs, sha)
 			return
@@ -390,7 +309,7 @@ func cmdScriptFlush(c *client, args [][]byte) {
 	c.out = append(c.out, replyOK...)
 }
 
-// lockMultiLocked runs LockMultiScript, and LockWaitScript given its one
+// lockMultiLocked runs scripts.LockMulti, and scripts.LockWait given its one
 // key.
 func (s *Server) lockMultiLocked(out []byte, db int, sha string, keys, argv [][]byte) []byte {
 	out, set := s.lockKeysLocked(out, db, sha, keys, argv, s.nowMs())
@@ -400,7 +319,7 @@ func (s *Server) lockMultiLocked(out []byte, db int, sha string, keys, argv [][]
 	return out
 }
 
-// lockKeysLocked is what LockMultiScript and FenceLockScript share: if one
+// lockKeysLocked is what scripts.LockMulti and scripts.FenceLock share: if one
 // of keys exists, it appends that key's holder id and PTTL and returns
 // false; else it sets every key to ARGV[1] with a TTL of ARGV[2]
 // milliseconds and returns true, appending nothing, or appends the error
@@ -429,8 +348,8 @@ func (s *Server) lockKeysLocked(out []byte, db int, sha string, keys, argv [][]b
 	return out, true
 }
 
-// releaseMultiLocked runs ReleaseMultiScript, or with publish
-// ReleaseMultiAndPublishScript, appending to c.out. A key that holds a
+// releaseMultiLocked runs scripts.ReleaseMultiQuiet, or with publish
+// scripts.ReleaseMulti, appending to c.out. A key that holds a
 // hash raises an error there, after the keys before it were released.
 func (c *client) releaseMultiLocked(sha string, keys, argv [][]byte, publish bool) {
 	s := c.s
@@ -457,7 +376,7 @@ func (c *client) releaseMultiLocked(sha string, keys, argv [][]byte, publish boo
 	}
 }
 
-// extendMultiLocked runs ExtendMultiScript: PEXPIRE's own checks and errors
+// extendMultiLocked runs scripts.ExtendMulti: PEXPIRE's own checks and errors
 // apply, raised at the first key, before any key changed.
 func (s *Server) extendMultiLocked(out []byte, db int, sha string, keys, argv [][]byte) []byte {
 	now := s.nowMs()
@@ -488,12 +407,12 @@ func (s *Server) extendMultiLocked(out []byte, db int, sha string, keys, argv []
 	return append(out, replyOne...)
 }
 
-// errBatchArgs answers an ExtendBatchScript call whose counts do not fit its
+// errBatchArgs answers a scripts.ExtendBatch call whose counts do not fit its
 // arguments. Redis raises a Lua error there, worded by the interpreter; the
 // fake does not mimic its text.
-const errBatchArgs = "ERR fakeredis: ExtendBatchScript: counts do not match the arguments"
+const errBatchArgs = "ERR fakeredis: extend_batch: counts do not match the arguments"
 
-// extendBatchLocked runs ExtendBatchScript. As in Lua, locks are processed
+// extendBatchLocked runs scripts.ExtendBatch. As in Lua, locks are processed
 // in order and a PEXPIRE error ends the script, keeping what was done.
 func (s *Server) extendBatchLocked(out []byte, db int, sha string, keys, argv [][]byte) []byte {
 	if len(argv) == 0 {

@@ -6,9 +6,11 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/volleylock/volley/internal/scripts"
 )
 
-// TestHandoverScript runs HandoverScript in every branch: a key that holds
+// TestHandoverScript runs scripts.Handover in every branch: a key that holds
 // ARGV[1] passes to ARGV[2] with a TTL of ARGV[3] milliseconds; a key that
 // does not, or a call that fails, leaves the key as it was, value and TTL;
 // a missing key is never created; and nothing is published.
@@ -17,7 +19,7 @@ func TestHandoverScript(t *testing.T) {
 	s := StartT(t, Options{Clock: clock})
 	c, sub := dial(t, s.Addr()), dial(t, s.Addr())
 	subscribe(t, sub, releasedChannelPrefix+"lock")
-	sha := c.do("SCRIPT", "LOAD", HandoverScript)
+	sha := c.do("SCRIPT", "LOAD", scripts.Handover.Source)
 	require.Equal(t, bulk("655186e72d899174676eb3a8f0bb0f46cc70ec5a"), sha, "the SHA-1 Redis 7.0.15 gives it")
 	sha = sha[len("$40\r\n") : len(sha)-2]
 	require.Equal(t, "*1\r\n:1\r\n", c.do("SCRIPT", "EXISTS", sha))
@@ -61,7 +63,7 @@ func TestHandoverScript(t *testing.T) {
 	require.Equal(t, bulk("next"), c.do("GET", "lock"))
 	require.Equal(t, ":5000\r\n", c.do("PTTL", "lock"))
 	require.Equal(t, ":0\r\n", c.do("EVALSHA", sha, "1", "lock", "tok", "again", "5000"), "the old holder handed over twice")
-	require.Equal(t, ":1\r\n", c.do("EVAL", HandoverScript, "2", "lock", "ignored", "next", "next", "2000"),
+	require.Equal(t, ":1\r\n", c.do("EVAL", scripts.Handover.Source, "2", "lock", "ignored", "next", "next", "2000"),
 		"to the same holder, a second key")
 	require.Equal(t, ":2000\r\n", c.do("PTTL", "lock"))
 	clock.Advance(2001 * time.Millisecond)
@@ -78,7 +80,7 @@ func TestHandoverScript(t *testing.T) {
 	require.Equal(t, ":1\r\n", c.do("EVALSHA", strings.ToUpper(sha), "1", "lock", "next", "tok", "4000"))
 	require.Equal(t, scriptErr(errNotInteger), c.do("EVALSHA", sha, "1", "lock", "tok", "next", "x"))
 	require.Equal(t, ":0\r\n", c.do("EVALSHA", sha, "1", "lock", "next", "tok", "4000"))
-	spaced := strings.ReplaceAll(strings.ReplaceAll(HandoverScript, `"`, `'`), " then ", "\n\tthen ")
+	spaced := strings.ReplaceAll(strings.ReplaceAll(scripts.Handover.Source, `"`, `'`), " then ", "\n\tthen ")
 	require.Equal(t, ":1\r\n", c.do("EVAL", spaced, "1", "lock", "tok", "next", "4000"))
 	require.Equal(t, bulk("next"), c.do("GET", "lock"))
 

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/volleylock/volley/internal/leakcheck"
+	"github.com/volleylock/volley/internal/scripts"
 )
 
 func TestExpiryWithManualClock(t *testing.T) {
@@ -50,7 +51,7 @@ func TestExpiryWithManualClock(t *testing.T) {
 	// Keys counts live keys without anyone reading them, and the extend
 	// script moves the expiry.
 	require.Equal(t, "+OK\r\n", c.do("SET", "lock", "tok", "NX", "PX", "100"))
-	require.Equal(t, ":1\r\n", c.do("EVAL", CompareAndPexpireScript, "1", "lock", "tok", "1000"))
+	require.Equal(t, ":1\r\n", c.do("EVAL", scripts.Extend.Source, "1", "lock", "tok", "1000"))
 	clock.Advance(500 * time.Millisecond)
 	require.Equal(t, 2, s.Keys(), "k2 and the extended lock are left, k expired")
 	require.Equal(t, ":500\r\n", c.do("PTTL", "lock"))
@@ -144,7 +145,7 @@ func contend(nc net.Conn, id int64, rounds int, rng *rand.Rand, holder, acquired
 		}
 		acquired.Add(1)
 		holder.Store(0)
-		if _, err := nc.Write(encodeCommand(nil, "EVAL", CompareAndDeleteScript, "1", "lock", token)); err != nil {
+		if _, err := nc.Write(encodeCommand(nil, "EVAL", scripts.ReleaseQuiet.Source, "1", "lock", token)); err != nil {
 			return err
 		}
 		if reply, err = readFrame(reply[:0], br); err != nil {

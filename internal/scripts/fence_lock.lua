@@ -1,0 +1,1 @@
+local n=#KEYS-1 for i=1,n do local v=redis.call("get",KEYS[i]) if v then return {string.sub(redis.sha1hex(v),1,16),redis.call("pttl",KEYS[i])} end end for i=1,n do redis.call("set",KEYS[i],ARGV[1],"px",ARGV[2]) end local g=redis.call("get",KEYS[#KEYS]) if g then return {1,g} end return {1}

@@ -1,0 +1,1 @@
+local g=redis.call("get",KEYS[1]) if g then if tonumber(g)<tonumber(ARGV[2]) then redis.call("set",KEYS[1],ARGV[2]) end return 1 end if redis.call("hget",KEYS[2],"since")~=ARGV[1] then return 0 end redis.call("set",KEYS[1],ARGV[2]) redis.call("del",KEYS[2]) return 1

@@ -1,0 +1,1 @@
+local t=redis.call("time") local now=t[1]..string.format("%06d",tonumber(t[2])) local g=redis.call("get",KEYS[1]) local since=redis.call("hget",KEYS[2],"since") if not g and not since then since=now redis.call("hset",KEYS[2],"since",now) end return {g or "",since or "",redis.call("hget",KEYS[2],"stale") or "",now}

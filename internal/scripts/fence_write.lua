@@ -1,0 +1,1 @@
+local n=#KEYS-1 for i=1,n do if redis.call("get",KEYS[i])~=ARGV[1] then return 0 end end local g=redis.call("get",KEYS[#KEYS]) if not g then return 2 end if tonumber(g)<tonumber(ARGV[2]) then redis.call("set",KEYS[#KEYS],ARGV[2]) end return 1

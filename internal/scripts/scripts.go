@@ -1,0 +1,153 @@
+package scripts
+
+import (
+	"crypto/sha1"
+	"embed"
+	"encoding/hex"
+	"strings"
+)
+
+// Script is one Lua script.
+type Script struct {
+	// Name is the script's file name without ".lua", such as
+	// "release_quiet".
+	Name string
+	// Source is the script's text, as sent with EVAL and SCRIPT LOAD.
+	Source string
+	// SHA is the lower-case hex SHA-1 of Source, the name Redis gives the
+	// script, as sent with EVALSHA.
+	SHA string
+}
+
+//go:embed *.lua
+var files embed.FS
+
+// load reads name.lua: the file's content without its final newline, and
+// its SHA-1. A missing file is a build mistake: it panics.
+func load(name string) Script {
+	b, err := files.ReadFile(name + ".lua")
+	if err != nil {
+		panic("scripts: " + err.Error())
+	}
+	src := strings.TrimSuffix(string(b), "\n")
+	sum := sha1.Sum([]byte(src))
+	return Script{Name: name, Source: src, SHA: hex.EncodeToString(sum[:])}
+}
+
+// The single-key scripts. Lua runs atomically on the master, so each is a
+// compare-and-act on the lock's token: a key is the lock's only if it holds
+// the token.
+var (
+	// Release deletes KEYS[1] if it holds the token ARGV[1], then wakes
+	// its waiters: it publishes the release's id (the first 16 hex digits
+	// of ARGV[1]'s SHA-1; the token itself never leaves the master) on the
+	// channel "volley:released:" followed by the key, and returns 1. Else
+	// it returns 0. It publishes with redis.pcall, so that an ACL that
+	// forbids PUBLISH costs the waiters their retry delay, not the release.
+	Release = load("release")
+	// ReleaseQuiet is Release without the wake-up: it deletes KEYS[1] if
+	// it holds ARGV[1] and returns DEL's reply (1), else 0. It releases a
+	// failed attempt: waiters learn how to go on from their own attempts,
+	// not from the release of a loser's partial votes.
+	ReleaseQuiet = load("release_quiet")
+	// Extend sets KEYS[1]'s TTL to ARGV[2] milliseconds if it holds the
+	// token ARGV[1] and returns PEXPIRE's reply (1), else 0. It never
+	// re-creates a missing key.
+	Extend = load("extend")
+	// Handover passes a key from one holder to the next: if KEYS[1] holds
+	// the releasing holder's token ARGV[1], it sets it to the next
+	// holder's token ARGV[2] with a TTL of ARGV[3] milliseconds and
+	// returns 1; else it changes nothing and returns 0. It never re-creates
+	// a missing key, and it publishes nothing: the key is not released.
+	Handover = load("handover")
+	// LockWait is the attempt of a Lock that waits: SET NX PX, and when
+	// the key is taken, what a waiter needs to know. If KEYS[1] does not
+	// exist, it sets it to the token ARGV[1] with a TTL of ARGV[2]
+	// milliseconds and returns 1; else it returns the holder's id (the
+	// first 16 hex digits of the SHA-1 of the key's value) and the key's
+	// PTTL, an array of a bulk string and an integer.
+	LockWait = load("lock_wait")
+)
+
+// The multi-key scripts: one lock on several keys, all or none on each
+// master, atomically. Every key gets the same token and the same TTL, so
+// the keys of one lock live and die together.
+var (
+	// LockMulti sets every key to the token ARGV[1] with a TTL of ARGV[2]
+	// milliseconds and returns 1, only if none of them exists; else it
+	// returns the first existing key's holder id and PTTL, as LockWait
+	// does, and changes nothing.
+	LockMulti = load("lock_multi")
+	// ReleaseMulti deletes every key that holds the token ARGV[1], waking
+	// each one's waiters as Release does. It returns 1 if every key held
+	// it, else 0.
+	ReleaseMulti = load("release_multi")
+	// ReleaseMultiQuiet is ReleaseMulti without the wake-up (see
+	// ReleaseQuiet).
+	ReleaseMultiQuiet = load("release_multi_quiet")
+	// ExtendMulti sets every key's TTL to ARGV[2] milliseconds and returns
+	// 1, only if every key holds the token ARGV[1]; else it returns 0. It
+	// never re-creates a missing key.
+	ExtendMulti = load("extend_multi")
+	// ExtendBatch extends many locks in one call, each on its own terms:
+	// ARGV[1] is the number of locks; then, per lock, its token, its TTL
+	// in milliseconds and how many of KEYS are its keys, taken in order. A
+	// lock is extended, and its entry of the reply is 1, only if every one
+	// of its keys holds its token (it never re-creates a key); else its
+	// entry is 0. The reply is an array with one entry per lock.
+	ExtendBatch = load("extend_batch")
+)
+
+// The scripts of fencing. Every master keeps one fencing counter, a
+// decimal string, for all keys and all clients ("volley:fence"); the
+// run_id under which it last vouched for it (the run key,
+// "volley:fence:run"); and, while it has no counter it vouches for, the
+// unsure hash ("volley:fence:unsure") of since, the master's TIME in
+// microseconds when it noticed, and stale, the counter it had then, if
+// any. Counters are compared as Lua compares numbers, as doubles.
+var (
+	// FenceCheck runs in every connection's handshake. KEYS: the counter,
+	// the run key, the unsure hash. If the run key holds this master
+	// process's run_id (from INFO server), the counter was vouched for
+	// under it: nothing changes, and it returns 1. Else the process
+	// restarted since (or never had a counter), and whatever counter it
+	// has may be older than what it once acknowledged (a snapshot, a lost
+	// AOF tail, or nothing): it moves the counter, if any, to the hash's
+	// stale field (unless stale is already at least as large), sets since
+	// to TIME in microseconds, sets the run key to the run_id and returns
+	// 0. Without a run_id in INFO it fails with an error.
+	FenceCheck = load("fence_check")
+	// FenceLock is a fenced Lock's first round: LockMulti over all of KEYS
+	// but the last, which is the counter. If a key exists it returns that
+	// key's holder id and PTTL; else it sets the keys to the token ARGV[1]
+	// with a TTL of ARGV[2] milliseconds and returns {1, counter}, or {1}
+	// if there is no counter.
+	FenceLock = load("fence_lock")
+	// FenceWrite is a fenced Lock's second round. It returns 0 if one of
+	// KEYS but the last does not hold the token ARGV[1]; else 2 if there is
+	// no counter (the last of KEYS); else it raises the counter to ARGV[2]
+	// (never lowers it) and returns 1.
+	FenceWrite = load("fence_write")
+	// FenceState is a repair's first look. KEYS: the counter, the unsure
+	// hash. It returns {counter, since, stale, now}, four bulk strings, ""
+	// for what is missing; now is TIME in microseconds. A master with
+	// neither a counter nor a since lost both without a restart (FLUSHALL,
+	// an eviction): it first sets since to now, becoming unsure as
+	// FenceCheck would have made it.
+	FenceState = load("fence_state")
+	// FenceRepair gives an unsure master its counter back. KEYS: the
+	// counter, the unsure hash; ARGV: the since the repair saw, the value.
+	// An existing counter is raised to the value (never lowered), and it
+	// returns 1. With no counter, if the hash's since is still ARGV[1] it
+	// sets the counter to the value, deletes the hash and returns 1; a
+	// master that restarted again meanwhile is left alone, and it returns
+	// 0.
+	FenceRepair = load("fence_repair")
+)
+
+// All is every script, one entry each.
+var All = []Script{
+	Release, ReleaseQuiet, Extend, Handover, LockWait,
+	LockMulti, ReleaseMulti, ReleaseMultiQuiet, ExtendMulti, ExtendBatch,
+	FenceCheck, FenceLock, FenceWrite, FenceState, FenceRepair,
+}

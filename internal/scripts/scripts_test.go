@@ -1,0 +1,31 @@
+package scripts
+
+import (
+	"crypto/sha1"
+	"encoding/hex"
+	"io/fs"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestAll checks that All holds every embedded file once, by its name,
+// and that each script is without its file's final newline (nor a CR a
+// checkout could have added), named by its SHA-1. That Redis computes the same SHA-1 is checked
+// against redis-server by internal/fakeredis's TestScriptSHAsAgainstRedis.
+func TestAll(t *testing.T) {
+	names, err := fs.Glob(files, "*.lua")
+	require.NoError(t, err)
+	var got []string
+	for _, s := range All {
+		got = append(got, s.Name+".lua")
+		assert.NotEmpty(t, s.Source, s.Name)
+		assert.NotContains(t, s.Source, "\r", s.Name)
+		assert.Equal(t, strings.TrimSpace(s.Source), s.Source, s.Name)
+		sum := sha1.Sum([]byte(s.Source))
+		assert.Equal(t, hex.EncodeToString(sum[:]), s.SHA, s.Name)
+	}
+	assert.ElementsMatch(t, names, got)
+}
