@@ -53,7 +53,6 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/volleylock/volley/internal/callresult"
 	"github.com/volleylock/volley/redlock"
 )
 
@@ -146,7 +145,7 @@ func (h *hooks) call(ctx context.Context, op redlock.Op, key string) (context.Co
 		h.in.waiting.Add(ctx, 1)
 	}
 	return ctx, func(e redlock.CallEnd) {
-		outcome := callresult.Of(e.Err)
+		outcome := redlock.ResultOf(e.Err)
 		if op == redlock.OpLock {
 			h.in.waiting.Add(ctx, -1)
 		}

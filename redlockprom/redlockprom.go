@@ -32,7 +32,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/volleylock/volley/internal/callresult"
 	"github.com/volleylock/volley/redlock"
 )
 
@@ -84,7 +83,7 @@ func (h *hooks) call(ctx context.Context, op redlock.Op, _ string) (context.Cont
 		if op == redlock.OpLock {
 			h.waiting.Dec()
 		}
-		h.opDuration.WithLabelValues(op.String(), callresult.Of(e.Err)).Observe(e.Took.Seconds())
+		h.opDuration.WithLabelValues(op.String(), redlock.ResultOf(e.Err)).Observe(e.Took.Seconds())
 	}
 }
 
