@@ -15,21 +15,21 @@ import (
 )
 
 // The lag policy as a lock uses it: requests are given up after
-// nodeTimeout, and ReadTimeout is twice that (redlock's default).
+// masterTimeout, and ReadTimeout is twice that (redlock's default).
 const (
-	nodeTimeout = 50 * time.Millisecond
-	lagLimit    = 2 * nodeTimeout
+	masterTimeout = 50 * time.Millisecond
+	lagLimit      = 2 * masterTimeout
 )
 
 // sample is one request of a load run: when it was sent, when it ended,
-// and whether its reply came within nodeTimeout.
+// and whether its reply came within masterTimeout.
 type sample struct {
 	sent, end time.Time
 	ok        bool
 }
 
 // load sends PING from g goroutines, one request at a time each with a
-// pause of every between them, abandoning each request after nodeTimeout,
+// pause of every between them, abandoning each request after masterTimeout,
 // until stop closes. It returns every request's sample.
 func load(c *Conn, g int, every time.Duration, stop <-chan struct{}) []sample {
 	var mu sync.Mutex
@@ -52,7 +52,7 @@ func load(c *Conn, g int, every time.Duration, stop <-chan struct{}) []sample {
 				r.Cmd = append(r.Cmd[:0], ping...)
 				s := sample{sent: time.Now()}
 				c.Send(r, nil)
-				timer.Reset(nodeTimeout)
+				timer.Reset(masterTimeout)
 				select {
 				case <-r.own:
 					s.ok = r.Err() == nil
@@ -156,7 +156,7 @@ func TestSlowMasterRecovers(t *testing.T) {
 				late.Round(time.Millisecond), len(samples), during, c.Info().Generation)
 			// A handshake under way when the fault ends may still wait its
 			// reply out (ReadTimeout), then the next one succeeds.
-			assert.LessOrEqual(t, late, lagLimit+nodeTimeout)
+			assert.LessOrEqual(t, late, lagLimit+masterTimeout)
 		})
 	}
 }

@@ -98,7 +98,7 @@ type Options struct {
 	// it is not a per-request timeout (callers bound their own waits with a
 	// context or timer). Set it above the longest command you send (a
 	// blocking BLPOP, say). Default 3s; the redlock package defaults it to
-	// twice its NodeTimeout.
+	// twice its MasterTimeout.
 	ReadTimeout time.Duration
 	// MaxPending bounds the requests written but not yet answered; a request
 	// beyond it fails at once with ErrTooManyPending. Default 65536.

@@ -54,7 +54,7 @@ type Poller struct {
 // is smaller, or when lateBound is not positive); a latency above that
 // bound is exact. A caller that compares ReplyLatency with a timeout
 // passes less than that timeout: the lock layer passes half its
-// NodeTimeout.
+// MasterTimeout.
 func NewPoller(conns []*Conn, lateBound time.Duration) *Poller {
 	p := &Poller{conns: conns, claimed: make([]*socket, len(conns)), lateBound: lateBound}
 	p.set.init(len(conns))

@@ -14,7 +14,7 @@ import (
 // then measured, "fenced TryLock on a taken key" allocated on a loaded
 // machine). A decided burst abandons the masters that had not answered
 // yet, and their requests come back to the pool only when their replies
-// are read, at most NodeTimeout/2 after sending (see conn.NewPoller); on
+// are read, at most MasterTimeout/2 after sending (see conn.NewPoller); on
 // a busy machine more bursts are decided early and more requests are out
 // at once, so the warm-up lasts longer than that bound.
 func steady(op func()) {
@@ -27,8 +27,8 @@ func steady(op func()) {
 // five real masters: zero, on success and on a plain "taken" failure.
 func TestAllocs(t *testing.T) {
 	servers := masters(t, 5)
-	c := client(t, servers, Config{NodeTimeout: time.Second})
-	other := client(t, servers, Config{NodeTimeout: time.Second})
+	c := client(t, servers, Config{MasterTimeout: time.Second})
+	other := client(t, servers, Config{MasterTimeout: time.Second})
 	const ttl = 10 * time.Second
 
 	lockUnlock := func() {
@@ -94,7 +94,7 @@ func TestAllocs(t *testing.T) {
 	require.NoError(t, heldMulti.Unlock(bg))
 
 	// Fenced: two rounds, still nothing allocated, on success or taken.
-	f := client(t, servers, Config{NodeTimeout: time.Second, Fencing: true})
+	f := client(t, servers, Config{MasterTimeout: time.Second, Fencing: true})
 	fencedLockUnlock := func() {
 		l, err := f.TryLock(bg, "alloc:fenced", ttl)
 		if err != nil || l.Fence() == 0 {

@@ -59,7 +59,7 @@ func BenchmarkLockUnlockParallel(b *testing.B) {
 func benchClient(b *testing.B, n int) *Client {
 	b.Helper()
 	servers := redistestStartN(b, n)
-	c, err := New(bg, Config{Addrs: servers, DisableRestartGuard: true, NodeTimeout: time.Second})
+	c, err := New(bg, Config{Addrs: servers, DisableRestartGuard: true, MasterTimeout: time.Second})
 	if err != nil {
 		b.Fatal(err)
 	}

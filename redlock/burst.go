@@ -18,15 +18,15 @@ type op struct {
 	reqs   []*conn.Request // per master; nil after a request was abandoned
 	notify chan *conn.Request
 	timer  *time.Timer
-	res    []NodeResult
+	res    []MasterResult
 	// last is res of the latest decided failed attempt of a Lock (when
 	// hasLast): what the masters really said, which the error keeps when
 	// ctx ends a later burst before they answer (see learned).
-	last    []NodeResult
+	last    []MasterResult
 	hasLast bool
 	start   time.Time // when the burst left: every master's latency counts from it
 	evaled  []bool    // a NOSCRIPT was answered with EVAL for this master
-	slow    []bool    // the master's latest reply came after NodeTimeout: not awaited
+	slow    []bool    // the master's latest reply came after MasterTimeout: not awaited
 	script  bool      // the lock burst runs a script (multi-key or waiting, see encode)
 
 	// waiting makes encode write a waiting Lock's attempt (scripts.LockWait),
@@ -60,8 +60,8 @@ func (c *Client) newOp() *op {
 		reqs:   make([]*conn.Request, n),
 		notify: make(chan *conn.Request, n),
 		timer:  t,
-		res:    make([]NodeResult, n),
-		last:   make([]NodeResult, n),
+		res:    make([]MasterResult, n),
+		last:   make([]MasterResult, n),
 		evaled: make([]bool, n),
 		slow:   make([]bool, n),
 
@@ -197,7 +197,7 @@ type burstResult struct {
 
 // run sends o.cmd to every master in one burst, then collects answers until
 // the outcome is decided: a quorum said yes, or so many said no or failed
-// that a quorum is out of reach, or NodeTimeout passed, or done closed, or
+// that a quorum is out of reach, or MasterTimeout passed, or done closed, or
 // only slow masters (see OutcomeSlow) are left to answer. Masters still
 // pending then are abandoned (their replies are consumed and
 // recycled by their Conn). It fills o.res.
@@ -218,19 +218,19 @@ func (o *op) run(kind Op, done <-chan struct{}) burstResult {
 		}
 		r.Cmd = append(r.Cmd[:0], o.cmd...)
 		r.Tag = i
-		o.res[i] = NodeResult{Addr: m.addr}
+		o.res[i] = MasterResult{Addr: m.addr}
 		o.evaled[i] = false
 		o.hasHolder[i] = false
 		o.hasCounter[i] = false
-		o.slow[i] = m.conn.ReplyLatency() > c.cfg.NodeTimeout
+		o.slow[i] = m.conn.ReplyLatency() > c.cfg.MasterTimeout
 		m.conn.Send(r, o.notify)
 	}
-	// A master whose latest reply came later than NodeTimeout is slow: its
+	// A master whose latest reply came later than MasterTimeout is slow: its
 	// answer to this burst will most likely come too late as well, so the
 	// decision does not wait for it (it still counts if it answers in time).
 	// Unless that leaves fewer than a quorum to wait for: then nothing is
 	// known to be wrong with the slow ones but with this client, and every
-	// master gets its NodeTimeout.
+	// master gets its MasterTimeout.
 	awaited := n
 	for _, slow := range o.slow {
 		if slow {
@@ -242,9 +242,9 @@ func (o *op) run(kind Op, done <-chan struct{}) burstResult {
 		clear(o.slow)
 	}
 	if !direct {
-		o.timer.Reset(c.cfg.NodeTimeout)
+		o.timer.Reset(c.cfg.MasterTimeout)
 	}
-	deadline := br.start.Add(c.cfg.NodeTimeout)
+	deadline := br.start.Add(c.cfg.MasterTimeout)
 	timedOut := false
 	// A waiting Lock's failed attempt hears every awaited master out: it
 	// then knows who holds the key where (see contention).
@@ -297,7 +297,7 @@ func (o *op) run(kind Op, done <-chan struct{}) burstResult {
 // What next waited for.
 const (
 	burstReply   = iota // a request completed
-	burstTimeout        // NodeTimeout passed
+	burstTimeout        // MasterTimeout passed
 	burstDone           // done closed
 )
 

@@ -108,9 +108,9 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	for i, m := range c.masters {
 		conns[i] = m.conn
 	}
-	// Late answers are read within half of NodeTimeout of their sending, so
-	// that ReplyLatency tells a slow master (above NodeTimeout) exactly.
-	c.poller = conn.NewPoller(conns, c.cfg.NodeTimeout/2)
+	// Late answers are read within half of MasterTimeout of their sending, so
+	// that ReplyLatency tells a slow master (above MasterTimeout) exactly.
+	c.poller = conn.NewPoller(conns, c.cfg.MasterTimeout/2)
 	c.ops.New = func() any { return c.newOp() }
 	c.room.c = c
 	c.renew = newRenewer(c)

@@ -58,10 +58,10 @@ type Config struct {
 	// client and masters; the validity is ttl - elapsed - (ttl*DriftFactor
 	// + 2ms). Default 0.01.
 	DriftFactor float64
-	// NodeTimeout bounds every operation on a master (acquire, extend,
+	// MasterTimeout bounds every operation on a master (acquire, extend,
 	// release): a master that has not answered by then counts as failed.
 	// Keep it small next to the TTL. Default 50ms.
-	NodeTimeout time.Duration
+	MasterTimeout time.Duration
 
 	// MaxTTL is the largest TTL the Client accepts, and the restart guard's
 	// window. Default 30s.
@@ -101,13 +101,13 @@ type Config struct {
 // cost nothing; the adapters in the redlockotel and redlockprom modules set
 // them for OpenTelemetry and Prometheus.
 type Hooks struct {
-	// Node is called once per master per operation with its outcome and
+	// Master is called once per master per operation with its outcome and
 	// latency; for Do's renewals, once per master per batch (OpExtend),
 	// from the Client's renewer goroutine. An operation returns at its
 	// decision: a master whose answer had not come by then is reported
 	// with OutcomeNone and no latency (on three healthy masters, a Lock
 	// usually has one).
-	Node func(op Op, addr string, outcome Outcome, latency time.Duration)
+	Master func(op Op, addr string, outcome Outcome, latency time.Duration)
 	// Event is called for each lock event; Do's EventExtended and EventLost
 	// come from the Client's renewer goroutine, all of them before that Do
 	// returns.
@@ -132,9 +132,9 @@ type CallEnd struct {
 	Err      error         // the call's error, nil on success
 	Took     time.Duration // from the call's start to its return
 	Attempts int           // acquire attempts (Lock and TryLock); 1 otherwise
-	// Nodes is each master's part in the last attempt. It is valid only
+	// Masters is each master's part in the last attempt. It is valid only
 	// during the hook's call: copy what must outlive it.
-	Nodes []NodeResult
+	Masters []MasterResult
 }
 
 // Event is a change in a lock's life.
@@ -166,11 +166,11 @@ func (c Config) withDefaults() (Config, error) {
 	c.Tries = cmp.Or(c.Tries, 32)
 	c.RetryDelay = cmp.Or(c.RetryDelay, 200*time.Millisecond)
 	c.DriftFactor = cmp.Or(c.DriftFactor, 0.01)
-	c.NodeTimeout = cmp.Or(c.NodeTimeout, 50*time.Millisecond)
+	c.MasterTimeout = cmp.Or(c.MasterTimeout, 50*time.Millisecond)
 	// A connection whose oldest request has waited this long is behind:
-	// nothing sent on it now could be answered within NodeTimeout. See
+	// nothing sent on it now could be answered within MasterTimeout. See
 	// "Slow masters" in the package documentation.
-	c.Conn.ReadTimeout = cmp.Or(c.Conn.ReadTimeout, 2*c.NodeTimeout)
+	c.Conn.ReadTimeout = cmp.Or(c.Conn.ReadTimeout, 2*c.MasterTimeout)
 	c.MaxTTL = cmp.Or(c.MaxTTL, 30*time.Second)
 	c.ExtendFraction = cmp.Or(c.ExtendFraction, 1.0/3)
 	c.MaxExtensions = cmp.Or(c.MaxExtensions, 1000)
@@ -182,8 +182,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("redlock: Config.RetryDelay %v is negative", c.RetryDelay)
 	case c.DriftFactor < 0 || c.DriftFactor >= 0.5:
 		return c, fmt.Errorf("redlock: Config.DriftFactor %v: want [0, 0.5)", c.DriftFactor)
-	case c.NodeTimeout < 0:
-		return c, fmt.Errorf("redlock: Config.NodeTimeout %v is negative", c.NodeTimeout)
+	case c.MasterTimeout < 0:
+		return c, fmt.Errorf("redlock: Config.MasterTimeout %v is negative", c.MasterTimeout)
 	case c.MaxTTL < time.Millisecond:
 		return c, fmt.Errorf("redlock: Config.MaxTTL %v: want at least 1ms", c.MaxTTL)
 	case c.ExtendFraction < 0 || c.ExtendFraction >= 1:

@@ -17,7 +17,7 @@ import (
 // ttl*Config.ExtendFraction by the Client's renewer, shared by every Do
 // call: locks whose renewal falls due together are extended in one script
 // call per master, each judged on its own quorum. These extensions do not
-// go through Hooks.Call; Hooks.Node reports each batch (OpExtend) and
+// go through Hooks.Call; Hooks.Master reports each batch (OpExtend) and
 // Hooks.Event each lock's EventExtended or EventLost. Once Do returns, its
 // lock is never extended again.
 //

@@ -24,7 +24,7 @@
 // compare-and-delete script with EVAL, so that a master that lost its
 // scripts and answers after the decision still releases (the cost is within
 // noise). Every operation on a master is bounded by
-// Config.NodeTimeout. Tokens carry 128 bits from a ChaCha8 CSPRNG seeded by
+// Config.MasterTimeout. Tokens carry 128 bits from a ChaCha8 CSPRNG seeded by
 // crypto/rand.
 //
 // # Restart guard
@@ -45,23 +45,23 @@
 // A master that is slow but alive costs more than a dead one, which fails
 // fast. What it does to Redlock under contention, and what Volley does:
 //
-//   - Backlog. Requests given up at NodeTimeout still wait for their replies
+//   - Backlog. Requests given up at MasterTimeout still wait for their replies
 //     on the shared connection, so a master slower than its request rate
 //     builds a backlog that outlives the slowness. The connection is judged
 //     by the age of its oldest pending request: past Conn.ReadTimeout
-//     (default 2 x NodeTimeout) it is reset, the backlog dies with it,
+//     (default 2 x MasterTimeout) it is reset, the backlog dies with it,
 //     requests fail fast meanwhile, and it reconnects at once (see the conn
 //     package).
 //   - Waiting. An attempt whose other masters split their votes needs the
-//     slow master's answer and would wait a whole NodeTimeout for it while
+//     slow master's answer and would wait a whole MasterTimeout for it while
 //     holding its votes elsewhere, blocking every other contender. A master
-//     whose latest reply came after NodeTimeout is therefore not awaited:
+//     whose latest reply came after MasterTimeout is therefore not awaited:
 //     its answer still counts if it comes in time, but when the outcome hangs
 //     on it the attempt fails at once (OutcomeSlow). Its replies, abandoned
 //     or not, keep that latency current, so it is awaited again from its
 //     first timely reply. When fewer than a quorum would be left to await,
-//     every master gets its NodeTimeout as before.
-//   - Late SETs. A SET given up at NodeTimeout may still run on the slow
+//     every master gets its MasterTimeout as before.
+//   - Late SETs. A SET given up at MasterTimeout may still run on the slow
 //     master after the attempt failed. The failed attempt's release follows
 //     it on the same connection, so it runs after the SET. If the
 //     connection is reset between the two, the release is lost and the key

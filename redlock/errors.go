@@ -32,7 +32,7 @@ var (
 )
 
 // Op is an operation on a lock. The set is closed: OpLock, OpExtend and
-// OpUnlock are every value an Error or a Node hook carries; OpDo is also
+// OpUnlock are every value an Error or a Master hook carries; OpDo is also
 // given to Hooks.Call.
 type Op uint8
 
@@ -61,12 +61,12 @@ const (
 	OutcomeNone        Outcome = iota // the call was decided before this master answered
 	OutcomeOK                         // acquired, extended or released
 	OutcomeTaken                      // held by someone else (or, for extend/unlock, not ours any more)
-	OutcomeTimeout                    // no answer within Config.NodeTimeout
+	OutcomeTimeout                    // no answer within Config.MasterTimeout
 	OutcomeConnError                  // the connection to the master failed or is down
 	OutcomeServerError                // the master answered with an error
 	OutcomeGuarded                    // answered OK, but the restart guard kept it out of the quorum
 	OutcomeCancelled                  // the caller's context ended first
-	OutcomeSlow                       // not awaited: its replies lately came after Config.NodeTimeout, and the outcome hung on it
+	OutcomeSlow                       // not awaited: its replies lately came after Config.MasterTimeout, and the outcome hung on it
 	OutcomeUnfenced                   // answered OK, but has no fencing counter it vouches for (it restarted; see Config.Fencing): not counted for a fenced lock
 )
 
@@ -79,8 +79,8 @@ func (o Outcome) String() string {
 	return "outcome(" + strconv.Itoa(int(o)) + ")"
 }
 
-// NodeResult is one master's part in an operation.
-type NodeResult struct {
+// MasterResult is one master's part in an operation.
+type MasterResult struct {
 	Addr    string
 	Outcome Outcome
 	Latency time.Duration // from the burst to this master's answer; 0 without one
@@ -99,7 +99,7 @@ type Error struct {
 	Key      string
 	Err      error // the kind, see above
 	Attempts int   // attempts made (Lock retries)
-	Nodes    []NodeResult
+	Masters  []MasterResult
 }
 
 func (e *Error) Error() string {
@@ -115,9 +115,9 @@ func (e *Error) Error() string {
 		b.WriteString(strconv.Itoa(e.Attempts))
 		b.WriteString(" attempts")
 	}
-	if len(e.Nodes) > 0 {
+	if len(e.Masters) > 0 {
 		b.WriteString(" (")
-		for i, n := range e.Nodes {
+		for i, n := range e.Masters {
 			if i > 0 {
 				b.WriteString("; ")
 			}

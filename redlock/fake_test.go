@@ -43,7 +43,7 @@ func fakeClient(t *testing.T, addrs []string, cfg Config) *Client {
 // A lock costs the quorum's latency, not the slowest master's.
 func TestSlowMasterDoesNotSlowLock(t *testing.T) {
 	servers, addrs := fakeMasters(t, 5)
-	c := fakeClient(t, addrs, Config{NodeTimeout: 10 * time.Second})
+	c := fakeClient(t, addrs, Config{MasterTimeout: 10 * time.Second})
 	// Waiting for the slow master would cost 3s per operation, 18s for
 	// the six below; the bound is one such wait, a margin that holds on a
 	// loaded machine (#26).
@@ -89,9 +89,9 @@ func TestNoScriptFallsBackToEval(t *testing.T) {
 	}
 }
 
-func TestHungMajorityBoundedByNodeTimeout(t *testing.T) {
+func TestHungMajorityBoundedByMasterTimeout(t *testing.T) {
 	servers, addrs := fakeMasters(t, 5)
-	c := fakeClient(t, addrs, Config{NodeTimeout: 100 * time.Millisecond})
+	c := fakeClient(t, addrs, Config{MasterTimeout: 100 * time.Millisecond})
 	for _, s := range servers[:3] {
 		s.SetFault("*", fakeredis.Fault{Hang: true})
 	}
@@ -101,9 +101,9 @@ func TestHungMajorityBoundedByNodeTimeout(t *testing.T) {
 	require.ErrorIs(t, err, ErrNotAcquired)
 	var le *Error
 	require.ErrorAs(t, err, &le)
-	assert.Equal(t, OutcomeTimeout, le.Nodes[0].Outcome)
+	assert.Equal(t, OutcomeTimeout, le.Masters[0].Outcome)
 	assert.GreaterOrEqual(t, elapsed, 100*time.Millisecond)
-	assert.Less(t, elapsed, 2*time.Second, "a hung majority must cost NodeTimeout, not more")
+	assert.Less(t, elapsed, 2*time.Second, "a hung majority must cost MasterTimeout, not more")
 	// The two healthy masters got the release: nothing of ours is left there.
 	require.Eventually(t, func() bool { return servers[3].Keys() == 0 && servers[4].Keys() == 0 }, 5*time.Second, time.Millisecond)
 }
@@ -122,28 +122,28 @@ func TestRestartGuardOnFakeMasters(t *testing.T) {
 	}, 5*time.Second, time.Millisecond)
 	_, err = b.TryLock(bg, "k", 10*time.Second)
 	require.ErrorIs(t, err, ErrNotAcquired, "two holders: the guard let restarted masters vote")
-	guardedNode(t, err)
+	guardedMaster(t, err)
 }
 
-// A master whose replies have been coming after NodeTimeout is not
+// A master whose replies have been coming after MasterTimeout is not
 // awaited when the outcome hangs on it: the attempt fails at once with
 // OutcomeSlow for it, instead of holding its votes on the other masters
-// for a whole NodeTimeout. Unless fewer than a quorum would be left: then
+// for a whole MasterTimeout. Unless fewer than a quorum would be left: then
 // every master is awaited as usual.
 func TestSlowMasterIsNotAwaited(t *testing.T) {
-	const nodeTimeout = 100 * time.Millisecond
+	const masterTimeout = 100 * time.Millisecond
 	servers, addrs := fakeMasters(t, 3)
-	c := fakeClient(t, addrs, Config{NodeTimeout: nodeTimeout})
+	c := fakeClient(t, addrs, Config{MasterTimeout: masterTimeout})
 	other := fakeClient(t, addrs[1:2], Config{})
 	_, err := other.TryLock(bg, "k", 10*time.Second) // "k" taken on master 1 only
 	require.NoError(t, err)
 
 	// Slow replies (within ReadTimeout: the connection stays up), noticed
 	// from the first lock's straggling reply.
-	servers[2].SetFault("*", fakeredis.Fault{Latency: 3 * nodeTimeout / 2})
+	servers[2].SetFault("*", fakeredis.Fault{Latency: 3 * masterTimeout / 2})
 	l, err := c.TryLock(bg, "a", 10*time.Second)
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return c.masters[2].conn.ReplyLatency() > nodeTimeout },
+	require.Eventually(t, func() bool { return c.masters[2].conn.ReplyLatency() > masterTimeout },
 		5*time.Second, time.Millisecond)
 
 	// Master 0 says OK, master 1 taken: the outcome hangs on master 2.
@@ -152,22 +152,22 @@ func TestSlowMasterIsNotAwaited(t *testing.T) {
 	require.ErrorAs(t, err, &le)
 	require.ErrorIs(t, err, ErrNotAcquired)
 	assert.Equal(t, []Outcome{OutcomeOK, OutcomeTaken, OutcomeSlow},
-		[]Outcome{le.Nodes[0].Outcome, le.Nodes[1].Outcome, le.Nodes[2].Outcome})
+		[]Outcome{le.Masters[0].Outcome, le.Masters[1].Outcome, le.Masters[2].Outcome})
 
 	// A lock decided by the others does not care: it succeeds.
 	require.NoError(t, l.Unlock(bg))
 
 	// Two slow masters of three: only one would be awaited, less than a
 	// quorum, so all are, and the slow ones time out as before.
-	servers[1].SetFault("*", fakeredis.Fault{Latency: 3 * nodeTimeout / 2})
+	servers[1].SetFault("*", fakeredis.Fault{Latency: 3 * masterTimeout / 2})
 	_, err = c.TryLock(bg, "b", 10*time.Second) // times out on master 1, which answers late
 	require.ErrorIs(t, err, ErrNotAcquired)
-	require.Eventually(t, func() bool { return c.masters[1].conn.ReplyLatency() > nodeTimeout },
+	require.Eventually(t, func() bool { return c.masters[1].conn.ReplyLatency() > masterTimeout },
 		5*time.Second, time.Millisecond)
 	_, err = c.TryLock(bg, "c", 10*time.Second)
 	require.ErrorAs(t, err, &le)
-	assert.Equal(t, OutcomeTimeout, le.Nodes[1].Outcome, "master 1 was awaited")
-	for _, n := range le.Nodes {
+	assert.Equal(t, OutcomeTimeout, le.Masters[1].Outcome, "master 1 was awaited")
+	for _, n := range le.Masters {
 		assert.NotEqual(t, OutcomeSlow, n.Outcome, n.Addr)
 	}
 }
@@ -176,7 +176,7 @@ func TestSlowMasterIsNotAwaited(t *testing.T) {
 // context.Canceled and the cause, for every operation that waits on it.
 func TestCancelWithCause(t *testing.T) {
 	servers, addrs := fakeMasters(t, 3)
-	c := fakeClient(t, addrs, Config{NodeTimeout: 5 * time.Second})
+	c := fakeClient(t, addrs, Config{MasterTimeout: 5 * time.Second})
 	l, err := c.TryLock(bg, "held", 10*time.Second)
 	require.NoError(t, err)
 	l2, err := c.TryLock(bg, "held2", 10*time.Second)
@@ -244,7 +244,7 @@ func TestCallAndHeldHooks(t *testing.T) {
 		Call: func(ctx context.Context, op Op, key string) (context.Context, func(CallEnd)) {
 			return ctx, func(e CallEnd) {
 				c := call{op: op, key: key, err: e.Err, attempts: e.Attempts}
-				for _, n := range e.Nodes {
+				for _, n := range e.Masters {
 					c.outcomes = append(c.outcomes, n.Outcome)
 				}
 				assert.Positive(t, e.Took)

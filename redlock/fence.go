@@ -247,9 +247,9 @@ type masterFence struct {
 
 // repairStepTimeout bounds each step of a repair on each master. A repair
 // runs off the locks' path, and needs a quorum of answers: a master that
-// is slow but alive (it would miss NodeTimeout) must still count.
+// is slow but alive (it would miss MasterTimeout) must still count.
 func (c *Client) repairStepTimeout() time.Duration {
-	return max(c.cfg.NodeTimeout, time.Second)
+	return max(c.cfg.MasterTimeout, time.Second)
 }
 
 // repairFence gives the masters that have no counter they vouch for one
@@ -275,7 +275,7 @@ func (c *Client) repairFence(ctx context.Context) bool {
 	if now.UnixNano() < f.notBefore.Load() {
 		return false
 	}
-	f.notBefore.Store(now.Add(max(2*c.cfg.NodeTimeout, 20*time.Millisecond)).UnixNano())
+	f.notBefore.Store(now.Add(max(2*c.cfg.MasterTimeout, 20*time.Millisecond)).UnixNano())
 	connects := f.connects.Load()
 
 	states := make([]masterFence, len(c.masters))

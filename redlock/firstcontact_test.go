@@ -96,7 +96,7 @@ func TestLockFailsAtOnceWhenTheGuardOutlastsCtx(t *testing.T) {
 	require.ErrorIs(t, err, ErrNotAcquired)
 	require.NoError(t, ctx.Err(), "Lock waited for a ctx that ends before the guard")
 	assert.Contains(t, err.Error(), "restart guard")
-	guardedNode(t, err)
+	guardedMaster(t, err)
 	assert.LessOrEqual(t, attempts, 2)
 	assert.LessOrEqual(t, commands, int64(maxFirstContactCommands))
 }
@@ -145,7 +145,7 @@ func TestCancelledLockKeepsWhatItLearned(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	var le *Error
 	require.True(t, errors.As(err, &le))
-	for _, n := range le.Nodes {
+	for _, n := range le.Masters {
 		assert.NotEqual(t, OutcomeCancelled, n.Outcome, "%v", err)
 	}
 }

@@ -11,8 +11,8 @@ import (
 )
 
 // errNoAnswer is a KeyState's Err when its master did not answer within
-// NodeTimeout.
-var errNoAnswer = errors.New("redlock: no answer within Config.NodeTimeout")
+// MasterTimeout.
+var errNoAnswer = errors.New("redlock: no answer within Config.MasterTimeout")
 
 // KeyState is what one master holds for one key, as Inspect saw it.
 type KeyState struct {
@@ -33,7 +33,7 @@ type KeyState struct {
 // holds for key: whether it exists and its remaining TTL. It is for
 // operators and debugging ("who holds it, until when?"), not for deciding
 // whether to lock: the answer is stale by the time it returns. It waits at
-// most NodeTimeout (less if ctx ends sooner) and returns one KeyState per
+// most MasterTimeout (less if ctx ends sooner) and returns one KeyState per
 // master, in Config.Addrs order; a master that did not answer has Err set.
 // It allocates.
 func (c *Client) Inspect(ctx context.Context, key string) ([]KeyState, error) {
@@ -75,7 +75,7 @@ func (c *Client) inspect(ctx context.Context, keys []string, tok *token) ([]KeyS
 			}
 		}
 	}
-	t := time.NewTimer(c.cfg.NodeTimeout)
+	t := time.NewTimer(c.cfg.MasterTimeout)
 	defer t.Stop()
 	var waitErr error
 	for pending := len(reqs); pending > 0 && waitErr == nil; pending-- {

@@ -135,7 +135,7 @@ func (c *Client) acquire(ctx context.Context, key string, keys *keySet, ttl time
 	if h := c.cfg.Hooks.Call; h != nil {
 		if _, end := h(ctx, OpLock, key); end != nil {
 			start := time.Now()
-			defer func() { end(CallEnd{Err: err, Took: time.Since(start), Attempts: attempt, Nodes: o.res}) }()
+			defer func() { end(CallEnd{Err: err, Took: time.Since(start), Attempts: attempt, Masters: o.res}) }()
 		}
 	}
 	done := ctx.Done()
@@ -409,7 +409,7 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) (err error) {
 	if h := c.cfg.Hooks.Call; h != nil {
 		if _, end := h(ctx, OpExtend, l.key); end != nil {
 			start := time.Now()
-			defer func() { end(CallEnd{Err: err, Took: time.Since(start), Attempts: 1, Nodes: o.res}) }()
+			defer func() { end(CallEnd{Err: err, Took: time.Since(start), Attempts: 1, Masters: o.res}) }()
 		}
 	}
 	o.encode(OpExtend, l.key, l.keyList(), &l.tok, ttl)
@@ -441,7 +441,7 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) (err error) {
 // released it, ErrNotHeld (possibly inside an *Error) if it was no longer
 // ours (expired, or taken over). It is meant for defer: it sends the
 // release even when ctx has already ended, and waits at most
-// Config.NodeTimeout for the answers (less if a live ctx ends sooner).
+// Config.MasterTimeout for the answers (less if a live ctx ends sooner).
 //
 // When a Lock of the same Client waits for the key (a single-key lock,
 // without Fencing, handed over fewer than Config.LocalHandoffs times in a
@@ -464,15 +464,15 @@ func (l *Lock) Unlock(ctx context.Context) (err error) {
 	}
 	o := c.getOp()
 	defer c.putOp(o)
-	nodes := o.res
+	results := o.res
 	if h := c.cfg.Hooks.Call; h != nil {
 		if _, end := h(ctx, OpUnlock, l.key); end != nil {
 			start := time.Now()
-			defer func() { end(CallEnd{Err: err, Took: time.Since(start), Attempts: 1, Nodes: nodes}) }()
+			defer func() { end(CallEnd{Err: err, Took: time.Since(start), Attempts: 1, Masters: results}) }()
 		}
 	}
 	if l.handOver() {
-		nodes = nil // no master took part
+		results = nil // no master took part
 		c.event(EventHandedOver, l.key)
 		l.ended()
 		return nil
@@ -524,12 +524,12 @@ func (o *op) learned() {
 
 // error builds an *Error from the op's results (allocating: error path).
 func (o *op) error(op Op, key string, kind error, attempts int) error {
-	return &Error{Op: op, Key: key, Err: kind, Attempts: attempts, Nodes: append([]NodeResult(nil), o.res...)}
+	return &Error{Op: op, Key: key, Err: kind, Attempts: attempts, Masters: append([]MasterResult(nil), o.res...)}
 }
 
-// report calls the Node hook for each master's outcome.
+// report calls the Master hook for each master's outcome.
 func (o *op) report(kind Op) {
-	h := o.c.cfg.Hooks.Node
+	h := o.c.cfg.Hooks.Master
 	if h == nil {
 		return
 	}

@@ -215,7 +215,7 @@ func TestLockMultiNoScriptFallsBackToEval(t *testing.T) {
 
 func TestLockMultiErrorNamesFirstKey(t *testing.T) {
 	servers := masters(t, 3)
-	c := client(t, servers, Config{Tries: 1, NodeTimeout: 50 * time.Millisecond})
+	c := client(t, servers, Config{Tries: 1, MasterTimeout: 50 * time.Millisecond})
 	servers[0].Stop()
 	servers[1].Stop()
 	_, err := c.TryLockMulti(bg, []string{"z", "y"}, time.Second)
@@ -299,11 +299,11 @@ func TestInspect(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 }
 
-// TestInspectHungMaster: a master that never answers costs NodeTimeout, and
+// TestInspectHungMaster: a master that never answers costs MasterTimeout, and
 // its requests are given back (the leak check at exit sees no goroutine).
 func TestInspectHungMaster(t *testing.T) {
 	servers, addrs := fakeMasters(t, 3)
-	c := fakeClient(t, addrs, Config{NodeTimeout: 50 * time.Millisecond})
+	c := fakeClient(t, addrs, Config{MasterTimeout: 50 * time.Millisecond})
 	servers[1].SetFault("GET", fakeredis.Fault{Hang: true})
 	start := time.Now()
 	states, err := c.Inspect(bg, "h")

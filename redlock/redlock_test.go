@@ -93,7 +93,7 @@ func TestMutualExclusion(t *testing.T) {
 	var wg sync.WaitGroup
 	deadline := time.Now().Add(2 * time.Second)
 	for range 3 {
-		c := client(t, servers, Config{RetryDelay: 2 * time.Millisecond, Tries: 1 << 20, NodeTimeout: 200 * time.Millisecond})
+		c := client(t, servers, Config{RetryDelay: 2 * time.Millisecond, Tries: 1 << 20, MasterTimeout: 200 * time.Millisecond})
 		for range 6 {
 			wg.Add(1)
 			go func() {
@@ -139,9 +139,9 @@ func TestMutualExclusion(t *testing.T) {
 
 func TestMinorityDownStillLocks(t *testing.T) {
 	servers := masters(t, 5)
-	// Waiting for the paused master would take NodeTimeout (10s); half of
+	// Waiting for the paused master would take MasterTimeout (10s); half of
 	// it is the bound, a margin that holds on a loaded machine (#26).
-	c := client(t, servers, Config{NodeTimeout: 10 * time.Second})
+	c := client(t, servers, Config{MasterTimeout: 10 * time.Second})
 	servers[0].Kill()
 	require.NoError(t, servers[1].Pause())
 	defer servers[1].Resume()
@@ -155,9 +155,9 @@ func TestMinorityDownStillLocks(t *testing.T) {
 
 func TestMajorityDownFailsFastWithOutcomes(t *testing.T) {
 	servers := masters(t, 5)
-	// Failing slowly would take NodeTimeout (10s); half of it is the
+	// Failing slowly would take MasterTimeout (10s); half of it is the
 	// bound, a margin that holds on a loaded machine (#26).
-	c := client(t, servers, Config{NodeTimeout: 10 * time.Second})
+	c := client(t, servers, Config{MasterTimeout: 10 * time.Second})
 	for _, s := range servers[:3] {
 		s.Kill()
 	}
@@ -168,8 +168,8 @@ func TestMajorityDownFailsFastWithOutcomes(t *testing.T) {
 	require.ErrorIs(t, err, ErrNotAcquired)
 	var le *Error
 	require.ErrorAs(t, err, &le)
-	require.Len(t, le.Nodes, 5)
-	for _, n := range le.Nodes[:3] {
+	require.Len(t, le.Masters, 5)
+	for _, n := range le.Masters[:3] {
 		assert.Equal(t, OutcomeConnError, n.Outcome, n.Addr)
 	}
 	assert.Contains(t, err.Error(), servers[0].Addr())
@@ -178,7 +178,7 @@ func TestMajorityDownFailsFastWithOutcomes(t *testing.T) {
 
 func TestPausedMajorityTimesOut(t *testing.T) {
 	servers := masters(t, 3)
-	c := client(t, servers, Config{NodeTimeout: 100 * time.Millisecond})
+	c := client(t, servers, Config{MasterTimeout: 100 * time.Millisecond})
 	for _, s := range servers[:2] {
 		require.NoError(t, s.Pause())
 		defer s.Resume()
@@ -186,8 +186,8 @@ func TestPausedMajorityTimesOut(t *testing.T) {
 	_, err := c.TryLock(bg, "k", 10*time.Second)
 	var le *Error
 	require.ErrorAs(t, err, &le)
-	assert.Equal(t, OutcomeTimeout, le.Nodes[0].Outcome)
-	assert.Equal(t, OutcomeTimeout, le.Nodes[1].Outcome)
+	assert.Equal(t, OutcomeTimeout, le.Masters[0].Outcome)
+	assert.Equal(t, OutcomeTimeout, le.Masters[1].Outcome)
 }
 
 func TestUnlockAfterScriptCacheLoss(t *testing.T) {
@@ -365,7 +365,7 @@ func TestRestartGuard(t *testing.T) {
 
 	_, err = guarded.TryLock(bg, "k", maxTTL)
 	require.ErrorIs(t, err, ErrNotAcquired, "the guard let a restarted master vote")
-	g := guardedNode(t, err)
+	g := guardedMaster(t, err)
 	assert.True(t, g.GuardedUntil.After(time.Now()))
 	assert.Contains(t, err.Error(), "restart guard")
 	assert.False(t, guarded.Masters()[0].Guard.IsZero())
@@ -405,18 +405,18 @@ func TestDoReleasesWhenFnPanics(t *testing.T) {
 	require.NoError(t, err, "a panicking fn left the lock held")
 }
 
-// guardedNode returns the first master the restart guard held out in err.
+// guardedMaster returns the first master the restart guard held out in err.
 // Which one depends on answer order: the call returns once the quorum is
 // out of reach.
-func guardedNode(t *testing.T, err error) NodeResult {
+func guardedMaster(t *testing.T, err error) MasterResult {
 	t.Helper()
 	var le *Error
 	require.ErrorAs(t, err, &le)
-	for _, n := range le.Nodes {
+	for _, n := range le.Masters {
 		if n.Outcome == OutcomeGuarded {
 			return n
 		}
 	}
 	t.Fatalf("no master held out by the restart guard: %v", err)
-	return NodeResult{}
+	return MasterResult{}
 }

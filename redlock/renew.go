@@ -61,14 +61,14 @@ type renewer struct {
 	done    chan struct{} // closed when the goroutine has ended
 
 	// Owned by the goroutine.
-	batch  []*renewal
-	cmd    []byte
-	alt    []byte
-	reqs   []*conn.Request
-	notify chan *conn.Request
-	timer  *time.Timer
-	evaled []bool    // per master: NOSCRIPT answered with EVAL in this batch
-	nodes  []Outcome // per master: its answer to this batch, for Hooks.Node
+	batch    []*renewal
+	cmd      []byte
+	alt      []byte
+	reqs     []*conn.Request
+	notify   chan *conn.Request
+	timer    *time.Timer
+	evaled   []bool    // per master: NOSCRIPT answered with EVAL in this batch
+	outcomes []Outcome // per master: its answer to this batch, for Hooks.Master
 	// Run once mu is released: hooks and cancellations may call back into
 	// the Client.
 	lostFn   []func()
@@ -91,7 +91,7 @@ func (r *renewer) register(l *Lock, ttl time.Duration, lost func()) *renewal {
 	cfg := &r.c.cfg
 	every := time.Duration(float64(ttl) * cfg.ExtendFraction)
 	e := &renewal{
-		l: l, ttl: ttl, every: every, retry: max(cfg.NodeTimeout, every/8),
+		l: l, ttl: ttl, every: every, retry: max(cfg.MasterTimeout, every/8),
 		due: time.Now().Add(every), lost: lost, active: true,
 	}
 	r.mu.Lock()
@@ -204,7 +204,7 @@ func (r *renewer) loop() {
 	r.reqs = make([]*conn.Request, n)
 	r.notify = make(chan *conn.Request, n)
 	r.evaled = make([]bool, n)
-	r.nodes = make([]Outcome, n)
+	r.outcomes = make([]Outcome, n)
 	r.timer = time.NewTimer(time.Hour)
 	defer r.timer.Stop()
 	for {
@@ -312,7 +312,7 @@ func (r *renewer) encode(keys int) {
 
 // send sends the batch to every master and collects the votes (into the
 // batch's renewals: only this goroutine touches ok and taken while they are
-// batched) until all answered, NodeTimeout passed, deadline came or the
+// batched) until all answered, MasterTimeout passed, deadline came or the
 // Client closed. It returns when the burst left.
 func (r *renewer) send(deadline time.Time) time.Time {
 	c := r.c
@@ -325,10 +325,10 @@ func (r *renewer) send(deadline time.Time) time.Time {
 		}
 		req.Cmd = append(req.Cmd[:0], r.cmd...)
 		req.Tag = i
-		r.evaled[i], r.nodes[i] = false, OutcomeNone
+		r.evaled[i], r.outcomes[i] = false, OutcomeNone
 		m.conn.Send(req, r.notify)
 	}
-	r.timer.Reset(max(0, min(c.cfg.NodeTimeout, time.Until(deadline))))
+	r.timer.Reset(max(0, min(c.cfg.MasterTimeout, time.Until(deadline))))
 	gaveUp := false
 	for pending := len(c.masters); pending > 0 && !gaveUp; {
 		select {
@@ -342,7 +342,7 @@ func (r *renewer) send(deadline time.Time) time.Time {
 				c.masters[i].conn.Send(req, r.notify)
 				continue
 			}
-			r.nodes[i] = out
+			r.outcomes[i] = out
 			pending--
 		case <-r.timer.C:
 			gaveUp = true
@@ -354,10 +354,10 @@ func (r *renewer) send(deadline time.Time) time.Time {
 	if gaveUp {
 		late := 0
 		for i, req := range r.reqs {
-			if r.nodes[i] != OutcomeNone {
+			if r.outcomes[i] != OutcomeNone {
 				continue // answered
 			}
-			r.nodes[i] = OutcomeTimeout
+			r.outcomes[i] = OutcomeTimeout
 			if req.Abandon() {
 				r.reqs[i] = nil // its Conn owns it now
 			} else {
@@ -368,10 +368,10 @@ func (r *renewer) send(deadline time.Time) time.Time {
 			<-r.notify // answered meanwhile: not counted
 		}
 	}
-	if h := c.cfg.Hooks.Node; h != nil {
+	if h := c.cfg.Hooks.Master; h != nil {
 		took := time.Since(start)
 		for i, m := range c.masters {
-			h(OpExtend, m.addr, r.nodes[i], took)
+			h(OpExtend, m.addr, r.outcomes[i], took)
 		}
 	}
 	return start

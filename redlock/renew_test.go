@@ -20,7 +20,7 @@ func TestDoRenewalsShareBatches(t *testing.T) {
 	servers := masters(t, 3)
 	var batches, extended atomic.Int64
 	c := client(t, servers, Config{Hooks: Hooks{
-		Node: func(op Op, addr string, _ Outcome, _ time.Duration) {
+		Master: func(op Op, addr string, _ Outcome, _ time.Duration) {
 			if op == OpExtend && addr == servers[0].Addr() {
 				batches.Add(1)
 			}

@@ -105,7 +105,7 @@ func (m *pipeMaster) serve(nc net.Conn) {
 func pipeClient(t *testing.T, pm *pipeMasters, addrs []string) *Client {
 	t.Helper()
 	c, err := New(bg, Config{
-		Addrs: addrs, NodeTimeout: 50 * time.Millisecond, DisableRestartGuard: true,
+		Addrs: addrs, MasterTimeout: 50 * time.Millisecond, DisableRestartGuard: true,
 		Conn: conn.Options{Dialer: pm.dial},
 	})
 	require.NoError(t, err)

@@ -182,7 +182,7 @@ func (room *waitRoom) join(ctx context.Context, key string, keys []string) (w *w
 }
 
 // subscribe makes sure that every key of w is subscribed to on every
-// master's current pub/sub socket, waiting up to NodeTimeout for the
+// master's current pub/sub socket, waiting up to MasterTimeout for the
 // confirmations (less if ctx ends). A master that does not confirm in time
 // (down, slow, or refusing SUBSCRIBE by ACL) is left out until the next
 // call: its releases then reach w only through the other masters, or the
@@ -204,7 +204,7 @@ func (room *waitRoom) subscribe(ctx context.Context, w *waiter) {
 	}
 	room.mu.Unlock()
 
-	wctx, cancel := context.WithTimeout(ctx, room.c.cfg.NodeTimeout)
+	wctx, cancel := context.WithTimeout(ctx, room.c.cfg.MasterTimeout)
 	defer cancel()
 	if fresh {
 		// Connecting in the background: give them until the deadline.
@@ -363,7 +363,7 @@ func (room *waitRoom) ownLocked(id [releaseIDLen]byte) bool {
 
 // enoughLocked is how many messages of a release show that it ran on a
 // quorum: a quorum of them, or as many as kw has confirmed subscriptions
-// when that is fewer (a SUBSCRIBE not confirmed within NodeTimeout), but
+// when that is fewer (a SUBSCRIBE not confirmed within MasterTimeout), but
 // at least one (mu held).
 func (room *waitRoom) enoughLocked(kw *keyWaiters) int {
 	confirmed := 0

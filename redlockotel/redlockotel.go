@@ -121,7 +121,7 @@ func Hooks(opts ...Option) (redlock.Hooks, error) {
 		return redlock.Hooks{}, err
 	}
 	h := &hooks{in: in, tracer: o.tp.Tracer(scope), withKey: o.withKey}
-	return redlock.Hooks{Node: h.node, Event: h.event, Call: h.call, Held: h.heldFor}, nil
+	return redlock.Hooks{Master: h.master, Event: h.event, Call: h.call, Held: h.heldFor}, nil
 }
 
 type hooks struct {
@@ -151,7 +151,7 @@ func (h *hooks) call(ctx context.Context, op redlock.Op, key string) (context.Co
 		}
 		h.in.opDuration.Record(ctx, e.Took.Seconds(), metric.WithAttributes(
 			attribute.String("redlock.operation", op.String()), attribute.String("redlock.outcome", outcome)))
-		for _, n := range e.Nodes {
+		for _, n := range e.Masters {
 			if n.Outcome == redlock.OutcomeNone {
 				continue
 			}
@@ -168,7 +168,7 @@ func (h *hooks) call(ctx context.Context, op redlock.Op, key string) (context.Co
 	}
 }
 
-func (h *hooks) node(op redlock.Op, addr string, outcome redlock.Outcome, latency time.Duration) {
+func (h *hooks) master(op redlock.Op, addr string, outcome redlock.Outcome, latency time.Duration) {
 	if outcome == redlock.OutcomeNone {
 		return // not awaited: no latency to tell
 	}

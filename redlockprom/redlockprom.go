@@ -72,7 +72,7 @@ func Hooks(reg prometheus.Registerer) (redlock.Hooks, error) {
 			return redlock.Hooks{}, err
 		}
 	}
-	return redlock.Hooks{Node: h.node, Event: h.event, Call: h.call, Held: h.heldFor}, nil
+	return redlock.Hooks{Master: h.master, Event: h.event, Call: h.call, Held: h.heldFor}, nil
 }
 
 func (h *hooks) call(ctx context.Context, op redlock.Op, _ string) (context.Context, func(redlock.CallEnd)) {
@@ -87,7 +87,7 @@ func (h *hooks) call(ctx context.Context, op redlock.Op, _ string) (context.Cont
 	}
 }
 
-func (h *hooks) node(op redlock.Op, addr string, outcome redlock.Outcome, latency time.Duration) {
+func (h *hooks) master(op redlock.Op, addr string, outcome redlock.Outcome, latency time.Duration) {
 	if outcome == redlock.OutcomeNone {
 		return // not awaited: no latency to tell
 	}

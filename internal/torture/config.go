@@ -76,12 +76,12 @@ type Config struct {
 	// negative: none.
 	MultiKey float64
 
-	TTL         time.Duration // lock TTL [800ms]
-	MaxTTL      time.Duration // redlock MaxTTL, the restart guard's window [2s]
-	NodeTimeout time.Duration // redlock NodeTimeout [30ms]
-	RetryDelay  time.Duration // redlock RetryDelay [50ms]
-	LockTimeout time.Duration // ctx deadline of each Lock call [2*TTL]
-	// Slack is how much longer than its deadline (plus NodeTimeout) an
+	TTL           time.Duration // lock TTL [800ms]
+	MaxTTL        time.Duration // redlock MaxTTL, the restart guard's window [2s]
+	MasterTimeout time.Duration // redlock MasterTimeout [30ms]
+	RetryDelay    time.Duration // redlock RetryDelay [50ms]
+	LockTimeout   time.Duration // ctx deadline of each Lock call [2*TTL]
+	// Slack is how much longer than its deadline (plus MasterTimeout) an
 	// operation may take before it counts as stuck [250ms].
 	Slack time.Duration
 
@@ -131,7 +131,7 @@ func (c Config) withDefaults() Config {
 	}
 	defd(&c.TTL, 800*time.Millisecond)
 	defd(&c.MaxTTL, 2*time.Second)
-	defd(&c.NodeTimeout, 30*time.Millisecond)
+	defd(&c.MasterTimeout, 30*time.Millisecond)
 	defd(&c.RetryDelay, 50*time.Millisecond)
 	defd(&c.LockTimeout, 2*c.TTL)
 	defd(&c.Slack, 250*time.Millisecond)

@@ -37,10 +37,10 @@ const incrMaxLockScript = `for i=1,#KEYS-1 do if redis.call("exists",KEYS[i])==1
 // incrMaxUnlockScript deletes every key that holds ARGV[1].
 const incrMaxUnlockScript = `for i=1,#KEYS do if redis.call("get",KEYS[i])==ARGV[1] then redis.call("del",KEYS[i]) end end return 1`
 
-// NewIncrMaxLocker returns the INCR-and-max Locker on addrs; nodeTimeout
+// NewIncrMaxLocker returns the INCR-and-max Locker on addrs; masterTimeout
 // bounds each round on each master.
-func NewIncrMaxLocker(addrs []string, opts conn.Options, nodeTimeout time.Duration, seed uint64) (Locker, error) {
-	l := &incrMaxLocker{quorum: len(addrs)/2 + 1, timeout: nodeTimeout, rng: rand.New(rand.NewPCG(seed, 11))}
+func NewIncrMaxLocker(addrs []string, opts conn.Options, masterTimeout time.Duration, seed uint64) (Locker, error) {
+	l := &incrMaxLocker{quorum: len(addrs)/2 + 1, timeout: masterTimeout, rng: rand.New(rand.NewPCG(seed, 11))}
 	for _, a := range addrs {
 		o := opts
 		o.Addr = a

@@ -99,7 +99,7 @@ func recordVotes(ctx context.Context, _ redlock.Op, _ string) (context.Context, 
 	}
 	return ctx, func(e redlock.CallEnd) {
 		var b strings.Builder
-		for i, n := range e.Nodes {
+		for i, n := range e.Masters {
 			if i > 0 {
 				b.WriteString(", ")
 			}

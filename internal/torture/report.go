@@ -12,29 +12,29 @@ import (
 
 // Report is what a Run found. Durations are nanoseconds in JSON.
 type Report struct {
-	Seed         uint64        `json:"seed"`
-	RestartGuard bool          `json:"restart_guard"`
-	Fencing      bool          `json:"fencing"`
-	Faults       []Fault       `json:"faults"`
-	Masters      int           `json:"masters"`
-	Clients      int           `json:"clients"`
-	Goroutines   int           `json:"goroutines_per_client"`
-	Keys         int           `json:"keys"`
-	TTL          time.Duration `json:"ttl_ns"`
-	MaxTTL       time.Duration `json:"max_ttl_ns"`
-	NodeTimeout  time.Duration `json:"node_timeout_ns"`
-	Elapsed      time.Duration `json:"elapsed_ns"`
-	Interrupted  bool          `json:"interrupted"`
+	Seed          uint64        `json:"seed"`
+	RestartGuard  bool          `json:"restart_guard"`
+	Fencing       bool          `json:"fencing"`
+	Faults        []Fault       `json:"faults"`
+	Masters       int           `json:"masters"`
+	Clients       int           `json:"clients"`
+	Goroutines    int           `json:"goroutines_per_client"`
+	Keys          int           `json:"keys"`
+	TTL           time.Duration `json:"ttl_ns"`
+	MaxTTL        time.Duration `json:"max_ttl_ns"`
+	MasterTimeout time.Duration `json:"master_timeout_ns"`
+	Elapsed       time.Duration `json:"elapsed_ns"`
+	Interrupted   bool          `json:"interrupted"`
 
-	Acquisitions uint64            `json:"acquisitions"`
-	PerSecond    float64           `json:"acquisitions_per_second"`
-	LockFailures map[string]uint64 `json:"lock_failures"`
-	NodeOutcomes map[string]uint64 `json:"node_outcomes_in_failed_locks"`
-	Unlocks      map[string]uint64 `json:"unlocks"`
-	Extends      map[string]uint64 `json:"extends"`
-	LatencyP50   time.Duration     `json:"lock_latency_p50_ns"`
-	LatencyP99   time.Duration     `json:"lock_latency_p99_ns"`
-	LatencyMax   time.Duration     `json:"lock_latency_max_ns"`
+	Acquisitions   uint64            `json:"acquisitions"`
+	PerSecond      float64           `json:"acquisitions_per_second"`
+	LockFailures   map[string]uint64 `json:"lock_failures"`
+	MasterOutcomes map[string]uint64 `json:"master_outcomes_in_failed_locks"`
+	Unlocks        map[string]uint64 `json:"unlocks"`
+	Extends        map[string]uint64 `json:"extends"`
+	LatencyP50     time.Duration     `json:"lock_latency_p50_ns"`
+	LatencyP99     time.Duration     `json:"lock_latency_p99_ns"`
+	LatencyMax     time.Duration     `json:"lock_latency_max_ns"`
 
 	Stuck             int             `json:"stuck"`
 	StuckOps          []StuckOp       `json:"stuck_ops,omitempty"`
@@ -115,16 +115,16 @@ func (r *Report) WriteTable(w io.Writer) {
 	if r.Fencing {
 		fencing = "on"
 	}
-	row("setup", "%d masters, %d clients x %d goroutines, %d keys, TTL %v, MaxTTL %v, NodeTimeout %v, restart guard %s, fencing %s",
-		r.Masters, r.Clients, r.Goroutines, r.Keys, r.TTL, r.MaxTTL, r.NodeTimeout, guard, fencing)
+	row("setup", "%d masters, %d clients x %d goroutines, %d keys, TTL %v, MaxTTL %v, MasterTimeout %v, restart guard %s, fencing %s",
+		r.Masters, r.Clients, r.Goroutines, r.Keys, r.TTL, r.MaxTTL, r.MasterTimeout, guard, fencing)
 	row("elapsed", "%v%s", r.Elapsed.Round(time.Millisecond), map[bool]string{true: " (interrupted)"}[r.Interrupted])
 	row("acquisitions", "%d (%.1f/s)", r.Acquisitions, r.PerSecond)
 	row("lock latency", "p50 %s  p99 %s  max %s", ms(r.LatencyP50), ms(r.LatencyP99), ms(r.LatencyMax))
 	for _, k := range slices.Sorted(maps.Keys(r.LockFailures)) {
 		row("lock failure", "%-32s %d", k, r.LockFailures[k])
 	}
-	for _, k := range slices.Sorted(maps.Keys(r.NodeOutcomes)) {
-		row("  master outcome", "%-32s %d", k, r.NodeOutcomes[k])
+	for _, k := range slices.Sorted(maps.Keys(r.MasterOutcomes)) {
+		row("  master outcome", "%-32s %d", k, r.MasterOutcomes[k])
 	}
 	for _, k := range slices.Sorted(maps.Keys(r.Unlocks)) {
 		row("unlock", "%-32s %d", k, r.Unlocks[k])

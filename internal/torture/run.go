@@ -47,18 +47,18 @@ func (r *run) granted(at time.Duration) {
 
 // stats are the counters the workers share.
 type stats struct {
-	mu           sync.Mutex
-	lockFail     map[string]uint64
-	nodeOutcomes map[string]uint64
-	unlock       map[string]uint64
-	extend       map[string]uint64
-	latencies    []time.Duration
-	stuck        int
-	stuckOps     []StuckOp
-	panics       int
-	panicStacks  []string
-	majorityN    int
-	majority     []MajorityGrant
+	mu             sync.Mutex
+	lockFail       map[string]uint64
+	masterOutcomes map[string]uint64
+	unlock         map[string]uint64
+	extend         map[string]uint64
+	latencies      []time.Duration
+	stuck          int
+	stuckOps       []StuckOp
+	panics         int
+	panicStacks    []string
+	majorityN      int
+	majority       []MajorityGrant
 }
 
 func (r *run) now() time.Duration { return time.Since(r.epoch) }
@@ -94,7 +94,7 @@ func DefaultLockerConfig(cfg Config, addrs []string) redlock.Config {
 		},
 		Tries:               1 << 20, // bounded by the Lock's ctx
 		RetryDelay:          cfg.RetryDelay,
-		NodeTimeout:         cfg.NodeTimeout,
+		MasterTimeout:       cfg.MasterTimeout,
 		MaxTTL:              cfg.MaxTTL,
 		DisableRestartGuard: cfg.DisableRestartGuard,
 		Fencing:             cfg.Fencing,
@@ -151,15 +151,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 	r := &run{cfg: cfg, cl: cl, checker: NewChecker(cfg.MaxTTL + 30*time.Second)}
 	r.stats.lockFail = map[string]uint64{}
-	r.stats.nodeOutcomes = map[string]uint64{}
+	r.stats.masterOutcomes = map[string]uint64{}
 	r.stats.unlock = map[string]uint64{}
 	r.stats.extend = map[string]uint64{}
 	runCtx, stop := context.WithTimeout(ctx, cfg.Duration)
 	defer stop()
 	r.stop = stop
 	r.epoch = time.Now()
-	r.logf("run: seed %d, %d masters, %d clients x %d goroutines, %d keys, TTL %v, MaxTTL %v, NodeTimeout %v, restart guard %v, faults %v",
-		cfg.Seed, cfg.Masters, cfg.Clients, cfg.Goroutines, cfg.Keys, cfg.TTL, cfg.MaxTTL, cfg.NodeTimeout, !cfg.DisableRestartGuard, cfg.Faults)
+	r.logf("run: seed %d, %d masters, %d clients x %d goroutines, %d keys, TTL %v, MaxTTL %v, MasterTimeout %v, restart guard %v, faults %v",
+		cfg.Seed, cfg.Masters, cfg.Clients, cfg.Goroutines, cfg.Keys, cfg.TTL, cfg.MaxTTL, cfg.MasterTimeout, !cfg.DisableRestartGuard, cfg.Faults)
 
 	var wg sync.WaitGroup
 	for id, lk := range lockers {
@@ -215,7 +215,7 @@ func (r *run) report(elapsed time.Duration) *Report {
 	rep := &Report{
 		Seed: cfg.Seed, RestartGuard: !cfg.DisableRestartGuard, Fencing: cfg.Fencing, Faults: cfg.Faults,
 		Masters: cfg.Masters, Clients: cfg.Clients, Goroutines: cfg.Goroutines, Keys: cfg.Keys,
-		TTL: cfg.TTL, MaxTTL: cfg.MaxTTL, NodeTimeout: cfg.NodeTimeout,
+		TTL: cfg.TTL, MaxTTL: cfg.MaxTTL, MasterTimeout: cfg.MasterTimeout,
 		Elapsed:      elapsed,
 		Acquisitions: r.acquired.Load(),
 	}
@@ -224,7 +224,7 @@ func (r *run) report(elapsed time.Duration) *Report {
 	}
 	s := &r.stats
 	s.mu.Lock()
-	rep.LockFailures, rep.NodeOutcomes, rep.Unlocks, rep.Extends = s.lockFail, s.nodeOutcomes, s.unlock, s.extend
+	rep.LockFailures, rep.MasterOutcomes, rep.Unlocks, rep.Extends = s.lockFail, s.masterOutcomes, s.unlock, s.extend
 	rep.Stuck, rep.StuckOps = s.stuck, s.stuckOps
 	rep.Panics, rep.PanicStacks = s.panics, s.panicStacks
 	rep.MajorityGrants, rep.MajorityGrantList = s.majorityN, s.majority

@@ -101,7 +101,7 @@ func TestTortureShort(t *testing.T) {
 	rep, err := Run(context.Background(), Config{
 		Duration: 45 * time.Second, Cycles: 1, Seed: testSeed,
 		Masters: 5, Clients: 3, Goroutines: 6, Keys: 2,
-		TTL: 400 * time.Millisecond, MaxTTL: time.Second, NodeTimeout: 30 * time.Millisecond,
+		TTL: 400 * time.Millisecond, MaxTTL: time.Second, MasterTimeout: 30 * time.Millisecond,
 		Fencing: true,
 		// The race detector on two cores stretches scheduling.
 		Slack:     time.Second,
@@ -130,7 +130,7 @@ func TestTortureHandOvers(t *testing.T) {
 	cfg := Config{
 		Duration: 25 * time.Second, Cycles: 1, Seed: testSeed + 1,
 		Masters: 5, Clients: 3, Goroutines: 6, Keys: 2,
-		TTL: 400 * time.Millisecond, MaxTTL: time.Second, NodeTimeout: 30 * time.Millisecond,
+		TTL: 400 * time.Millisecond, MaxTTL: time.Second, MasterTimeout: 30 * time.Millisecond,
 		Slack:     time.Second,
 		FaultTime: 1500 * time.Millisecond, HealTime: 500 * time.Millisecond,
 		Logf: func(format string, args ...any) { t.Logf(format, args...) },

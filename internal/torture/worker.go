@@ -13,7 +13,7 @@ import (
 )
 
 // StuckOp is an operation that took longer than its deadline plus
-// NodeTimeout plus Config.Slack.
+// MasterTimeout plus Config.Slack.
 type StuckOp struct {
 	Op     string        `json:"op"`
 	Holder string        `json:"holder"`
@@ -130,13 +130,13 @@ func (r *run) round(ctx context.Context, rng *rand.Rand, holder string, lk Locke
 		if !now.Before(workEnd) || !now.Before(h.Until()) {
 			break
 		}
-		ectx, cancel := context.WithTimeout(ctx, cfg.NodeTimeout+cfg.Slack)
+		ectx, cancel := context.WithTimeout(ctx, cfg.MasterTimeout+cfg.Slack)
 		e0 := time.Now()
 		before := h.Until()
 		err := h.Extend(ectx, cfg.TTL)
 		e1 := time.Now()
 		cancel()
-		r.checkStuck("extend", holder, e0, e1.Sub(e0), cfg.NodeTimeout)
+		r.checkStuck("extend", holder, e0, e1.Sub(e0), cfg.MasterTimeout)
 		r.stats.extendResult(err, e1.Before(before))
 	}
 
@@ -146,11 +146,11 @@ func (r *run) round(ctx context.Context, rng *rand.Rand, holder string, lk Locke
 	if rng.Float64() < 0.97 { // else: let it expire
 		iv.Unlock = stop.Sub(r.epoch)
 		iv.End = min(iv.Until, iv.Unlock)
-		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.NodeTimeout+cfg.Slack)
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.MasterTimeout+cfg.Slack)
 		err := h.Unlock(uctx)
 		u1 := time.Now()
 		cancel()
-		r.checkStuck("unlock", holder, stop, u1.Sub(stop), cfg.NodeTimeout)
+		r.checkStuck("unlock", holder, stop, u1.Sub(stop), cfg.MasterTimeout)
 		iv.UnlockResult = r.stats.unlockResult(err)
 	}
 	if len(keys) > 1 {
@@ -165,9 +165,9 @@ func (r *run) round(ctx context.Context, rng *rand.Rand, holder string, lk Locke
 }
 
 // checkStuck records an operation that outlived its deadline by more than
-// NodeTimeout + Slack.
+// MasterTimeout + Slack.
 func (r *run) checkStuck(op, holder string, at time.Time, took, deadline time.Duration) {
-	limit := deadline + r.cfg.NodeTimeout + r.cfg.Slack
+	limit := deadline + r.cfg.MasterTimeout + r.cfg.Slack
 	if took <= limit {
 		return
 	}
@@ -200,8 +200,8 @@ func (s *stats) lockFailure(err error) {
 	defer s.mu.Unlock()
 	s.lockFail[kind]++
 	if isRE {
-		for _, n := range re.Nodes {
-			s.nodeOutcomes[n.Outcome.String()]++
+		for _, n := range re.Masters {
+			s.masterOutcomes[n.Outcome.String()]++
 		}
 	}
 }

@@ -23,7 +23,7 @@ var bg = context.Background()
 func client(t *testing.T, ms *redlocktest.Masters) *redlock.Client {
 	t.Helper()
 	c, err := redlock.New(bg, redlock.Config{
-		Addrs: ms.Addrs(), NodeTimeout: 50 * time.Millisecond, MaxTTL: 500 * time.Millisecond,
+		Addrs: ms.Addrs(), MasterTimeout: 50 * time.Millisecond, MaxTTL: 500 * time.Millisecond,
 		Conn: conn.Options{ReconnectMin: time.Millisecond, ReconnectMax: 10 * time.Millisecond},
 	})
 	require.NoError(t, err)
@@ -36,8 +36,8 @@ func outcomes(t *testing.T, err error) []redlock.Outcome {
 	t.Helper()
 	var le *redlock.Error
 	require.ErrorAs(t, err, &le)
-	out := make([]redlock.Outcome, len(le.Nodes))
-	for i, n := range le.Nodes {
+	out := make([]redlock.Outcome, len(le.Masters))
+	for i, n := range le.Masters {
 		out[i] = n.Outcome
 	}
 	return out

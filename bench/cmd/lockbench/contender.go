@@ -46,8 +46,8 @@ type Setup struct {
 	// Fake reports that the masters are in-process fakes (no RESP3 client
 	// tracking, so rueidislock runs without client-side caching).
 	Fake bool
-	// NodeTimeout bounds one operation on one master.
-	NodeTimeout time.Duration
+	// MasterTimeout bounds one operation on one master.
+	MasterTimeout time.Duration
 	// TTL is the lock TTL used by every mode (rueidislock takes it once, as
 	// its KeyValidity).
 	TTL time.Duration
@@ -61,7 +61,7 @@ type Setup struct {
 	// goroutine count of the run.
 	PoolSize int
 	// Defaults asks for the library's own retry settings instead of the
-	// shared NodeTimeout, RetryDelay and Tries: what a user who sets only
+	// shared MasterTimeout, RetryDelay and Tries: what a user who sets only
 	// the masters and the TTL gets (the handoff mode's "defaults" rows).
 	// Every contender honours it, and its Note then says what it got.
 	Defaults bool

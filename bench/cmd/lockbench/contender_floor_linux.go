@@ -21,7 +21,7 @@ import (
 // lives until Close. A caller blocked in epoll_wait holds an OS thread
 // (that is the point: no netpoller), so G goroutines in the throughput
 // mode run on G threads; with G well above the cores, some operations
-// outlast NodeTimeout waiting for a core, and count as errors.
+// outlast MasterTimeout waiting for a core, and count as errors.
 type floor struct {
 	setup  Setup
 	sha    string
@@ -33,10 +33,10 @@ type floor struct {
 }
 
 // newFloor dials a first set and loads the release script on every
-// master. A NodeTimeout of 0 means 50ms, lockbench's default.
+// master. A MasterTimeout of 0 means 50ms, lockbench's default.
 func newFloor(s Setup) (Contender, error) {
-	if s.NodeTimeout <= 0 {
-		s.NodeTimeout = 50 * time.Millisecond
+	if s.MasterTimeout <= 0 {
+		s.MasterTimeout = 50 * time.Millisecond
 	}
 	tokens, err := newFloorTokens()
 	if err != nil {

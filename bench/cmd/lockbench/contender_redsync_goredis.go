@@ -64,7 +64,7 @@ func redsyncOptions(s Setup) []redsync.Option {
 		redsync.WithExpiry(s.TTL),
 		redsync.WithTries(s.Tries),
 		redsync.WithRetryDelayFunc(func(int) time.Duration { return s.retryDelay() }),
-		redsync.WithTimeoutFactor(float64(s.NodeTimeout) / float64(s.TTL)),
+		redsync.WithTimeoutFactor(float64(s.MasterTimeout) / float64(s.TTL)),
 		redsync.WithFailFast(true),
 	}
 }

@@ -38,7 +38,7 @@ func newRueidislock(s Setup) (Contender, error) {
 	if s.Fake {
 		note += "; no client-side caching (fake masters)"
 	}
-	tryNext := s.NodeTimeout
+	tryNext := s.MasterTimeout
 	if s.Defaults {
 		tryNext = 0 // rueidislock's default
 		note += "; defaults: TryNextAfter 20ms; no retry delay to set: a waiter retries on the key's invalidation, or every TryNextAfter without client-side caching"

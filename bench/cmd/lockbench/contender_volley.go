@@ -44,7 +44,7 @@ func newVolleyConfig(s Setup, hooks redlock.Hooks, fencing bool) (Contender, err
 		Fencing:             fencing,
 	}
 	if !s.Defaults {
-		cfg.NodeTimeout = s.NodeTimeout
+		cfg.MasterTimeout = s.MasterTimeout
 		cfg.Tries = s.Tries
 		cfg.RetryDelay = s.RetryDelay // uniform in [RetryDelay/2, RetryDelay], as Setup says
 	}

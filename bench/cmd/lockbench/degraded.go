@@ -29,12 +29,12 @@ import (
 // longest time with no acquisition from the first fault on, and the time
 // from the last fault's end to the next acquisition.
 const (
-	degradedClients     = 8
-	degradedPerClient   = 2
-	degradedTTL         = 500 * time.Millisecond
-	degradedNodeTimeout = 100 * time.Millisecond
-	degradedTries       = 3
-	degradedRetryDelay  = 38 * time.Millisecond
+	degradedClients       = 8
+	degradedPerClient     = 2
+	degradedTTL           = 500 * time.Millisecond
+	degradedMasterTimeout = 100 * time.Millisecond
+	degradedTries         = 3
+	degradedRetryDelay    = 38 * time.Millisecond
 )
 
 // SlowWindow is one fault of the degraded schedule.
@@ -178,7 +178,7 @@ func (r *Runner) degradedRun(ctx context.Context, d contenderDef, sched []SlowWi
 	}
 	s := r.opts.Setup
 	s.Addrs = proxyAddrs(proxies)
-	s.TTL, s.NodeTimeout, s.Tries, s.RetryDelay = degradedTTL, degradedNodeTimeout, degradedTries, degradedRetryDelay
+	s.TTL, s.MasterTimeout, s.Tries, s.RetryDelay = degradedTTL, degradedMasterTimeout, degradedTries, degradedRetryDelay
 	s.PoolSize = degradedPerClient * 2
 	var holders []Holder
 	note := ""

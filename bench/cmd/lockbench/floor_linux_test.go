@@ -20,7 +20,7 @@ import (
 func startFloor(t *testing.T, n int) (*floor, []*goredislib.Client) {
 	t.Helper()
 	servers := redistest.StartN(t, n, redistest.Options{})
-	s := Setup{Addrs: redistest.Addrs(servers), NodeTimeout: time.Second, TTL: 10 * time.Second, RetryDelay: 2 * time.Millisecond, Tries: 1}
+	s := Setup{Addrs: redistest.Addrs(servers), MasterTimeout: time.Second, TTL: 10 * time.Second, RetryDelay: 2 * time.Millisecond, Tries: 1}
 	c, err := newFloor(s)
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })

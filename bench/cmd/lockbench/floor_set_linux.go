@@ -197,9 +197,9 @@ func (s *floorSet) drain(deadline time.Time) bool {
 }
 
 // deadline is when an operation started at start gives up on a master:
-// Setup.NodeTimeout later, or ctx's deadline if sooner.
+// Setup.MasterTimeout later, or ctx's deadline if sooner.
 func (s *floorSet) deadline(ctx context.Context, start time.Time) time.Time {
-	d := start.Add(s.setup.NodeTimeout)
+	d := start.Add(s.setup.MasterTimeout)
 	if dl, ok := ctx.Deadline(); ok && dl.Before(d) {
 		return dl
 	}
@@ -274,7 +274,7 @@ func (s *floorSet) pause(ctx context.Context, d time.Duration) bool {
 // pipelined runs batches of floorDepth Lock+Unlock pairs for d and returns
 // the pairs done, the pairs failed and the time it took. A batch is
 // floorDepth SETs, on keys prefix+"0" to prefix+"63" with fresh tokens, in
-// one write per master; once every master answered them (or NodeTimeout
+// one write per master; once every master answered them (or MasterTimeout
 // passed), floorDepth releases in one write per master. A pair counts when
 // its SET had a quorum of +OK within the TTL and its release a quorum of
 // deletions.

@@ -45,11 +45,11 @@ func smokeOptions(defs []contenderDef) Options {
 		HandoffProcs:    2,
 		HandoffG:        2,
 		Setup: Setup{
-			NodeTimeout: 50 * time.Millisecond,
-			TTL:         10 * time.Second,
-			RetryDelay:  2 * time.Millisecond,
-			Tries:       1000,
-			PoolSize:    16,
+			MasterTimeout: 50 * time.Millisecond,
+			TTL:           10 * time.Second,
+			RetryDelay:    2 * time.Millisecond,
+			Tries:         1000,
+			PoolSize:      16,
 		},
 	}
 }

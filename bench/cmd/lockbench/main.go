@@ -49,33 +49,33 @@ func handoffChildMain(defs []contenderDef) int {
 func run(args []string) int {
 	fs := flag.NewFlagSet("lockbench", flag.ContinueOnError)
 	var (
-		masters     = fs.String("masters", "", "comma-separated masters host:port (default: start local ones)")
-		n           = fs.Int("n", 5, "how many local masters to start when -masters is empty")
-		fake        = fs.Bool("fake", false, "use in-process fake masters even if redis-server is installed")
-		modes       = fs.String("mode", "all", "comma-separated modes: "+strings.Join(allModes, ",")+" or all")
-		quick       = fs.Bool("quick", false, "the short pass of make bench: -rounds 3 -duration 400ms (latency mode: 7 rounds x 1s) unless set")
-		duration    = fs.Duration("duration", time.Second, "length of one measurement (one contender, one round)")
-		rounds      = fs.Int("rounds", 5, "interleaved rounds; figures are medians over rounds")
-		goroutines  = fs.String("goroutines", "1,16,64,256", "throughput mode goroutine counts")
-		contendedG  = fs.Int("contended", 8, "contended mode goroutine count")
-		hold        = fs.Duration("hold", 0, "contended and handoff modes: how long each holder keeps the lock")
-		ttl         = fs.Duration("ttl", 10*time.Second, "lock TTL, for every contender")
-		nodeTimeout = fs.Duration("node-timeout", 50*time.Millisecond, "per-master timeout, for every contender")
-		retryDelay  = fs.Duration("retry-delay", 5*time.Millisecond, "retry pause upper bound (uniform in [d/2, d]), for every contender")
-		tries       = fs.Int("tries", 1000, "attempts per Lock call (the harness's deadline ends them sooner)")
-		only        = fs.String("contenders", "", "comma-separated subset of contenders (default all)")
-		jsonOut     = fs.String("json", "", "write the report as JSON to this file")
-		plotOut     = fs.String("plot", "", "write the figure (latency CDF, throughput vs goroutines, handoff, degraded timeline; the modes run) to PATH.svg and PATH.png; an .svg or .png extension on PATH is dropped")
-		replot      = fs.String("replot", "", "read a report written by -json and only redraw it with -plot (no measurement)")
-		window      = fs.Duration("degraded-window", 2*time.Second, "degraded mode: how long each master stays slow")
-		degRounds   = fs.Int("degraded-rounds", 0, "degraded mode: rounds (default -rounds)")
-		latRounds   = fs.Int("latency-rounds", 0, "latency mode: rounds (default -rounds)")
-		latDuration = fs.Duration("latency-duration", 0, "latency mode: length of one measurement (default -duration)")
-		seed        = fs.Uint64("seed", 1, "degraded mode: seed of the slow-master schedule")
-		renewFor    = fs.Duration("renewal-duration", 30*time.Second, "renewal mode: how long each lock count is held")
-		renewLocks  = fs.String("renewal-locks", "1000,10000", "renewal mode: lock counts")
-		hoProcs     = fs.Int("handoff-procs", 4, "handoff mode: child processes contending for one key")
-		hoG         = fs.Int("handoff-g", 4, "handoff mode: goroutines per child process")
+		masters       = fs.String("masters", "", "comma-separated masters host:port (default: start local ones)")
+		n             = fs.Int("n", 5, "how many local masters to start when -masters is empty")
+		fake          = fs.Bool("fake", false, "use in-process fake masters even if redis-server is installed")
+		modes         = fs.String("mode", "all", "comma-separated modes: "+strings.Join(allModes, ",")+" or all")
+		quick         = fs.Bool("quick", false, "the short pass of make bench: -rounds 3 -duration 400ms (latency mode: 7 rounds x 1s) unless set")
+		duration      = fs.Duration("duration", time.Second, "length of one measurement (one contender, one round)")
+		rounds        = fs.Int("rounds", 5, "interleaved rounds; figures are medians over rounds")
+		goroutines    = fs.String("goroutines", "1,16,64,256", "throughput mode goroutine counts")
+		contendedG    = fs.Int("contended", 8, "contended mode goroutine count")
+		hold          = fs.Duration("hold", 0, "contended and handoff modes: how long each holder keeps the lock")
+		ttl           = fs.Duration("ttl", 10*time.Second, "lock TTL, for every contender")
+		masterTimeout = fs.Duration("master-timeout", 50*time.Millisecond, "per-master timeout, for every contender")
+		retryDelay    = fs.Duration("retry-delay", 5*time.Millisecond, "retry pause upper bound (uniform in [d/2, d]), for every contender")
+		tries         = fs.Int("tries", 1000, "attempts per Lock call (the harness's deadline ends them sooner)")
+		only          = fs.String("contenders", "", "comma-separated subset of contenders (default all)")
+		jsonOut       = fs.String("json", "", "write the report as JSON to this file")
+		plotOut       = fs.String("plot", "", "write the figure (latency CDF, throughput vs goroutines, handoff, degraded timeline; the modes run) to PATH.svg and PATH.png; an .svg or .png extension on PATH is dropped")
+		replot        = fs.String("replot", "", "read a report written by -json and only redraw it with -plot (no measurement)")
+		window        = fs.Duration("degraded-window", 2*time.Second, "degraded mode: how long each master stays slow")
+		degRounds     = fs.Int("degraded-rounds", 0, "degraded mode: rounds (default -rounds)")
+		latRounds     = fs.Int("latency-rounds", 0, "latency mode: rounds (default -rounds)")
+		latDuration   = fs.Duration("latency-duration", 0, "latency mode: length of one measurement (default -duration)")
+		seed          = fs.Uint64("seed", 1, "degraded mode: seed of the slow-master schedule")
+		renewFor      = fs.Duration("renewal-duration", 30*time.Second, "renewal mode: how long each lock count is held")
+		renewLocks    = fs.String("renewal-locks", "1000,10000", "renewal mode: lock counts")
+		hoProcs       = fs.Int("handoff-procs", 4, "handoff mode: child processes contending for one key")
+		hoG           = fs.Int("handoff-g", 4, "handoff mode: goroutines per child process")
 	)
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -182,11 +182,11 @@ func run(args []string) int {
 		HandoffProcs: *hoProcs,
 		HandoffG:     *hoG,
 		Setup: Setup{
-			NodeTimeout: *nodeTimeout,
-			TTL:         *ttl,
-			RetryDelay:  *retryDelay,
-			Tries:       *tries,
-			PoolSize:    max(slices.Max(gs), *contendedG, *hoG, 16),
+			MasterTimeout: *masterTimeout,
+			TTL:           *ttl,
+			RetryDelay:    *retryDelay,
+			Tries:         *tries,
+			PoolSize:      max(slices.Max(gs), *contendedG, *hoG, 16),
 		},
 	}
 	rep, runErr := NewRunner(opts, mas, prog).Run(ctx)

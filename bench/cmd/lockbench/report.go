@@ -40,19 +40,19 @@ type Report struct {
 
 // ReportConfig records the knobs of the run.
 type ReportConfig struct {
-	Modes         []string `json:"modes"`
-	DurationMs    float64  `json:"duration_ms"`
-	Rounds        int      `json:"rounds"`
-	Goroutines    []int    `json:"goroutines"`
-	ContendedG    int      `json:"contended_goroutines"`
-	HoldMs        float64  `json:"hold_ms"`
-	TTLMs         float64  `json:"ttl_ms"`
-	NodeTimeoutMs float64  `json:"node_timeout_ms"`
-	RetryDelayMs  float64  `json:"retry_delay_ms"`
-	Tries         int      `json:"tries"`
-	PoolSize      int      `json:"pool_size"`
-	HandoffProcs  int      `json:"handoff_procs"`
-	HandoffG      int      `json:"handoff_goroutines"`
+	Modes           []string `json:"modes"`
+	DurationMs      float64  `json:"duration_ms"`
+	Rounds          int      `json:"rounds"`
+	Goroutines      []int    `json:"goroutines"`
+	ContendedG      int      `json:"contended_goroutines"`
+	HoldMs          float64  `json:"hold_ms"`
+	TTLMs           float64  `json:"ttl_ms"`
+	MasterTimeoutMs float64  `json:"master_timeout_ms"`
+	RetryDelayMs    float64  `json:"retry_delay_ms"`
+	Tries           int      `json:"tries"`
+	PoolSize        int      `json:"pool_size"`
+	HandoffProcs    int      `json:"handoff_procs"`
+	HandoffG        int      `json:"handoff_goroutines"`
 	// The latency mode's own rounds and measurement length, when they
 	// differ from Rounds and DurationMs (0 in reports that predate them).
 	LatencyRounds     int     `json:"latency_rounds,omitempty"`
@@ -125,7 +125,7 @@ func newReport(o Options, m Masters) *Report {
 		Config: ReportConfig{
 			Modes: o.Modes, DurationMs: ms(o.Duration), Rounds: o.Rounds,
 			Goroutines: o.Goroutines, ContendedG: o.ContendedG, HoldMs: ms(o.Hold),
-			TTLMs: ms(o.Setup.TTL), NodeTimeoutMs: ms(o.Setup.NodeTimeout),
+			TTLMs: ms(o.Setup.TTL), MasterTimeoutMs: ms(o.Setup.MasterTimeout),
 			RetryDelayMs: ms(o.Setup.RetryDelay), Tries: o.Setup.Tries, PoolSize: o.Setup.PoolSize,
 			HandoffProcs: o.HandoffProcs, HandoffG: o.HandoffG,
 			LatencyRounds: o.LatencyRounds, LatencyDurationMs: ms(o.LatencyDuration),
@@ -397,7 +397,7 @@ func (r *Report) WriteTables(w io.Writer) {
 	fmt.Fprintf(w, "lockbench: %s, GOMAXPROCS=%d, %d %s masters; %d rounds x %v per measurement, medians over rounds\n",
 		r.GoVersion, r.GOMAXPROCS, len(r.Masters.Addrs), r.Masters.Kind, r.Config.Rounds, time.Duration(r.Config.DurationMs*float64(time.Millisecond)))
 	fmt.Fprintf(w, "TTL %v, per-master timeout %v, retry delay uniform in [%v, %v], pool size %d; ratios are to %s, \"x floor\" to %s (throughput: %s)\n",
-		dur(r.Config.TTLMs), dur(r.Config.NodeTimeoutMs), dur(r.Config.RetryDelayMs/2), dur(r.Config.RetryDelayMs), r.Config.PoolSize, baseline, nameFloor, nameFloorPipelined)
+		dur(r.Config.TTLMs), dur(r.Config.MasterTimeoutMs), dur(r.Config.RetryDelayMs/2), dur(r.Config.RetryDelayMs), r.Config.PoolSize, baseline, nameFloor, nameFloorPipelined)
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	defer func() { tw.Flush() }()
@@ -532,7 +532,7 @@ func (r *Report) WriteTables(w io.Writer) {
 			sched = append(sched, win.String())
 		}
 		section(fmt.Sprintf("DEGRADED: %d clients x %d goroutines on one key, TTL %v, per-master timeout %v, %d tries, retry [%v, %v]; one master at a time slow for %v: %s",
-			degradedClients, degradedPerClient, degradedTTL, degradedNodeTimeout, degradedTries, degradedRetryDelay/2, degradedRetryDelay,
+			degradedClients, degradedPerClient, degradedTTL, degradedMasterTimeout, degradedTries, degradedRetryDelay/2, degradedRetryDelay,
 			dur(r.DegradedSchedule[0].EndMs-r.DegradedSchedule[0].StartMs), strings.Join(sched, ", ")))
 		fmt.Fprintln(tw, "contender	acq/s healthy	acq/s slowed	ratio	acq/s after	longest gap s	recovery s	overlaps		")
 		b := r.degraded(baseline)

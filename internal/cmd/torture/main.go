@@ -42,7 +42,7 @@ func main() {
 		keys           = flag.Int("keys", 3, "contended keys")
 		ttl            = flag.Duration("ttl", 800*time.Millisecond, "lock TTL")
 		maxTTL         = flag.Duration("max-ttl", 2*time.Second, "redlock MaxTTL (the restart guard's window)")
-		nodeTimeout    = flag.Duration("node-timeout", 30*time.Millisecond, "redlock NodeTimeout")
+		masterTimeout  = flag.Duration("master-timeout", 30*time.Millisecond, "redlock MasterTimeout")
 		faultTime      = flag.Duration("fault-time", 4*time.Second, "longest fault (each lasts [x/2, x])")
 		healTime       = flag.Duration("heal-time", 2*time.Second, "quiet time after each recovery")
 		faults         = flag.String("faults", "", "comma-separated faults (default: all): "+faultNames())
@@ -56,7 +56,7 @@ func main() {
 	cfg := torture.Config{
 		Duration: *duration, Seed: *seed,
 		Masters: *masters, Clients: *clients, Goroutines: *goroutines, Keys: *keys,
-		TTL: *ttl, MaxTTL: *maxTTL, NodeTimeout: *nodeTimeout,
+		TTL: *ttl, MaxTTL: *maxTTL, MasterTimeout: *masterTimeout,
 		FaultTime: *faultTime, HealTime: *healTime, Fencing: *fencing,
 	}
 	if *faults != "" {
