@@ -34,11 +34,11 @@ func commandsProcessed(t *testing.T, s *redistest.Server) int64 {
 	return 0
 }
 
-// lockCost runs one Lock and returns its error, how many attempts it made
-// and the most commands any master ran meanwhile. Commands are counted by
+// lockCost runs one Lock and returns how many attempts it made, the most
+// commands any master ran meanwhile, and its error. Commands are counted by
 // the masters (INFO stats, whose own INFO and connection count too: 2 per
 // reading), so nothing in the client can hide one.
-func lockCost(t *testing.T, c *Client, servers []*redistest.Server, ctx context.Context, ttl time.Duration) (err error, attempts int, commands int64) {
+func lockCost(t *testing.T, c *Client, servers []*redistest.Server, ctx context.Context, ttl time.Duration) (attempts int, commands int64, err error) {
 	t.Helper()
 	before := make([]int64, len(servers))
 	for i, s := range servers {
@@ -55,7 +55,7 @@ func lockCost(t *testing.T, c *Client, servers []*redistest.Server, ctx context.
 	for i, s := range servers {
 		commands = max(commands, commandsProcessed(t, s)-before[i])
 	}
-	return err, attempts, commands
+	return attempts, commands, err
 }
 
 // The commands a Lock may send each master in these tests, whatever
@@ -75,7 +75,7 @@ func TestLockOnFreshMastersWaitsForTheGuard(t *testing.T) {
 	for _, m := range c.Masters() {
 		require.False(t, m.Guard.IsZero(), "fresh masters must be guarded")
 	}
-	err, attempts, commands := lockCost(t, c, servers, bg, time.Second)
+	attempts, commands, err := lockCost(t, c, servers, bg, time.Second)
 	require.NoError(t, err, "the guard ends within 3s: Lock must wait for it")
 	assert.LessOrEqual(t, attempts, 3, "Tries bounds the attempts")
 	assert.LessOrEqual(t, commands, int64(maxFirstContactCommands), "commands per master")
@@ -92,7 +92,7 @@ func TestLockFailsAtOnceWhenTheGuardOutlastsCtx(t *testing.T) {
 	c := newClient(t, servers, Config{MaxTTL: 20 * time.Second})
 	ctx, cancel := context.WithTimeout(bg, 10*time.Second)
 	defer cancel()
-	err, attempts, commands := lockCost(t, c, servers, ctx, time.Second)
+	attempts, commands, err := lockCost(t, c, servers, ctx, time.Second)
 	require.ErrorIs(t, err, ErrNotAcquired)
 	require.NoError(t, ctx.Err(), "Lock waited for a ctx that ends before the guard")
 	assert.Contains(t, err.Error(), "restart guard")
@@ -114,7 +114,7 @@ func TestLockAttemptsAreBoundedByTries(t *testing.T) {
 		c := client(t, servers, Config{Tries: 4, RetryDelay: 100 * time.Millisecond})
 		// A 1ms TTL leaves no validity (the drift allowance alone is 2ms):
 		// every attempt fails with a quorum of yes votes.
-		err, attempts, commands := lockCost(t, c, servers, bg, time.Millisecond)
+		attempts, commands, err := lockCost(t, c, servers, bg, time.Millisecond)
 		if !assert.ErrorIs(t, err, ErrNotAcquired) {
 			return false
 		}
