@@ -29,7 +29,10 @@ STRESS_RUNS    ?= 3
 
 all: test
 
-## deps: install redis-server when it is missing and apt-get is available.
+## deps: install redis-server and valkey-server when they are missing and
+## apt-get is available (as root). valkey-server comes from Debian's
+## backports suite when the release itself has none (bookworm): the suite
+## is added as a source line on the archive the machine already uses.
 deps:
 	@if command -v redis-server >/dev/null 2>&1; then \
 		echo "deps: $$(redis-server --version | cut -d' ' -f1-3)"; \
@@ -38,6 +41,22 @@ deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; \
 	else \
 		echo "deps: redis-server is missing; install it (Debian/Ubuntu: apt-get install -y redis-server)" >&2; exit 1; \
+	fi
+	@if command -v valkey-server >/dev/null 2>&1; then \
+		echo "deps: $$(valkey-server --version | cut -d' ' -f1-3)"; \
+	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+		echo "deps: installing valkey-server with apt-get"; \
+		apt-get update -qq; \
+		if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valkey-server >/dev/null 2>&1; then \
+			. /etc/os-release; \
+			uri=$$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null | sed -n 's/^URIs: *//p' | grep -v security | head -n 1); \
+			[ -n "$$uri" ] || uri=$$(grep -h '^deb ' /etc/apt/sources.list 2>/dev/null | grep -v security | awk '{print $$2}' | head -n 1); \
+			echo "deps: adding $$VERSION_CODENAME-backports for valkey-server"; \
+			echo "deb $$uri $$VERSION_CODENAME-backports main" > /etc/apt/sources.list.d/volley-backports.list; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -t "$$VERSION_CODENAME-backports" valkey-server >/dev/null; \
+		fi; \
+	else \
+		echo "deps: valkey-server is missing; install it (Debian bookworm: apt-get install -t bookworm-backports valkey-server)" >&2; exit 1; \
 	fi
 
 ## test: vet (also for darwin and windows), staticcheck, format check, all
@@ -67,8 +86,11 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt: not formatted:" $$out >&2; exit 1; fi
 
+# unit: every test with redis-server masters, then the real-server tests
+# of conn and redlock again with valkey-server masters.
 unit:
-	$(GO) test -race -shuffle=on -count=1 -timeout 8m ./...
+	VOLLEY_EXPECT_SERVER=redis $(GO) test -race -shuffle=on -count=1 -timeout 8m ./...
+	REDIS_SERVER=valkey-server VOLLEY_EXPECT_SERVER=valkey $(GO) test -race -shuffle=on -count=1 -timeout 8m ./conn ./redlock
 	cd redlockotel && $(GO) test -race -shuffle=on -count=1 ./...
 	cd redlockprom && $(GO) test -race -shuffle=on -count=1 ./...
 	cd bench && $(GO) test -count=1 -timeout 5m ./...

@@ -11,6 +11,8 @@ import (
 	"io"
 	"math/big"
 	"net"
+	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -242,4 +244,24 @@ func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool) {
 	pool := x509.NewCertPool()
 	pool.AddCert(leaf)
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pool
+}
+
+// TestRealServerIdentity: the real-server tests run against the server
+// that make test means them to (VOLLEY_EXPECT_SERVER: "redis" or
+// "valkey"), so that the Valkey pass cannot quietly test redis-server. It
+// also checks what the handshake reads from both: mode and role.
+func TestRealServerIdentity(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{})
+	c := dialT(t, Options{Addr: srv.Addr()})
+	assert.Equal(t, "standalone", c.Info().Mode)
+	assert.Equal(t, "master", c.Info().Role)
+	info := doT(t, c, "INFO", "server")
+	name := "redis"
+	if strings.Contains(info, "\r\nserver_name:valkey\r\n") {
+		name = "valkey"
+	}
+	t.Logf("server: %s", name)
+	if want := os.Getenv("VOLLEY_EXPECT_SERVER"); want != "" {
+		require.Equal(t, want, name, "the real-server tests ran against the wrong server")
+	}
 }

@@ -87,7 +87,7 @@ func findBinary(bin string) (string, error) {
 	}
 	path, err := exec.LookPath(bin)
 	if err != nil {
-		return "", ErrNoRedisServer
+		return "", fmt.Errorf("%w (looked for %s)", ErrNoRedisServer, bin)
 	}
 	return path, nil
 }

@@ -58,7 +58,7 @@ func smokeOptions(defs []contenderDef) Options {
 // installed, fakes otherwise) for the test.
 func startTestMasters(t *testing.T) Masters {
 	t.Helper()
-	ms, stop, err := startMasters(3, false)
+	ms, stop, err := startMasters(3, false, "redis-server")
 	require.NoError(t, err)
 	t.Cleanup(stop)
 	t.Logf("masters: %s", ms.Kind)

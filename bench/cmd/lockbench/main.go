@@ -52,6 +52,7 @@ func run(args []string) int {
 		masters       = fs.String("masters", "", "comma-separated masters host:port (default: start local ones)")
 		n             = fs.Int("n", 5, "how many local masters to start when -masters is empty")
 		fake          = fs.Bool("fake", false, "use in-process fake masters even if redis-server is installed")
+		server        = fs.String("server", "redis", "local masters' server: redis (redis-server) or valkey (valkey-server)")
 		modes         = fs.String("mode", "all", "comma-separated modes: "+strings.Join(allModes, ",")+" or all")
 		quick         = fs.Bool("quick", false, "the short pass of make bench: -rounds 3 -duration 400ms (latency mode: 7 rounds x 1s) unless set")
 		duration      = fs.Duration("duration", time.Second, "length of one measurement (one contender, one round)")
@@ -149,7 +150,12 @@ func run(args []string) int {
 	} else {
 		prog.phase("starting %d local masters", *n)
 		var stopMasters func()
-		mas, stopMasters, err = startMasters(*n, *fake)
+		bin, ok := serverBinaries[*server]
+		if !ok {
+			prog.note("-server %q: want redis or valkey", *server)
+			return 2
+		}
+		mas, stopMasters, err = startMasters(*n, *fake, bin)
 		defer stopMasters()
 		if err != nil {
 			prog.note("%v", err)

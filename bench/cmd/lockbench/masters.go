@@ -9,12 +9,16 @@ import (
 	"github.com/volleylock/volley/internal/redistest"
 )
 
-// Kinds of masters.
+// Kinds of masters: a local server's binary name ("redis-server" or
+// "valkey-server"), or one of these.
 const (
-	kindRedis    = "redis-server"
 	kindFake     = "fakeredis (in-process)"
 	kindExternal = "external"
 )
+
+// serverBinaries are the servers lockbench can start as local masters
+// (-server).
+var serverBinaries = map[string]string{"redis": "redis-server", "valkey": "valkey-server"}
 
 // Masters are the independent masters of a run.
 type Masters struct {
@@ -22,29 +26,32 @@ type Masters struct {
 	Addrs []string `json:"addrs"`
 }
 
-// startMasters starts n local masters: redis-server processes when the
-// binary is installed (and fake is false), in-process fakes otherwise. The
-// returned stop function stops every one of them; it is never nil.
-func startMasters(n int, fake bool) (Masters, func(), error) {
+// startMasters starts n local masters: processes of bin (redis-server or
+// valkey-server) when it is installed (and fake is false), in-process
+// fakes when it is not. The returned stop function stops every one of
+// them; it is never nil.
+func startMasters(n int, fake bool, bin string) (Masters, func(), error) {
 	if !fake {
-		ms, stop, err := startRedis(n)
+		ms, stop, err := startServers(n, bin)
 		if err == nil {
 			return ms, stop, nil
 		}
-		if !errors.Is(err, redistest.ErrNoRedisServer) {
+		if !errors.Is(err, redistest.ErrNoRedisServer) || bin != "redis-server" {
+			// Fakes stand in for a missing redis-server only: -server
+			// valkey without valkey-server is an error, not a fake.
 			return Masters{}, func() {}, err
 		}
 	}
 	return startFakes(n)
 }
 
-func startRedis(n int) (Masters, func(), error) {
+func startServers(n int, bin string) (Masters, func(), error) {
 	servers := make([]*redistest.Server, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			servers[i], errs[i] = redistest.StartServer(redistest.Options{})
+			servers[i], errs[i] = redistest.StartServer(redistest.Options{Binary: bin})
 		})
 	}
 	wg.Wait()
@@ -59,7 +66,7 @@ func startRedis(n int) (Masters, func(), error) {
 		stop()
 		return Masters{}, func() {}, err
 	}
-	ms := Masters{Kind: kindRedis}
+	ms := Masters{Kind: bin}
 	for _, s := range servers {
 		ms.Addrs = append(ms.Addrs, s.Addr())
 	}
