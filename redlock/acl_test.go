@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/volleylock/volley/conn"
 	"github.com/volleylock/volley/internal/redistest"
 )
 
@@ -40,7 +39,7 @@ func TestMinimalACL(t *testing.T) {
 	}
 	for _, proto := range []int{2, 3} {
 		t.Run("RESP"+string(rune('0'+proto)), func(t *testing.T) {
-			cfg := Config{Fencing: true, Conn: conn.Options{Username: "volley", Password: "volley-pw", Protocol: proto}}
+			cfg := Config{Fencing: true, Conn: Connection{Username: "volley", Password: "volley-pw", Protocol: proto}}
 			a := client(t, servers, cfg)
 			b := client(t, servers, cfg)
 			key := "app:lock:" + t.Name()
@@ -92,12 +91,12 @@ func TestACLWithoutACommandFailsClearly(t *testing.T) {
 		require.NoError(t, s.Command(rules...))
 		require.NoError(t, s.Command("ACL", "SETUSER", "noinfo", "on", ">pw", "~*", "+@all", "-info"))
 	}
-	c := client(t, servers, Config{Fencing: true, Conn: conn.Options{Username: "volley", Password: "volley-pw"}})
+	c := client(t, servers, Config{Fencing: true, Conn: Connection{Username: "volley", Password: "volley-pw"}})
 	_, err := c.TryLock(bg, "app:lock:x", time.Second)
 	require.Error(t, err)
 	assert.Contains(t, strings.ToLower(err.Error()), "evalsha")
 
-	_, err = New(bg, Config{Addrs: redistest.Addrs(servers), Conn: conn.Options{Username: "noinfo", Password: "pw"}})
+	_, err = New(bg, Config{Addrs: redistest.Addrs(servers), Conn: Connection{Username: "noinfo", Password: "pw"}})
 	require.ErrorIs(t, err, ErrMasterUnusable)
 	assert.Contains(t, err.Error(), "NOPERM")
 }

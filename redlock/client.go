@@ -57,7 +57,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	c := &Client{cfg: cfg, quorum: len(cfg.Addrs)/2 + 1}
 	seen := make(map[string]bool, len(cfg.Addrs))
 	for _, addr := range cfg.Addrs {
-		opts, err := conn.ParseAddr(addr, cfg.Conn)
+		opts, err := conn.ParseAddr(addr, cfg.Conn.options(cfg.MasterTimeout))
 		if err != nil {
 			c.closeMasters()
 			return nil, fmt.Errorf("redlock: Config.Addrs: %w", err)

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/volleylock/volley/conn"
 )
 
 // Config configures a Client. Zero values are the safe, documented defaults.
@@ -17,10 +15,10 @@ type Config struct {
 	// Use an odd number: 5 is the canonical set, 3 the smallest that
 	// tolerates a failure.
 	Addrs []string
-	// Conn holds the settings shared by every master (timeouts, auth, TLS,
-	// DB, protocol); an address's own URL fields override them. The
-	// Client adds its own scripts to Conn.Scripts.
-	Conn conn.Options
+	// Conn holds the connection settings shared by every master (auth,
+	// TLS, DB, protocol, dial timeout, reconnect backoff); an address's
+	// own URL fields override them.
+	Conn Connection
 
 	// Tries is how many acquire attempts Lock makes before it gives up.
 	// Default 32. TryLock always makes exactly one. A Lock that waits
@@ -167,10 +165,6 @@ func (c Config) withDefaults() (Config, error) {
 	c.RetryDelay = cmp.Or(c.RetryDelay, 200*time.Millisecond)
 	c.DriftFactor = cmp.Or(c.DriftFactor, 0.01)
 	c.MasterTimeout = cmp.Or(c.MasterTimeout, 50*time.Millisecond)
-	// A connection whose oldest request has waited this long is behind:
-	// nothing sent on it now could be answered within MasterTimeout. See
-	// "Slow masters" in the package documentation.
-	c.Conn.ReadTimeout = cmp.Or(c.Conn.ReadTimeout, 2*c.MasterTimeout)
 	c.MaxTTL = cmp.Or(c.MaxTTL, 30*time.Second)
 	c.ExtendFraction = cmp.Or(c.ExtendFraction, 1.0/3)
 	c.MaxExtensions = cmp.Or(c.MaxExtensions, 1000)

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/volleylock/volley/conn"
 	"github.com/volleylock/volley/internal/fakeredis"
 )
 
@@ -219,7 +218,7 @@ func TestNewHonoursContext(t *testing.T) {
 	ctx, cancel := context.WithTimeout(bg, 50*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	c, err := New(ctx, Config{Addrs: []string{"127.0.0.1:1"}, Conn: conn.Options{Dialer: hang}})
+	c, err := New(ctx, Config{Addrs: []string{"127.0.0.1:1"}, Conn: Connection{Dialer: hang}})
 	assert.Nil(t, c)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Less(t, time.Since(start), 5*time.Second, "New waited out the dial timeout")

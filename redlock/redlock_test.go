@@ -37,7 +37,7 @@ func TestConfigErrors(t *testing.T) {
 		"tries":       {Addrs: []string{"127.0.0.1:1"}, Tries: -1},
 		"drift":       {Addrs: []string{"127.0.0.1:1"}, DriftFactor: 0.7},
 		"fraction":    {Addrs: []string{"127.0.0.1:1"}, ExtendFraction: 1.5},
-		"conn option": {Addrs: []string{"127.0.0.1:1"}, Conn: conn.Options{Protocol: 9}},
+		"conn option": {Addrs: []string{"127.0.0.1:1"}, Conn: Connection{Protocol: 9}},
 	} {
 		_, err := New(bg, cfg)
 		assert.Error(t, err, name)

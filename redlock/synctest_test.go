@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/volleylock/volley/conn"
 	"github.com/volleylock/volley/internal/scripts"
 	"github.com/volleylock/volley/resp"
 )
@@ -106,7 +105,7 @@ func pipeClient(t *testing.T, pm *pipeMasters, addrs []string) *Client {
 	t.Helper()
 	c, err := New(bg, Config{
 		Addrs: addrs, MasterTimeout: 50 * time.Millisecond, DisableRestartGuard: true,
-		Conn: conn.Options{Dialer: pm.dial},
+		Conn: Connection{Dialer: pm.dial},
 	})
 	require.NoError(t, err)
 	return c

@@ -14,7 +14,6 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
-	"github.com/volleylock/volley/conn"
 	"github.com/volleylock/volley/internal/leakcheck"
 	"github.com/volleylock/volley/internal/redistest"
 	"github.com/volleylock/volley/redlock"
@@ -99,7 +98,7 @@ func TestMetricsAndSpans(t *testing.T) {
 	servers := redistest.StartN(t, 3, redistest.Options{})
 	c, err := redlock.New(bg, redlock.Config{
 		Addrs: redistest.Addrs(servers), Hooks: tel.hooks, DisableRestartGuard: true,
-		Conn: conn.Options{ReconnectMin: time.Millisecond, ReconnectMax: 10 * time.Millisecond},
+		Conn: redlock.Connection{ReconnectMin: time.Millisecond, ReconnectMax: 10 * time.Millisecond},
 	})
 	require.NoError(t, err)
 	defer c.Close()

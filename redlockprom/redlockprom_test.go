@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/volleylock/volley/conn"
 	"github.com/volleylock/volley/internal/leakcheck"
 	"github.com/volleylock/volley/internal/redistest"
 	"github.com/volleylock/volley/redlock"
@@ -61,7 +60,7 @@ func TestMetrics(t *testing.T) {
 	servers := redistest.StartN(t, 3, redistest.Options{})
 	c, err := redlock.New(bg, redlock.Config{
 		Addrs: redistest.Addrs(servers), Hooks: hooks, DisableRestartGuard: true,
-		Conn: conn.Options{ReconnectMin: time.Millisecond, ReconnectMax: 10 * time.Millisecond},
+		Conn: redlock.Connection{ReconnectMin: time.Millisecond, ReconnectMax: 10 * time.Millisecond},
 	})
 	require.NoError(t, err)
 	defer c.Close()

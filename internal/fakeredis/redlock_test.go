@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/volleylock/volley/conn"
 	"github.com/volleylock/volley/internal/fakeredis"
 	"github.com/volleylock/volley/redlock"
 )
@@ -32,7 +31,7 @@ func TestFencingOnFakeMasters(t *testing.T) {
 	}
 	c, err := redlock.New(ctx, redlock.Config{
 		Addrs: addrs, Fencing: true, MaxTTL: 300 * time.Millisecond,
-		Conn: conn.Options{ReconnectMin: time.Millisecond, ReconnectMax: 5 * time.Millisecond},
+		Conn: redlock.Connection{ReconnectMin: time.Millisecond, ReconnectMax: 5 * time.Millisecond},
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })

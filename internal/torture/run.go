@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/volleylock/volley/conn"
 	"github.com/volleylock/volley/redlock"
 )
 
@@ -87,7 +86,7 @@ func DefaultLockerConfig(cfg Config, addrs []string) redlock.Config {
 	cfg = cfg.withDefaults()
 	return redlock.Config{
 		Addrs: addrs,
-		Conn: conn.Options{
+		Conn: redlock.Connection{
 			DialTimeout:  300 * time.Millisecond,
 			ReconnectMin: 5 * time.Millisecond,
 			ReconnectMax: 100 * time.Millisecond,

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/volleylock/volley/conn"
 	"github.com/volleylock/volley/internal/leakcheck"
 	"github.com/volleylock/volley/redlock"
 	"github.com/volleylock/volley/redlock/redlocktest"
@@ -24,7 +23,7 @@ func client(t *testing.T, ms *redlocktest.Masters) *redlock.Client {
 	t.Helper()
 	c, err := redlock.New(bg, redlock.Config{
 		Addrs: ms.Addrs(), MasterTimeout: 50 * time.Millisecond, MaxTTL: 500 * time.Millisecond,
-		Conn: conn.Options{ReconnectMin: time.Millisecond, ReconnectMax: 10 * time.Millisecond},
+		Conn: redlock.Connection{ReconnectMin: time.Millisecond, ReconnectMax: 10 * time.Millisecond},
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
@@ -201,7 +200,7 @@ func TestWaiterSurvivesPubSubFaults(t *testing.T) {
 	newClient := func() *redlock.Client {
 		c, err := redlock.New(bg, redlock.Config{
 			Addrs: ms.Addrs(), RetryDelay: time.Hour,
-			Conn: conn.Options{ReconnectMin: time.Millisecond, ReconnectMax: 10 * time.Millisecond},
+			Conn: redlock.Connection{ReconnectMin: time.Millisecond, ReconnectMax: 10 * time.Millisecond},
 		})
 		require.NoError(t, err)
 		t.Cleanup(func() { c.Close() })
