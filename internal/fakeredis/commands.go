@@ -6,6 +6,8 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+
+	"github.com/volleylock/volley/resp"
 )
 
 // version is the Redis version the fake reports and whose replies it copies.
@@ -152,23 +154,23 @@ func cmdPing(c *client, args [][]byte) {
 		return
 	}
 	if c.subscribedLocked() {
-		out := appendArrayLen(c.out, 2)
-		out = appendBulkString(out, "pong")
+		out := resp.AppendArrayHeader(c.out, 2)
+		out = resp.AppendBulkString(out, "pong")
 		if len(args) == 2 {
-			c.out = appendBulk(out, args[1])
+			c.out = resp.AppendBulk(out, args[1])
 		} else {
-			c.out = appendBulkString(out, "")
+			c.out = resp.AppendBulkString(out, "")
 		}
 		return
 	}
 	if len(args) == 2 {
-		c.out = appendBulk(c.out, args[1])
+		c.out = resp.AppendBulk(c.out, args[1])
 		return
 	}
 	c.out = append(c.out, replyPong...)
 }
 
-func cmdEcho(c *client, args [][]byte) { c.out = appendBulk(c.out, args[1]) }
+func cmdEcho(c *client, args [][]byte) { c.out = resp.AppendBulk(c.out, args[1]) }
 
 // checkUser reports whether user/pass are valid credentials.
 func (s *Server) checkUser(user, pass []byte) bool {
@@ -261,20 +263,20 @@ func cmdHello(c *client, args [][]byte) {
 		c.proto = int(ver)
 	}
 	out := appendMapLen(c.out, c.proto, 7)
-	out = appendBulkString(out, "server")
-	out = appendBulkString(out, "redis")
-	out = appendBulkString(out, "version")
-	out = appendBulkString(out, version)
-	out = appendBulkString(out, "proto")
-	out = appendInt(out, int64(c.proto))
-	out = appendBulkString(out, "id")
-	out = appendInt(out, c.id)
-	out = appendBulkString(out, "mode")
-	out = appendBulkString(out, "standalone")
-	out = appendBulkString(out, "role")
-	out = appendBulkString(out, "master")
-	out = appendBulkString(out, "modules")
-	c.out = appendArrayLen(out, 0)
+	out = resp.AppendBulkString(out, "server")
+	out = resp.AppendBulkString(out, "redis")
+	out = resp.AppendBulkString(out, "version")
+	out = resp.AppendBulkString(out, version)
+	out = resp.AppendBulkString(out, "proto")
+	out = resp.AppendInteger(out, int64(c.proto))
+	out = resp.AppendBulkString(out, "id")
+	out = resp.AppendInteger(out, c.id)
+	out = resp.AppendBulkString(out, "mode")
+	out = resp.AppendBulkString(out, "standalone")
+	out = resp.AppendBulkString(out, "role")
+	out = resp.AppendBulkString(out, "master")
+	out = resp.AppendBulkString(out, "modules")
+	c.out = resp.AppendArrayHeader(out, 0)
 }
 
 func cmdSelect(c *client, args [][]byte) {
@@ -305,16 +307,16 @@ func cmdClientGetName(c *client, args [][]byte) {
 		c.out = appendNull(c.out, c.proto)
 		return
 	}
-	c.out = appendBulkString(c.out, c.name)
+	c.out = resp.AppendBulkString(c.out, c.name)
 }
 
-func cmdClientID(c *client, args [][]byte) { c.out = appendInt(c.out, c.id) }
+func cmdClientID(c *client, args [][]byte) { c.out = resp.AppendInteger(c.out, c.id) }
 
 func cmdTime(c *client, args [][]byte) {
 	now := c.s.clock.Now()
-	out := appendArrayLen(c.out, 2)
-	out = appendBulkInt(out, now.Unix())
-	c.out = appendBulkInt(out, int64(now.Nanosecond()/1000))
+	out := resp.AppendArrayHeader(c.out, 2)
+	out = resp.AppendBulkInt(out, now.Unix())
+	c.out = resp.AppendBulkInt(out, int64(now.Nanosecond()/1000))
 }
 
 // cmdInfo supports the sections server and keyspace; "default", "all" and

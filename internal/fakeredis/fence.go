@@ -1,5 +1,7 @@
 package fakeredis
 
+import "github.com/volleylock/volley/resp"
+
 // The scripts of fencing (scripts.FenceCheck and the others of
 // internal/scripts), run natively. Each follows its Lua statement by
 // statement, so that keys passed twice, missing arguments, keys of the
@@ -66,11 +68,11 @@ func (s *Server) fenceLockLocked(out []byte, db int, sha string, keys, argv [][]
 	case msg != "":
 		return appendScriptError(out, msg, sha)
 	case found:
-		out = appendArrayLen(out, 2)
+		out = resp.AppendArrayHeader(out, 2)
 		out = append(out, replyOne...)
-		return appendBulkString(out, g)
+		return resp.AppendBulkString(out, g)
 	default:
-		out = appendArrayLen(out, 1)
+		out = resp.AppendArrayHeader(out, 1)
 		return append(out, replyOne...)
 	}
 }
@@ -139,11 +141,11 @@ func (s *Server) fenceStateLocked(out []byte, db int, sha string, keys [][]byte)
 	if msg != "" {
 		return appendScriptError(out, msg, sha)
 	}
-	out = appendArrayLen(out, 4)
-	out = appendBulkString(out, g) // "" when missing, as `or ""` makes it
-	out = appendBulkString(out, since)
-	out = appendBulkString(out, stale)
-	return appendBulk(out, nowUs)
+	out = resp.AppendArrayHeader(out, 4)
+	out = resp.AppendBulkString(out, g) // "" when missing, as `or ""` makes it
+	out = resp.AppendBulkString(out, since)
+	out = resp.AppendBulkString(out, stale)
+	return resp.AppendBulk(out, nowUs)
 }
 
 // fenceRepairLocked runs scripts.FenceRepair.

@@ -1,5 +1,7 @@
 package fakeredis
 
+import "github.com/volleylock/volley/resp"
+
 // Hashes, as far as the fencing scripts (see fence.go) and tests that
 // look at their hash need them: HSET, HGET, HGETALL.
 
@@ -80,7 +82,7 @@ func cmdHset(c *client, args [][]byte) {
 		c.out = appendError(c.out, errWrongType)
 		return
 	}
-	c.out = appendInt(c.out, n)
+	c.out = resp.AppendInteger(c.out, n)
 }
 
 func cmdHget(c *client, args [][]byte) {
@@ -91,7 +93,7 @@ func cmdHget(c *client, args [][]byte) {
 	}
 	if h != nil {
 		if v, ok := h.get(args[2]); ok {
-			c.out = appendBulkString(c.out, v)
+			c.out = resp.AppendBulkString(c.out, v)
 			return
 		}
 	}
@@ -112,8 +114,8 @@ func cmdHgetall(c *client, args [][]byte) {
 	}
 	out := appendMapLen(c.out, c.proto, len(h.fields))
 	for _, f := range h.fields {
-		out = appendBulkString(out, f.name)
-		out = appendBulkString(out, f.val)
+		out = resp.AppendBulkString(out, f.name)
+		out = resp.AppendBulkString(out, f.val)
 	}
 	c.out = out
 }

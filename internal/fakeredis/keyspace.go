@@ -1,6 +1,10 @@
 package fakeredis
 
-import "math"
+import (
+	"math"
+
+	"github.com/volleylock/volley/resp"
+)
 
 // entry is one key's value and expiry time in Unix milliseconds (0: none).
 // The value is the string val, or, when hash is not nil, that hash.
@@ -75,7 +79,7 @@ func cmdGet(c *client, args [][]byte) {
 	case e.hash != nil:
 		c.out = appendError(c.out, errWrongType)
 	default:
-		c.out = appendBulkString(c.out, e.val)
+		c.out = resp.AppendBulkString(c.out, e.val)
 	}
 }
 
@@ -165,7 +169,7 @@ func cmdSet(c *client, args [][]byte) {
 			return
 		}
 		if found {
-			c.out = appendBulkString(c.out, old.val)
+			c.out = resp.AppendBulkString(c.out, old.val)
 		} else {
 			c.out = appendNull(c.out, c.proto)
 		}
@@ -196,7 +200,7 @@ func cmdDel(c *client, args [][]byte) {
 			n++
 		}
 	}
-	c.out = appendInt(c.out, n)
+	c.out = resp.AppendInteger(c.out, n)
 }
 
 func cmdExists(c *client, args [][]byte) {
@@ -208,7 +212,7 @@ func cmdExists(c *client, args [][]byte) {
 			n++
 		}
 	}
-	c.out = appendInt(c.out, n)
+	c.out = resp.AppendInteger(c.out, n)
 }
 
 // PEXPIRE condition flags.
@@ -287,10 +291,10 @@ func (c *client) ttl(key []byte, ms bool) {
 	e, ok := c.s.lookupLocked(c.db, key, now)
 	switch {
 	case !ok:
-		c.out = appendInt(c.out, -2)
+		c.out = resp.AppendInteger(c.out, -2)
 	case e.exp == 0 || ms:
-		c.out = appendInt(c.out, e.pttl(now))
+		c.out = resp.AppendInteger(c.out, e.pttl(now))
 	default:
-		c.out = appendInt(c.out, (e.pttl(now)+500)/1000)
+		c.out = resp.AppendInteger(c.out, (e.pttl(now)+500)/1000)
 	}
 }

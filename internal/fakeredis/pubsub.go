@@ -3,6 +3,8 @@ package fakeredis
 import (
 	"maps"
 	"slices"
+
+	"github.com/volleylock/volley/resp"
 )
 
 // maxPendingMessages bounds the messages published to one connection and
@@ -58,7 +60,7 @@ func cmdUnsubscribe(c *client, args [][]byte) {
 	}
 	if len(c.subs) == 0 {
 		out := appendPushLen(c.out, c.proto, 3)
-		out = appendBulkString(out, "unsubscribe")
+		out = resp.AppendBulkString(out, "unsubscribe")
 		out = appendNull(out, c.proto)
 		c.out = append(out, replyZero...)
 		return
@@ -71,7 +73,7 @@ func cmdUnsubscribe(c *client, args [][]byte) {
 
 func cmdPublish(c *client, args [][]byte) {
 	n := c.s.publishLocked(c, args[1], args[2])
-	c.out = appendInt(c.out, int64(n))
+	c.out = resp.AppendInteger(c.out, int64(n))
 }
 
 // unsubscribeLocked removes c's subscription to ch, if any.
@@ -234,15 +236,15 @@ func (s *Server) KillSubscribers() int {
 // channel and the number of subscriptions left.
 func appendSubscription(dst []byte, proto int, kind string, channel []byte, count int) []byte {
 	dst = appendPushLen(dst, proto, 3)
-	dst = appendBulkString(dst, kind)
-	dst = appendBulk(dst, channel)
-	return appendInt(dst, int64(count))
+	dst = resp.AppendBulkString(dst, kind)
+	dst = resp.AppendBulk(dst, channel)
+	return resp.AppendInteger(dst, int64(count))
 }
 
 // appendMessage appends a published message as a subscriber receives it.
 func appendMessage(dst []byte, proto int, channel, msg []byte) []byte {
 	dst = appendPushLen(dst, proto, 3)
-	dst = appendBulkString(dst, "message")
-	dst = appendBulk(dst, channel)
-	return appendBulk(dst, msg)
+	dst = resp.AppendBulkString(dst, "message")
+	dst = resp.AppendBulk(dst, channel)
+	return resp.AppendBulk(dst, msg)
 }

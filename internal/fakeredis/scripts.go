@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/volleylock/volley/internal/scripts"
+
+	"github.com/volleylock/volley/resp"
 )
 
 // The Redlock scripts the fake runs natively in Go are those of
@@ -284,11 +286,11 @@ func cmdScriptLoad(c *client, args [][]byte) {
 		c.out = appendError(c.out, errUnknownScript)
 		return
 	}
-	c.out = appendBulkString(c.out, sha)
+	c.out = resp.AppendBulkString(c.out, sha)
 }
 
 func cmdScriptExists(c *client, args [][]byte) {
-	c.out = appendArrayLen(c.out, len(args)-2)
+	c.out = resp.AppendArrayHeader(c.out, len(args)-2)
 	for _, a := range args[2:] {
 		var lower [40]byte
 		l, ok := lowerInto(lower[:], a)
@@ -335,9 +337,9 @@ func (s *Server) lockKeysLocked(out []byte, db int, sha string, keys, argv [][]b
 		case found:
 			// A Lua table of a string and a number: an array of a bulk
 			// string and an integer.
-			out = appendArrayLen(out, 2)
-			out = appendBulkString(out, holderID([]byte(e.val)))
-			return appendInt(out, e.pttl(now)), false
+			out = resp.AppendArrayHeader(out, 2)
+			out = resp.AppendBulkString(out, holderID([]byte(e.val)))
+			return resp.AppendInteger(out, e.pttl(now)), false
 		}
 	}
 	for _, k := range keys {
@@ -458,7 +460,7 @@ func (s *Server) extendBatchLocked(out []byte, db int, sha string, keys, argv []
 			out = out[:mark]
 		}
 	}
-	out = appendArrayLen(out, len(res))
+	out = resp.AppendArrayHeader(out, len(res))
 	for _, r := range res {
 		if r {
 			out = append(out, replyOne...)
