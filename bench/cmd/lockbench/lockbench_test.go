@@ -425,3 +425,18 @@ func TestHandoffChildEndsWithStdin(t *testing.T) {
 	require.NoError(t, pw.Close())
 	require.Equal(t, 0, <-code)
 }
+
+// The renewal window covers whole renewal periods, at least one (#29: a
+// 3s window under a 10s TTL saw no renewal).
+func TestRenewalWindow(t *testing.T) {
+	for _, tt := range []struct{ d, ttl, want time.Duration }{
+		{3 * time.Second, 10 * time.Second, 10 * time.Second / 3},
+		{30 * time.Second, 10 * time.Second, 10 * (10 * time.Second / 3)}, // 9 truncated periods fall short of 30s
+		{time.Second, 9 * time.Second, 3 * time.Second},
+		{7 * time.Second, 9 * time.Second, 9 * time.Second},
+	} {
+		if got := renewalWindow(tt.d, tt.ttl); got != tt.want {
+			t.Errorf("renewalWindow(%v, %v) = %v, want %v", tt.d, tt.ttl, got, tt.want)
+		}
+	}
+}

@@ -277,7 +277,7 @@ func evaluateTargets(r *Report) []Target {
 	{
 		goal := "renewal of 10000 locks: >= 20x fewer commands/s than redsync per-lock"
 		v, b := r.renewalOf(nameVolley, 10000), r.renewalOf(nameRedsyncGoredis, 10000)
-		if v != nil && b != nil && v.CommandsPerSec > 0 {
+		if v != nil && b != nil && v.CommandsPerSec > 0 && b.CommandsPerSec > 0 {
 			x := b.CommandsPerSec / v.CommandsPerSec
 			ts = append(ts, Target{Goal: goal, Measured: true, Met: x >= 20,
 				Figure: fmt.Sprintf("%.0f vs %.0f commands/s = %.1fx", v.CommandsPerSec, b.CommandsPerSec, x)})
@@ -572,6 +572,9 @@ func (r *Report) WriteTables(w io.Writer) {
 			vs := ""
 			if b := r.renewalOf(nameRedsyncGoredis, x.Locks); b != nil && b.CommandsPerSec > 0 {
 				vs = fmt.Sprintf("%.3gx", x.CommandsPerSec/b.CommandsPerSec)
+			}
+			if x.CommandsPerSec == 0 {
+				vs = "not measured" // no renewal came in the window
 			}
 			fmt.Fprintf(tw, "%s\t%d\t%.0f\t%s\t%.1f\t%.2f\t%.1f\t%d\t%d\t\n", x.Name, x.Locks, x.CommandsPerSec, vs, x.CPUPercent, x.CPUUsPerLockS, x.HeapMiB, x.Lost, x.Errors)
 		}
