@@ -45,8 +45,9 @@ type master struct {
 // New fails on a bad Config; on a master that no retry can make usable
 // (an error matching ErrMasterUnusable that names it: credentials refused,
 // a handshake command denied by an ACL, a TLS certificate that does not
-// verify, a database index refused, or a Redis Cluster node, Sentinel or
-// replica where a master was expected); and when ctx ends before the
+// verify, a database index refused, a Redis Cluster node, Sentinel or
+// replica where a master was expected, or one server under two
+// addresses); and when ctx ends before the
 // first attempts do (an error matching ctx's, errors.Is). On failure it
 // closes what it opened. The caller must Close the Client.
 func New(ctx context.Context, cfg Config) (*Client, error) {
@@ -99,6 +100,9 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		if err := unusable(m, err); err != nil {
 			unusables = append(unusables, err)
 		}
+	}
+	if err := sameServers(c.masters); err != nil {
+		unusables = append(unusables, err)
 	}
 	if len(unusables) > 0 {
 		c.closeMasters()

@@ -17,8 +17,9 @@ import (
 // ErrMasterUnusable: New found a master that no retry can make usable:
 // it refused the credentials or an ACL denied a command of the
 // handshake, its TLS certificate did not verify, it refused the database
-// index, or it is not an independent master (a Redis Cluster node, a
-// Sentinel, a replica). The error wraps it and names the master.
+// index, it is not an independent master (a Redis Cluster node, a
+// Sentinel, a replica), or it is listed twice under two addresses. The
+// error wraps it and names the master.
 var ErrMasterUnusable = errors.New("redlock: master unusable")
 
 // unusable returns why m can never take part in a quorum, judged from its
@@ -70,6 +71,28 @@ func unusable(m *master, err error) error {
 		}
 	}
 	return nil
+}
+
+// sameServers reports masters that are one server under two addresses
+// (a host name and its IP, another database index): its run_id is the
+// same, and it would vote twice in every quorum. Masters not connected yet
+// are not compared; a restart gives a server a new run_id, so two
+// different servers never share one.
+func sameServers(masters []*master) error {
+	seen := make(map[string]string, len(masters))
+	var errs []error
+	for _, m := range masters {
+		info := m.conn.Info()
+		if info == nil || info.RunID == "" {
+			continue
+		}
+		if first, ok := seen[info.RunID]; ok {
+			errs = append(errs, fmt.Errorf("%w: %s and %s are the same server (one run_id): it would vote twice", ErrMasterUnusable, first, m.addr))
+			continue
+		}
+		seen[info.RunID] = m.addr
+	}
+	return errors.Join(errs...)
 }
 
 // WaitQuorum waits until a quorum of masters is connected (reachable, and

@@ -37,6 +37,7 @@ func TestNewRefusesUnusableMasters(t *testing.T) {
 		{"database index refused", "redis://" + good.Addr() + "/99", Config{}, "DB index"},
 		{"cluster node", cluster.Addr(), Config{}, "Redis Cluster node"},
 		{"replica", replica.Addr(), Config{}, "replica"},
+		{"the same server twice", "redis://localhost:" + portOf(t, good.Addr()) + "/2", Config{}, "same server"},
 		{"TLS certificate not trusted", "rediss://" + untrusted.Listener.Addr().String(), Config{}, "certificate"},
 	}
 	for _, tt := range tests {
