@@ -24,10 +24,13 @@ type op struct {
 	// ctx ends a later burst before they answer (see learned).
 	last    []MasterResult
 	hasLast bool
-	start   time.Time // when the burst left: every master's latency counts from it
-	evaled  []bool    // a NOSCRIPT was answered with EVAL for this master
-	slow    []bool    // the master's latest reply came after MasterTimeout: not awaited
-	script  bool      // the lock burst runs a script (multi-key or waiting, see encode)
+	// unfencedSeen: in the current fenced attempt, a master without a
+	// counter it vouches for took part (see Client.attempt).
+	unfencedSeen bool
+	start        time.Time // when the burst left: every master's latency counts from it
+	evaled       []bool    // a NOSCRIPT was answered with EVAL for this master
+	slow         []bool    // the master's latest reply came after MasterTimeout: not awaited
+	script       bool      // the lock burst runs a script (multi-key or waiting, see encode)
 
 	// waiting makes encode write a waiting Lock's attempt (scripts.LockWait),
 	// whose "taken" answers carry the holder's id and the key's PTTL, which

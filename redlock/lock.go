@@ -108,7 +108,8 @@ func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration) (Lock,
 }
 
 // acquire takes key, or keys when not nil (key is then keys.keys[0]); on
-// failure keys goes back to its pool.
+// failure keys goes back to its pool. It is a loop of an attempt and what
+// the call's retry policy makes of its failure (see retry).
 func (c *Client) acquire(ctx context.Context, key string, keys *keySet, ttl time.Duration, tries int) (_ Lock, err error) {
 	defer func() {
 		if err != nil && keys != nil {
@@ -139,158 +140,106 @@ func (c *Client) acquire(ctx context.Context, key string, keys *keySet, ttl time
 		}
 	}
 	done := ctx.Done()
-	var w *waiter // once this call waits for a release
+	r := retry{c: c, ctx: ctx, key: key, keys: keyList, tries: tries}
 	defer func() {
 		o.waiting = false
-		if w == nil {
-			return
-		}
-		if g, ok := c.room.leave(w, err == nil); ok {
-			c.releaseHandover(o, key, &g) // handed a lock it did not take
-		}
+		r.leave(o, err == nil)
 	}()
-	if tries > 1 && c.room.busy(key, keyList) {
-		// Others in this Client wait for the key: queue behind them (if
-		// they have left meanwhile, attempt at once instead).
-		var settled bool
-		w, settled = c.room.join(ctx, key, keyList)
-		if settled {
-			if ok, _ := c.room.wait(ctx, w, o.timer, c.retryDelay(0), false, nil); !ok {
-				return Lock{}, &Error{Op: OpLock, Key: key, Err: ctxerr.Of(ctx)}
-			}
-		}
+	if err := r.queue(o); err != nil {
+		return Lock{}, err
 	}
-	splits := 0  // failed waiting attempts in a row that nobody won
-	counted := 0 // attempts that count toward tries
-	free := false
-	freeRun := 0 // free attempts in a row
 	for ; ; attempt++ {
-		if !free {
-			counted++
-		}
+		r.begin()
 		if c.closed.Load() {
 			return Lock{}, ErrClosed
 		}
-		if w != nil {
-			if g, ok := c.room.takeGift(w); ok {
-				if l, ok := c.takeHandover(key, ttl, g, o, done); ok {
-					return l, nil
-				}
-				if ctx.Err() != nil {
-					return Lock{}, o.error(OpLock, key, ctxerr.Of(ctx), attempt)
-				}
-				// Not passed on (the lock was lost meanwhile): attempt.
+		if g, ok := r.gift(); ok {
+			if l, ok := c.takeHandover(key, ttl, g, o, done); ok {
+				return l, nil
 			}
-		}
-		tok := newToken()
-		o.waiting = w != nil
-		o.encode(OpLock, key, keyList, &tok, ttl)
-		br := o.run(OpLock, done)
-		took := time.Since(br.start)
-		until := c.validUntil(br.start, ttl)
-		var fence uint64
-		unfenced := false // a master without a counter it vouches for took part
-		if c.cfg.Fencing && !br.cancelled && br.ok >= c.quorum && time.Now().Before(until) {
-			unfenced = o.unfenced()
-			fence, br = o.fenceWrite(key, keyList, &tok, done)
-		}
-		o.report(OpLock)
-		if !br.cancelled && br.ok >= c.quorum && time.Now().Before(until) {
-			if fence != 0 && (unfenced || o.unfenced() || c.fence.suspect()) {
-				c.repairSoon()
-			}
-			c.event(EventAcquired, key)
-			l := Lock{c: c, key: key, keys: keys, tok: tok, ttl: ttl, until: until, fence: fence}
-			if c.cfg.Hooks.Held != nil {
-				l.since = time.Now()
-			}
-			return l, nil
-		}
-		// Failed: release wherever our SET may have landed. Quietly, unless
-		// it may have landed on a quorum: a waiter may then have seen this
-		// attempt as the holder, and waits for its release.
-		o.releaseAfterFailure(key, keyList, &tok, o.mayHoldQuorum())
-		c.event(EventFailed, key)
-
-		var err error
-		switch {
-		case br.cancelled:
-			o.learned()
-			return Lock{}, o.error(OpLock, key, ctxerr.Of(ctx), attempt)
-		case br.failed == 0 && br.ok < c.quorum:
-			err = ErrNotAcquired // contention alone: no allocation
-		default:
-			// Faults, or a quorum whose validity ran out.
-			err = o.error(OpLock, key, ErrNotAcquired, attempt)
-		}
-		if c.cfg.Fencing && (unfenced || o.unfenced() || c.fence.suspect()) {
-			// A master without a counter it vouches for took part, or may
-			// have: have it repaired, in the background (see repairFence).
-			c.repairSoon()
-		}
-		copy(o.last, o.res)
-		o.hasLast = true
-		if counted >= tries {
-			return Lock{}, err
-		}
-		if end, ok := o.guardEnds(); ok {
-			// The restart guard alone keeps a quorum out, until end: wait
-			// for it (one wait against tries, which releases do not cut
-			// short: they cannot end the guard), or fail now if ctx ends
-			// first.
-			if dl, ok := ctx.Deadline(); ok && dl.Before(end) {
-				return Lock{}, err
-			}
-			if w == nil {
-				w, _ = c.room.join(ctx, key, keyList)
-			}
-			if ok, _ := c.room.wait(ctx, w, o.timer, time.Until(end), true, nil); !ok {
+			if ctx.Err() != nil {
 				return Lock{}, o.error(OpLock, key, ctxerr.Of(ctx), attempt)
 			}
-			free, freeRun = false, 0
-			continue
+			// Not passed on (the lock was lost meanwhile): attempt.
 		}
-		if w == nil {
-			// Wait for the release. Subscribe first, then attempt again at
-			// once: a release after that attempt cannot go unheard.
-			w, _ = c.room.join(ctx, key, keyList)
-			continue
+		tok := newToken()
+		o.waiting = r.waiting()
+		l, br, took, ok := c.attempt(o, key, keys, &tok, ttl, done)
+		if ok {
+			return l, nil
 		}
-		d, split, holder, held := c.waitDelay(w, o, &tok, &br, attempt, splits, took)
-		if split {
-			splits++
-		} else {
-			splits = 0
-		}
-		var waitFor *[releaseIDLen]byte
-		if held {
-			waitFor = &holder
-		}
-		ok, woken := c.room.wait(ctx, w, o.timer, d, split, waitFor)
-		if !ok {
+		err := c.failed(o, key, keyList, &tok, &br, attempt)
+		if br.cancelled {
+			o.learned()
 			return Lock{}, o.error(OpLock, key, ctxerr.Of(ctx), attempt)
 		}
-		// An attempt that a release woke, or that follows a split, does not
-		// count toward tries: the lock is changing hands, not stuck. At
-		// most maxFreeAttempts in a row, though: each counted attempt is
-		// followed by no more, so a Lock makes at most
-		// tries*(maxFreeAttempts+1) attempts however the masters answer
-		// (see "Waiting" in the package documentation).
-		free = (woken || split) && freeRun < maxFreeAttempts
-		if free {
-			freeRun++
-		} else {
-			freeRun = 0
+		if err := r.after(o, &tok, &br, took, attempt, err); err != nil {
+			return Lock{}, err
 		}
 	}
 }
 
-// maxFreeAttempts bounds the attempts in a row that do not count toward
-// Config.Tries (those a release woke, and the quick retries after split
-// votes). Each needs a release heard or a split vote; a handful in a row
-// is a lock changing hands often, more is a Lock that keeps losing, and
-// its next attempt counts.
-const maxFreeAttempts = 8
+// attempt makes one acquire attempt with token tok: the burst, and for a
+// fenced lock its second round. It returns the lock when it was taken
+// (ok), else the burst's result (br.cancelled when done closed first);
+// took is how long the first burst took.
+func (c *Client) attempt(o *op, key string, keys *keySet, tok *token, ttl time.Duration, done <-chan struct{}) (l Lock, br burstResult, took time.Duration, ok bool) {
+	var keyList []string
+	if keys != nil {
+		keyList = keys.keys
+	}
+	o.encode(OpLock, key, keyList, tok, ttl)
+	br = o.run(OpLock, done)
+	took = time.Since(br.start)
+	until := c.validUntil(br.start, ttl)
+	var fence uint64
+	o.unfencedSeen = false
+	if c.cfg.Fencing && !br.cancelled && br.ok >= c.quorum && time.Now().Before(until) {
+		o.unfencedSeen = o.unfenced()
+		fence, br = o.fenceWrite(key, keyList, tok, done)
+	}
+	o.report(OpLock)
+	if br.cancelled || br.ok < c.quorum || !time.Now().Before(until) {
+		return Lock{}, br, took, false
+	}
+	if fence != 0 && (o.unfencedSeen || o.unfenced() || c.fence.suspect()) {
+		c.repairSoon()
+	}
+	c.event(EventAcquired, key)
+	l = Lock{c: c, key: key, keys: keys, tok: *tok, ttl: ttl, until: until, fence: fence}
+	if c.cfg.Hooks.Held != nil {
+		l.since = time.Now()
+	}
+	return l, br, took, true
+}
+
+// failed deals with failed attempt number attempt (token tok, burst br):
+// it releases wherever the attempt's SET may have landed, has fencing
+// counters repaired when a master without one took part, keeps what the
+// masters said (see learned), and returns the attempt's error:
+// ErrNotAcquired as is for contention alone, else an *Error (nil when br
+// was cancelled: the caller builds that error).
+func (c *Client) failed(o *op, key string, keyList []string, tok *token, br *burstResult, attempt int) error {
+	// Quietly, unless it may have landed on a quorum: a waiter may then
+	// have seen this attempt as the holder, and waits for its release.
+	o.releaseAfterFailure(key, keyList, tok, o.mayHoldQuorum())
+	c.event(EventFailed, key)
+	if br.cancelled {
+		return nil
+	}
+	if c.cfg.Fencing && (o.unfencedSeen || o.unfenced() || c.fence.suspect()) {
+		// A master without a counter it vouches for took part, or may
+		// have: have it repaired, in the background (see repairFence).
+		c.repairSoon()
+	}
+	copy(o.last, o.res)
+	o.hasLast = true
+	if br.failed == 0 && br.ok < c.quorum {
+		return ErrNotAcquired // contention alone: no allocation
+	}
+	// Faults, or a quorum whose validity ran out.
+	return o.error(OpLock, key, ErrNotAcquired, attempt)
+}
 
 // guardEnds reports, after a failed attempt, whether the restart guard
 // alone kept it from a quorum: counting the masters that said yes and

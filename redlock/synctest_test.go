@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"strings"
 	"sync"
@@ -24,6 +25,7 @@ import (
 // the extend script (:1, or :0 once lost, or nothing while hung) and the
 // release script (:1). It counts extensions.
 type pipeMaster struct {
+	runID      string // distinct per master: one server under two addresses is refused
 	lost, hung atomic.Bool
 	extends    atomic.Int32
 }
@@ -40,7 +42,7 @@ func newPipeMasters(n int) (*pipeMasters, []string) {
 	var addrs []string
 	for i := range n {
 		addr := "pipe:" + string(rune('1'+i))
-		pm.ms[addr] = &pipeMaster{}
+		pm.ms[addr] = &pipeMaster{runID: fmt.Sprintf("%040x", i+1)}
 		addrs = append(addrs, addr)
 	}
 	return pm, addrs
@@ -71,7 +73,7 @@ func (m *pipeMaster) serve(nc net.Conn) {
 		var out string
 		switch strings.ToUpper(string(args[0].Bytes)) {
 		case "INFO":
-			out = string(resp.AppendBulkString(nil, "# Server\r\nrun_id:0123456789abcdef0123456789abcdef01234567\r\nuptime_in_seconds:3600\r\n"))
+			out = string(resp.AppendBulkString(nil, "# Server\r\nrun_id:"+m.runID+"\r\nuptime_in_seconds:3600\r\n"))
 		case "SET":
 			out = "+OK\r\n"
 		case "EVALSHA", "EVAL":

@@ -1,0 +1,141 @@
+package redlock
+
+import (
+	"context"
+	"time"
+
+	"github.com/volleylock/volley/internal/ctxerr"
+)
+
+// maxFreeAttempts bounds the attempts in a row that do not count toward
+// Config.Tries (those a release woke, and the quick retries after split
+// votes). Each needs a release heard or a split vote; a handful in a row
+// is a lock changing hands often, more is a Lock that keeps losing, and
+// its next attempt counts.
+const maxFreeAttempts = 8
+
+// retry is a Lock call's retry policy, apart from its attempts: which
+// attempts count toward tries, and how long to wait after a failed one
+// (for a release, the restart guard's end, a back-off after split votes).
+// It owns the call's waiter in the Client's wait room, from the first wait
+// to leave. It belongs to one Lock call, on its goroutine.
+type retry struct {
+	c       *Client
+	ctx     context.Context
+	key     string
+	keys    []string // a LockMulti's keys; nil for one key
+	tries   int
+	counted int  // attempts that counted toward tries so far
+	free    bool // the next attempt does not count
+	freeRun int  // attempts in a row that did not count
+	splits  int  // failed waiting attempts in a row that nobody won
+	w       *waiter
+}
+
+// queue makes a Lock of a key that others in this Client wait for queue
+// behind them (if they have left meanwhile, it attempts at once). It
+// returns ctx's error if ctx ends first.
+func (r *retry) queue(o *op) error {
+	if r.tries <= 1 || !r.c.room.busy(r.key, r.keys) {
+		return nil
+	}
+	var settled bool
+	r.w, settled = r.c.room.join(r.ctx, r.key, r.keys)
+	if settled {
+		if ok, _ := r.c.room.wait(r.ctx, r.w, o.timer, r.c.retryDelay(0), false, nil); !ok {
+			return &Error{Op: OpLock, Key: r.key, Err: ctxerr.Of(r.ctx)}
+		}
+	}
+	return nil
+}
+
+// begin counts the attempt about to be made, unless it is free.
+func (r *retry) begin() {
+	if !r.free {
+		r.counted++
+	}
+}
+
+// waiting reports whether the call waits in the room: its attempts run
+// the waiting script (see op.waiting).
+func (r *retry) waiting() bool { return r.w != nil }
+
+// gift returns a lock handed to this call by an Unlock of the same
+// Client, if any (see Lock.Unlock).
+func (r *retry) gift() (handover, bool) {
+	if r.w == nil {
+		return handover{}, false
+	}
+	return r.c.room.takeGift(r.w)
+}
+
+// after decides what follows failed attempt number attempt, whose error
+// is err and token tok, after the op's burst br that took took: it waits
+// as the failure calls for and returns nil to attempt again, or the error
+// the Lock returns.
+func (r *retry) after(o *op, tok *token, br *burstResult, took time.Duration, attempt int, err error) error {
+	c := r.c
+	if r.counted >= r.tries {
+		return err
+	}
+	if end, ok := o.guardEnds(); ok {
+		// The restart guard alone keeps a quorum out, until end: wait for
+		// it (one wait against tries, which releases do not cut short:
+		// they cannot end the guard), or fail now if ctx ends first.
+		if dl, ok := r.ctx.Deadline(); ok && dl.Before(end) {
+			return err
+		}
+		if r.w == nil {
+			r.w, _ = c.room.join(r.ctx, r.key, r.keys)
+		}
+		if ok, _ := c.room.wait(r.ctx, r.w, o.timer, time.Until(end), true, nil); !ok {
+			return o.error(OpLock, r.key, ctxerr.Of(r.ctx), attempt)
+		}
+		r.free, r.freeRun = false, 0
+		return nil
+	}
+	if r.w == nil {
+		// Wait for the release. Subscribe first, then attempt again at
+		// once: a release after that attempt cannot go unheard.
+		r.w, _ = c.room.join(r.ctx, r.key, r.keys)
+		return nil
+	}
+	d, split, holder, held := c.waitDelay(r.w, o, tok, br, attempt, r.splits, took)
+	if split {
+		r.splits++
+	} else {
+		r.splits = 0
+	}
+	var waitFor *[releaseIDLen]byte
+	if held {
+		waitFor = &holder
+	}
+	ok, woken := c.room.wait(r.ctx, r.w, o.timer, d, split, waitFor)
+	if !ok {
+		return o.error(OpLock, r.key, ctxerr.Of(r.ctx), attempt)
+	}
+	// An attempt that a release woke, or that follows a split, does not
+	// count toward tries: the lock is changing hands, not stuck. At most
+	// maxFreeAttempts in a row, though: each counted attempt is followed
+	// by no more, so a Lock makes at most tries*(maxFreeAttempts+1)+1
+	// attempts however the masters answer (see "How much a Lock sends" in
+	// the package documentation).
+	r.free = (woken || split) && r.freeRun < maxFreeAttempts
+	if r.free {
+		r.freeRun++
+	} else {
+		r.freeRun = 0
+	}
+	return nil
+}
+
+// leave takes the call's waiter out of the room, if it joined; a lock
+// handed to it that it did not take is released.
+func (r *retry) leave(o *op, acquired bool) {
+	if r.w == nil {
+		return
+	}
+	if g, ok := r.c.room.leave(r.w, acquired); ok {
+		r.c.releaseHandover(o, r.key, &g)
+	}
+}
