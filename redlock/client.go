@@ -44,7 +44,8 @@ type master struct {
 //
 // New fails on a bad Config; on a master that no retry can make usable
 // (an error matching ErrMasterUnusable that names it: credentials refused,
-// a handshake command denied by an ACL, a TLS certificate that does not
+// a handshake command, EVAL or EVALSHA denied by an ACL (New runs a
+// keyless script with each to know), a TLS certificate that does not
 // verify, a database index refused, a Redis Cluster node, Sentinel or
 // replica where a master was expected, or one server under two
 // addresses); and when ctx ends before the
@@ -97,8 +98,12 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 			c.closeMasters()
 			return nil, fmt.Errorf("redlock: New: waiting for %s: %w", m.addr, ctxerr.Of(ctx))
 		}
-		if err := unusable(m, err); err != nil {
-			unusables = append(unusables, err)
+		if uerr := unusable(m, err); uerr != nil {
+			unusables = append(unusables, uerr)
+		} else if err == nil {
+			if perr := scriptsDenied(ctx, m, cfg.Conn.dialTimeout()); perr != nil {
+				unusables = append(unusables, perr)
+			}
 		}
 	}
 	if err := sameServers(c.masters); err != nil {

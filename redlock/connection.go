@@ -43,6 +43,15 @@ type Connection struct {
 	Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
+// dialTimeout is DialTimeout or its default: how long New waits for a
+// master's answers to its checks.
+func (cc Connection) dialTimeout() time.Duration {
+	if cc.DialTimeout > 0 {
+		return cc.DialTimeout
+	}
+	return 5 * time.Second
+}
+
 // options is the base conn.Options of every master's connection: cc, and
 // a ReadTimeout of twice the MasterTimeout (see "Slow masters" in the
 // package documentation).

@@ -73,6 +73,35 @@ func unusable(m *master, err error) error {
 	return nil
 }
 
+// probeScript is what New runs on every master with EVAL and EVALSHA,
+// keyless, to learn whether an ACL denies either (see scriptsDenied).
+const probeScript = "return 1"
+
+// probeSHA is probeScript's SHA-1. EVALSHA of it is checked against the
+// ACL before the script is looked up: NOPERM if denied, else NOSCRIPT or
+// its result.
+const probeSHA = "e0e1f9fabfc9d4800c877a703b823ac0578ff8db"
+
+// scriptsDenied asks master m whether its ACL lets this user run EVAL and
+// EVALSHA, which every lock needs (SET alone takes a single-key lock on
+// the first attempt; every release, extension and waiting attempt is a
+// script). It cannot check the commands the scripts call or the key
+// patterns (that needs the user's keys): those show in the first lock's
+// error, as the server's NOPERM reply naming them. Only a NOPERM answer
+// counts; a master that does not answer in time is left to the locks.
+func scriptsDenied(ctx context.Context, m *master, wait time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	for _, args := range [][]any{{"EVAL", probeScript, "0"}, {"EVALSHA", probeSHA, "0"}} {
+		_, err := m.conn.Do(ctx, args...)
+		var se *resp.ServerError
+		if errors.As(err, &se) && se.Prefix == "NOPERM" {
+			return fmt.Errorf("%w: %s: the ACL denies %s, which every lock needs: %w", ErrMasterUnusable, m.addr, args[0], err)
+		}
+	}
+	return nil
+}
+
 // sameServers reports masters that are one server under two addresses
 // (a host name and its IP, another database index): its run_id is the
 // same, and it would vote twice in every quorum. Masters not connected yet
