@@ -45,6 +45,9 @@ func lockCost(t *testing.T, c *Client, servers []*redistest.Server, ctx context.
 		before[i] = commandsProcessed(t, s)
 	}
 	c.cfg.Hooks.Call = func(ctx context.Context, op Op, key string) (context.Context, func(CallEnd)) {
+		if op != OpLock {
+			return ctx, nil
+		}
 		return ctx, func(e CallEnd) { attempts = e.Attempts }
 	}
 	defer func() { c.cfg.Hooks.Call = nil }()
@@ -75,7 +78,9 @@ func TestLockOnFreshMastersWaitsForTheGuard(t *testing.T) {
 	for _, m := range c.Masters() {
 		require.False(t, m.Guard.IsZero(), "fresh masters must be guarded")
 	}
+	start := time.Now()
 	attempts, commands, err := lockCost(t, c, servers, bg, time.Second)
+	t.Logf("acquired after %v: %d attempts, at most %d commands on a master", time.Since(start).Round(time.Millisecond), attempts, commands)
 	require.NoError(t, err, "the guard ends within 3s: Lock must wait for it")
 	assert.LessOrEqual(t, attempts, 3, "Tries bounds the attempts")
 	assert.LessOrEqual(t, commands, int64(maxFirstContactCommands), "commands per master")
@@ -93,6 +98,7 @@ func TestLockFailsAtOnceWhenTheGuardOutlastsCtx(t *testing.T) {
 	ctx, cancel := context.WithTimeout(bg, 10*time.Second)
 	defer cancel()
 	attempts, commands, err := lockCost(t, c, servers, ctx, time.Second)
+	t.Logf("%d attempts, at most %d commands on a master: %v", attempts, commands, err)
 	require.ErrorIs(t, err, ErrNotAcquired)
 	require.NoError(t, ctx.Err(), "Lock waited for a ctx that ends before the guard")
 	assert.Contains(t, err.Error(), "restart guard")
