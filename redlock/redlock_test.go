@@ -123,8 +123,15 @@ func TestMutualExclusion(t *testing.T) {
 					if l.Validity() <= 0 {
 						t.Errorf("left the critical section %v after the lock expired", -l.Validity())
 					}
-					if err := l.Unlock(bg); err != nil {
+					// ErrNotHeld as is: every master answered and none
+					// held our token, a lock lost while valid. An *Error
+					// (masters timed out: under GOMAXPROCS=1 and -race an
+					// answer can take longer than MasterTimeout, #26) says
+					// nothing about exclusion, which the counter checks.
+					if err := l.Unlock(bg); err == ErrNotHeld {
 						t.Errorf("unlock: %v", err)
+					} else if err != nil {
+						t.Logf("unlock: %v", err)
 					}
 				}
 			}()
