@@ -2,6 +2,8 @@ package redlock
 
 import (
 	"context"
+	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -97,4 +99,75 @@ func TestACLWithoutACommandFailsClearly(t *testing.T) {
 	_, err = New(bg, Config{Addrs: redistest.Addrs(servers), Conn: Connection{Username: "noinfo", Password: "pw"}})
 	require.ErrorIs(t, err, ErrMasterUnusable)
 	assert.Contains(t, err.Error(), "NOPERM")
+}
+
+// aclUser returns minimalACL for user name, less the rules in drop.
+func aclUser(name string, drop ...string) []string {
+	rules := []string{"ACL", "SETUSER", name}
+	for _, r := range minimalACL[3:] {
+		if !slices.Contains(drop, r) {
+			rules = append(rules, r)
+		}
+	}
+	return rules
+}
+
+// TestACLOptionalCommandsDegrade: what a managed service may refuse, and
+// what it costs (the README's "The ACL a deployment needs"): without
+// SCRIPT LOAD, each script is sent whole with EVAL the first time a
+// master answers NOSCRIPT, and locks work; without pub/sub, a waiter gets
+// the lock after RetryDelay instead of a wake-up; with Conn.ClientName
+// and no CLIENT, New fails naming the command. Both servers run it (make
+// test's Valkey pass).
+func TestACLOptionalCommandsDegrade(t *testing.T) {
+	servers := masters(t, 3)
+	for _, s := range servers {
+		require.NoError(t, s.Command(aclUser("noload", "+script|load")...))
+		require.NoError(t, s.Command(aclUser("nopubsub", "+publish", "+subscribe", "+unsubscribe", "&volley:released:app:lock:*")...))
+		require.NoError(t, s.Command(aclUser("noname")...))
+	}
+	conn := func(user string) Connection { return Connection{Username: user, Password: "volley-pw"} }
+
+	t.Run("no SCRIPT LOAD", func(t *testing.T) {
+		c := client(t, servers, Config{Fencing: true, Conn: conn("noload")})
+		for _, s := range servers {
+			require.NoError(t, s.Command("SCRIPT", "FLUSH"))
+		}
+		l, err := c.Lock(bg, "app:lock:noload", time.Second)
+		require.NoError(t, err)
+		require.NoError(t, l.Extend(bg, time.Second))
+		require.NoError(t, l.Unlock(bg))
+	})
+	t.Run("no pub/sub", func(t *testing.T) {
+		a := client(t, servers, Config{Conn: conn("nopubsub")})
+		var failed atomic.Int32
+		b := client(t, servers, Config{Conn: conn("nopubsub"), RetryDelay: 200 * time.Millisecond,
+			Hooks: Hooks{Event: func(ev Event, _ string) {
+				if ev == EventFailed {
+					failed.Add(1)
+				}
+			}}})
+		l, err := a.Lock(bg, "app:lock:nopubsub", 10*time.Second)
+		require.NoError(t, err)
+		got := make(chan error, 1)
+		go func() {
+			l2, err := b.Lock(bg, "app:lock:nopubsub", time.Second)
+			if err == nil {
+				err = l2.Unlock(bg)
+			}
+			got <- err
+		}()
+		// Released once b waits: its second attempt (after its refused
+		// SUBSCRIBE) failed too.
+		require.Eventually(t, func() bool { return failed.Load() >= 2 }, 5*time.Second, time.Millisecond)
+		require.NoError(t, l.Unlock(bg))
+		require.NoError(t, <-got, "a waiter without pub/sub must still get the lock, by RetryDelay")
+	})
+	t.Run("a client name without CLIENT", func(t *testing.T) {
+		cc := conn("noname")
+		cc.ClientName = "volley-test"
+		_, err := New(bg, Config{Addrs: redistest.Addrs(servers), Conn: cc})
+		require.ErrorIs(t, err, ErrMasterUnusable)
+		assert.Contains(t, err.Error(), "CLIENT SETNAME")
+	})
 }
