@@ -60,3 +60,56 @@ func (c *Client) releaseHandover(o *op, key string, g *handover) {
 	o.encode(OpUnlock, key, nil, &g.tok, 0)
 	o.sendForget(false)
 }
+
+// handover is a held lock that Unlock passes to a waiter of its key in the
+// same Client (see Lock.Unlock): the releasing holder's token, which the
+// masters still hold, the end of its validity, and how many hand-overs in
+// a row led to it.
+type handover struct {
+	tok    token
+	until  time.Time
+	passes int
+}
+
+// give hands the lock g on key to the longest waiting Lock of that key
+// alone that is queued (not attempting), and wakes it; false when there is
+// none, or the Client is closing. The waiter takes it with takeGift.
+func (room *waitRoom) give(key string, g handover) bool {
+	if room.waiting.Load() == 0 {
+		return false
+	}
+	room.mu.Lock()
+	defer room.mu.Unlock()
+	kw := room.keys[key]
+	if room.closed || kw == nil {
+		return false
+	}
+	for _, w := range kw.queue {
+		if w.single {
+			room.dequeueLocked(w)
+			w.gift, w.gifted = g, true
+			select {
+			case w.wake <- struct{}{}:
+			default:
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// takeGift returns the lock handed to w, if any, and clears it.
+func (room *waitRoom) takeGift(w *waiter) (g handover, ok bool) {
+	room.mu.Lock()
+	defer room.mu.Unlock()
+	g, ok = w.gift, w.gifted
+	w.gifted = false
+	return g, ok
+}
+
+// hasGift reports whether a lock was handed to w.
+func (room *waitRoom) hasGift(w *waiter) bool {
+	room.mu.Lock()
+	defer room.mu.Unlock()
+	return w.gifted
+}

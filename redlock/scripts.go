@@ -5,7 +5,7 @@ import "github.com/volleylock/volley/internal/scripts"
 // The lock's scripts are in internal/scripts, one copy of each, shared with
 // the fake master. What is the lock layer's own follows.
 
-// The channels of waiting (see wait.go). A Lock that found its key taken
+// The channels of waiting (see subscriptions.go). A Lock that found its key taken
 // waits for the holder's release, which publishes on the key's channel,
 // "volley:released:" followed by the key (scripts.Release and
 // scripts.ReleaseMulti), a message that identifies the release: the first

@@ -1,0 +1,297 @@
+package redlock
+
+import (
+	"bytes"
+	"context"
+
+	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/resp"
+)
+
+// releaseIDLen is the length of a release's id (see releasedChannelPrefix).
+const releaseIDLen = 16
+
+// seenReleases is how many recent releases a key remembers, to count the
+// messages of each (one per master that held the key).
+const seenReleases = 16
+
+// selfWake, set by tests only, lets a Client's own failed attempts'
+// releases wake its waiters again: the broken variant that the test of
+// the bound on a Lock's commands must catch.
+var selfWake bool
+
+// ownReleases is how many of its own failed attempts' releases a Client
+// remembers, so that their messages wake none of its waiters. Failed
+// attempts that publish are rare (faults or the restart guard, see
+// mayHoldQuorum) and their messages come within a round trip: a few
+// dozen cover every attempt that can be under way at once.
+const ownReleases = 64
+
+// seenRelease is a release whose messages came, and how many did.
+type seenRelease struct {
+	id       [releaseIDLen]byte
+	messages int
+	woke     bool // it has woken a waiter
+}
+
+// subscribe makes sure that every key of w is subscribed to on every
+// master's current pub/sub socket, waiting up to MasterTimeout for the
+// confirmations (less if ctx ends). A master that does not confirm in time
+// (down, slow, or refusing SUBSCRIBE by ACL) is left out until the next
+// call: its releases then reach w only through the other masters, or the
+// retry delay.
+func (room *waitRoom) subscribe(ctx context.Context, w *waiter) {
+	type pending struct {
+		kw  *keyWaiters
+		i   int
+		gen uint64
+	}
+	room.mu.Lock()
+	if room.closed {
+		room.mu.Unlock()
+		return
+	}
+	fresh := room.subs == nil
+	if fresh {
+		room.open()
+	}
+	room.mu.Unlock()
+
+	wctx, cancel := context.WithTimeout(ctx, room.c.cfg.MasterTimeout)
+	defer cancel()
+	if fresh {
+		// Connecting in the background: give them until the deadline.
+		for _, sc := range room.subs {
+			if sc != nil {
+				sc.WaitReady(wctx)
+			}
+		}
+	}
+
+	var todo []pending
+	var reqs []*conn.Request
+	notify := make(chan *conn.Request, len(w.keys)*len(room.subs))
+	room.mu.Lock()
+	if room.closed {
+		room.mu.Unlock()
+		return
+	}
+	// Sent under mu, so that a SUBSCRIBE and the UNSUBSCRIBE of a key whose
+	// last waiter left (see leave) reach the master in the order of the
+	// decisions that made them.
+	for _, k := range w.keys {
+		kw := room.keys[k]
+		for i, sc := range room.subs {
+			if sc == nil {
+				continue
+			}
+			info := sc.Info()
+			if info == nil || kw.subGen[i] == info.Generation {
+				continue
+			}
+			r := conn.NewRequest()
+			r.Cmd = resp.AppendCommand(r.Cmd[:0], "SUBSCRIBE", releasedChannelPrefix+k)
+			r.Tag = len(todo)
+			kw.tried[i] = info.Generation
+			todo = append(todo, pending{kw: kw, i: i, gen: info.Generation})
+			reqs = append(reqs, r)
+			sc.Send(r, notify)
+		}
+	}
+	room.mu.Unlock()
+
+	for left := len(reqs); left > 0; left-- {
+		select {
+		case r := <-notify:
+			if r.Err() == nil && subscribed(r.Reply()) {
+				p := todo[r.Tag]
+				room.mu.Lock()
+				p.kw.subGen[p.i] = p.gen
+				room.mu.Unlock()
+			}
+			reqs[r.Tag] = nil
+			r.Release()
+		case <-wctx.Done():
+			late := 0
+			for _, r := range reqs {
+				if r != nil && !r.Abandon() {
+					late++
+				}
+			}
+			for ; late > 0; late-- {
+				(<-notify).Release() // unconfirmed in time: left out
+			}
+			return
+		}
+	}
+}
+
+// subscribed reports whether a reply confirms a SUBSCRIBE.
+func subscribed(vals []resp.Value) bool {
+	return len(vals) == 4 && (vals[0].Type == resp.TypeArray || vals[0].Type == resp.TypePush) &&
+		string(vals[1].Bytes) == "subscribe"
+}
+
+// open starts the pub/sub connections (mu held).
+func (room *waitRoom) open() {
+	room.subs = make([]*conn.Conn, len(room.c.masters))
+	for i, m := range room.c.masters {
+		opts := m.opts
+		opts.Scripts = nil
+		opts.OnMessage = room.onMessage
+		opts.OnConnect = room.onConnect
+		// The same options made the master's own Conn, so New cannot fail;
+		// if it did, that master's releases would reach no one here, and the
+		// retry delay would stand in.
+		if sc, err := conn.New(opts); err == nil {
+			room.subs[i] = sc
+		}
+	}
+}
+
+// onMessage takes a release's message from a master. The message that
+// makes a quorum of them wakes the key's longest waiting waiter: the
+// release then ran on a quorum of masters, so a quorum is free. (Waking at
+// the first message would send the waiter to masters the release has not
+// reached yet, its holder still sending it: a wasted attempt under load.)
+// A release whose key was on fewer than a quorum of masters, or whose
+// messages were lost, wakes no one: its waiters' own waits end.
+func (room *waitRoom) onMessage(channel, payload []byte) {
+	key, ok := bytes.CutPrefix(channel, []byte(releasedChannelPrefix))
+	if !ok {
+		return
+	}
+	room.mu.Lock()
+	defer room.mu.Unlock()
+	kw := room.keys[string(key)]
+	if kw == nil {
+		return
+	}
+	var id [releaseIDLen]byte
+	copy(id[:], payload)
+	r := kw.release(id)
+	if r == nil {
+		r = &kw.seen[kw.nseen%seenReleases]
+		if r.messages > 0 && !r.woke {
+			// Forgotten before enough of its messages came (a master's
+			// messages lag behind many releases): it ran somewhere, so
+			// rather an early wake-up than none.
+			room.wakeLocked(kw)
+		}
+		// The release of one of this Client's own failed attempts frees
+		// nothing its waiters wait for: it published for other Clients'
+		// waiters, which may have seen the attempt as the holder. Waking
+		// one here would send the attempt's own Lock (or a Lock queued
+		// behind it) at the masters again at once, and its failure would
+		// publish again: a loop as fast as the round trip (#31).
+		*r = seenRelease{id: id, woke: room.ownLocked(id) && !selfWake}
+		kw.nseen++
+	}
+	r.messages++
+	if !r.woke && r.messages >= room.enoughLocked(kw) {
+		r.woke = true
+		room.wakeLocked(kw)
+	}
+}
+
+// noteOwn remembers id, the release id of a failed attempt of this
+// Client whose release publishes, before that release is sent.
+func (room *waitRoom) noteOwn(id [releaseIDLen]byte) {
+	room.mu.Lock()
+	room.own[room.nown%ownReleases] = id
+	room.nown++
+	room.mu.Unlock()
+}
+
+// ownLocked reports whether id is one of this Client's own failed
+// attempts (see noteOwn) (mu held).
+func (room *waitRoom) ownLocked(id [releaseIDLen]byte) bool {
+	for i := range min(room.nown, ownReleases) {
+		if room.own[i] == id {
+			return true
+		}
+	}
+	return false
+}
+
+// enoughLocked is how many messages of a release show that it ran on a
+// quorum: a quorum of them, or as many as kw has confirmed subscriptions
+// when that is fewer (a SUBSCRIBE not confirmed within MasterTimeout), but
+// at least one (mu held).
+func (room *waitRoom) enoughLocked(kw *keyWaiters) int {
+	confirmed := 0
+	for i, sc := range room.subs {
+		if sc != nil {
+			if info := sc.Info(); info != nil && kw.subGen[i] == info.Generation {
+				confirmed++
+			}
+		}
+	}
+	return max(1, min(room.c.quorum, confirmed))
+}
+
+// release returns what kw saw of the release id, or nil.
+func (kw *keyWaiters) release(id [releaseIDLen]byte) *seenRelease {
+	for i := range min(kw.nseen, seenReleases) {
+		if kw.seen[i].id == id {
+			return &kw.seen[i]
+		}
+	}
+	return nil
+}
+
+// onConnect learns that a pub/sub socket was (re)opened, without
+// subscriptions: it wakes the longest waiting waiter of every key, which
+// attempts, subscribes again (see wait), and attempts once more before it
+// waits; releases missed meanwhile cost no more than that.
+func (room *waitRoom) onConnect(info *conn.ServerInfo) {
+	if info.Generation == 1 {
+		return // the first connect: nothing was subscribed before
+	}
+	room.mu.Lock()
+	defer room.mu.Unlock()
+	for _, kw := range room.keys {
+		room.wakeLocked(kw)
+	}
+}
+
+// staleLocked reports whether one of w's keys was not subscribed to on a
+// pub/sub socket that is up (mu held). A SUBSCRIBE sent but not confirmed
+// (refused, or late) is not tried again before a reconnect.
+func (room *waitRoom) staleLocked(w *waiter) bool {
+	for _, k := range w.keys {
+		kw := room.keys[k]
+		for i, sc := range room.subs {
+			if sc == nil {
+				continue
+			}
+			if info := sc.Info(); info != nil && sc.Err() == nil && kw.tried[i] != info.Generation {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// released reports whether w has seen the release of the holder with id
+// (a quorum of messages on one of its keys' channels). A waiter whose
+// attempt still finds that holder (a release published by some masters
+// can reach others after the attempt) must not wait for a release that
+// came.
+func (room *waitRoom) released(w *waiter, id [releaseIDLen]byte) bool {
+	room.mu.Lock()
+	defer room.mu.Unlock()
+	return room.releasedLocked(w, id)
+}
+
+// releasedLocked is released with mu held.
+func (room *waitRoom) releasedLocked(w *waiter, id [releaseIDLen]byte) bool {
+	for _, k := range w.keys {
+		if kw := room.keys[k]; kw != nil {
+			if r := kw.release(id); r != nil && r.messages >= room.enoughLocked(kw) {
+				return true
+			}
+		}
+	}
+	return false
+}
