@@ -12,8 +12,14 @@ import (
 // op is the reusable state of one operation on all masters: the requests,
 // the channel their completions arrive on, the timer, and each master's
 // result. A Client pools ops so that steady-state operations allocate
-// nothing. An op is used by one goroutine at a time.
+// nothing. An op is used by one goroutine at a time. What waiting and
+// fencing learn from a burst's answers is theirs (waitState in
+// contention.go, fenceState in fence.go), embedded so that the burst can
+// store it as the answers come.
 type op struct {
+	waitState
+	fenceState
+
 	c      *Client
 	reqs   []*conn.Request // per master; nil after a request was abandoned
 	notify chan *conn.Request
@@ -24,30 +30,10 @@ type op struct {
 	// ctx ends a later burst before they answer (see learned).
 	last    []MasterResult
 	hasLast bool
-	// unfencedSeen: in the current fenced attempt, a master without a
-	// counter it vouches for took part (see Client.attempt).
-	unfencedSeen bool
-	start        time.Time // when the burst left: every master's latency counts from it
-	evaled       []bool    // a NOSCRIPT was answered with EVAL for this master
-	slow         []bool    // the master's latest reply came after MasterTimeout: not awaited
-	script       bool      // the lock burst runs a script (multi-key or waiting, see encode)
-
-	// waiting makes encode write a waiting Lock's attempt (scripts.LockWait),
-	// whose "taken" answers carry the holder's id and the key's PTTL, which
-	// run stores in holder and pttl (hasHolder says which masters told).
-	waiting   bool
-	hasHolder []bool
-	holder    [][releaseIDLen]byte
-	pttl      []time.Duration
-	free      []time.Duration // scratch of contention
-
-	// round is fenceLockRound or fenceWriteRound during a fenced Lock's
-	// bursts (see fence.go), 0 otherwise; the lock round stores each
-	// master's counter in counter (hasCounter says which masters told).
-	round      uint8
-	hasCounter []bool
-	counter    []uint64
-	fenceNum   []byte // scratch for formatting the token
+	start   time.Time // when the burst left: every master's latency counts from it
+	evaled  []bool    // a NOSCRIPT was answered with EVAL for this master
+	slow    []bool    // the master's latest reply came after MasterTimeout: not awaited
+	script  bool      // the lock burst runs a script (multi-key or waiting, see encode)
 
 	cmd []byte // the encoded command of the burst
 	alt []byte // the EVAL form of a script command, for NOSCRIPT
@@ -59,6 +45,9 @@ func (c *Client) newOp() *op {
 	t := time.NewTimer(time.Hour)
 	t.Stop()
 	return &op{
+		waitState:  newWaitState(n),
+		fenceState: newFenceState(n),
+
 		c:      c,
 		reqs:   make([]*conn.Request, n),
 		notify: make(chan *conn.Request, n),
@@ -67,14 +56,6 @@ func (c *Client) newOp() *op {
 		last:   make([]MasterResult, n),
 		evaled: make([]bool, n),
 		slow:   make([]bool, n),
-
-		hasHolder: make([]bool, n),
-		holder:    make([][releaseIDLen]byte, n),
-		pttl:      make([]time.Duration, n),
-		free:      make([]time.Duration, n),
-
-		hasCounter: make([]bool, n),
-		counter:    make([]uint64, n),
 	}
 }
 

@@ -7,6 +7,28 @@ import (
 	"time"
 )
 
+// waitState is what a waiting Lock's attempt learns from a burst: waiting
+// makes encode write the waiting attempt (scripts.LockWait), whose
+// "taken" answers carry the holder's id and the key's PTTL, which the
+// burst stores in holder and pttl (hasHolder says which masters told);
+// contention reads them. It lives in the op, embedded.
+type waitState struct {
+	waiting   bool
+	hasHolder []bool
+	holder    [][releaseIDLen]byte
+	pttl      []time.Duration
+	free      []time.Duration // scratch of contention and guardEnds
+}
+
+func newWaitState(n int) waitState {
+	return waitState{
+		hasHolder: make([]bool, n),
+		holder:    make([][releaseIDLen]byte, n),
+		pttl:      make([]time.Duration, n),
+		free:      make([]time.Duration, n),
+	}
+}
+
 // contention sums up a failed waiting attempt, whose "taken" answers carry
 // each holder's id and the key's PTTL (see noteHolder), and which heard
 // every awaited master out. held reports that one holder, whose id is

@@ -162,6 +162,24 @@ func reservedForFencing(k string) bool {
 	return k == fenceKey || strings.HasPrefix(k, fenceKey+":")
 }
 
+// fenceState is what a fenced Lock's bursts learn and need: round is
+// fenceLockRound or fenceWriteRound during its bursts, 0 otherwise; the
+// lock round stores each master's counter in counter (hasCounter says
+// which masters told); unfencedSeen says that a master without a counter
+// it vouches for took part in the current attempt (see Client.attempt).
+// It lives in the op, embedded.
+type fenceState struct {
+	round        uint8
+	hasCounter   []bool
+	counter      []uint64
+	fenceNum     []byte // scratch for formatting the token
+	unfencedSeen bool
+}
+
+func newFenceState(n int) fenceState {
+	return fenceState{hasCounter: make([]bool, n), counter: make([]uint64, n)}
+}
+
 // fenceSetup is the command every connection of a fencing Client runs in
 // its handshake (conn.Options.Setup): scripts.FenceCheck.
 func fenceSetup() []string {
