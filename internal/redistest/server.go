@@ -142,9 +142,17 @@ func (s *Server) start() error {
 	}
 	deadline := time.Now().Add(timeout)
 	for {
-		c, err := net.DialTimeout("tcp", s.Addr(), 100*time.Millisecond)
+		pid, err := s.processID()
 		if err == nil {
-			c.Close()
+			if pid != cmd.Process.Pid {
+				// Another server holds the port (a port picked free at the
+				// same moment by a concurrent start, in this process or
+				// another): ours cannot bind it. Using that one would
+				// give two Servers one process, a master counted twice.
+				cmd.Process.Kill()
+				<-exited
+				return fmt.Errorf("redistest: port %d is another server's (pid %d, ours %d)", s.port, pid, cmd.Process.Pid)
+			}
 			break
 		}
 		select {
@@ -162,6 +170,41 @@ func (s *Server) start() error {
 	s.cmd, s.exited, s.paused = cmd, exited, false
 	s.mu.Unlock()
 	return nil
+}
+
+// processID asks the server on s's port for its process_id (INFO
+// server), authenticating first when Options.Args set --requirepass.
+func (s *Server) processID() (int, error) {
+	c, err := net.DialTimeout("tcp", s.Addr(), 100*time.Millisecond)
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(2 * time.Second))
+	var req strings.Builder
+	for i, a := range s.opts.Args {
+		if a == "--requirepass" && i+1 < len(s.opts.Args) {
+			pw := s.opts.Args[i+1]
+			fmt.Fprintf(&req, "*2\r\n$4\r\nAUTH\r\n$%d\r\n%s\r\n", len(pw), pw)
+		}
+	}
+	req.WriteString("*2\r\n$4\r\nINFO\r\n$6\r\nserver\r\n")
+	if _, err := c.Write([]byte(req.String())); err != nil {
+		return 0, err
+	}
+	rd := bufio.NewReader(c)
+	for {
+		line, err := rd.ReadString('\n')
+		if err != nil {
+			return 0, err
+		}
+		if strings.HasPrefix(line, "-") {
+			return 0, fmt.Errorf("redistest: %s: %s", s.Addr(), strings.TrimSpace(line))
+		}
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
+			return strconv.Atoi(v)
+		}
+	}
 }
 
 // Kill sends SIGKILL and waits for the process to exit. Keys not saved are

@@ -114,3 +114,17 @@ func TestMissingBinaryFailsClearly(t *testing.T) {
 	require.ErrorIs(t, err, ErrNoRedisServer)
 	require.Contains(t, err.Error(), "apt-get install -y redis-server")
 }
+
+// A server whose port another server already holds is not taken for
+// ours (it cannot bind; the other answers): two Servers would otherwise
+// be one process, a master counted twice in a quorum. StartServer then
+// tries another port.
+func TestStartRefusesAnotherServersPort(t *testing.T) {
+	a := Start(t, Options{})
+	bin, err := findBinary("")
+	require.NoError(t, err)
+	b := &Server{bin: bin, dir: t.TempDir(), port: a.port}
+	err = b.start()
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "another server's")
+}
