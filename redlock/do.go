@@ -23,7 +23,9 @@ import (
 //
 // Do returns fn's error; if the lock was lost while fn ran, the error also
 // matches ErrNotHeld (errors.Is), even when fn returned nil, because the
-// work may then have run without exclusion. It returns Lock's error when the
+// work may then have run without exclusion. The release at the end counts
+// as well when a quorum's answers show the lock gone; answers that come
+// late (slow masters) do not make Do report a loss. It returns Lock's error when the
 // lock could not be taken, without calling fn.
 func (c *Client) Do(ctx context.Context, key string, ttl time.Duration, fn func(ctx context.Context) error) error {
 	return c.do(ctx, key, nil, ttl, fn)
@@ -69,10 +71,33 @@ func (c *Client) do(ctx context.Context, key string, keys []string, ttl time.Dur
 		switch {
 		case lostErr != nil:
 			err = errors.Join(err, lostErr)
-		case err == nil && errors.Is(unlockErr, ErrNotHeld):
+		case err == nil && c.goneAtUnlock(unlockErr):
 			// Released nothing: the lock was gone by the time fn returned.
 			err = unlockErr
 		}
 	}()
 	return fn(workCtx)
+}
+
+// goneAtUnlock reports whether Unlock's error shows the lock gone: more
+// masters than a quorum can spare answered that they do not hold it. An
+// Unlock whose answers came late (a loaded machine, a slow master) says
+// nothing of the sort, and Do, whose renewer kept the lock valid while fn
+// ran, does not report it lost (#26: make test-stress saw Do fail that
+// way with two of three masters' answers past MasterTimeout).
+func (c *Client) goneAtUnlock(err error) bool {
+	if err == ErrNotHeld {
+		return true // every master answered, and a quorum did not hold it
+	}
+	var le *Error
+	if !errors.As(err, &le) || !errors.Is(err, ErrNotHeld) {
+		return false
+	}
+	taken := 0
+	for _, m := range le.Masters {
+		if m.Outcome == OutcomeTaken {
+			taken++
+		}
+	}
+	return taken > len(c.masters)-c.quorum
 }
