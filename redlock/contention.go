@@ -42,7 +42,6 @@ func newWaitState(n int) waitState {
 // releases them); -1 when no such bound is known.
 func (o *op) contention(tok *token) (held bool, holder [releaseIDLen]byte, elect bool, freeIn time.Duration) {
 	q := o.c.quorum
-	const never = time.Duration(1<<63 - 1)
 	mine, best := 0, 0
 	var bestID [releaseIDLen]byte
 	for i := range o.res {
@@ -75,11 +74,22 @@ func (o *op) contention(tok *token) (held bool, holder [releaseIDLen]byte, elect
 		id := tok.releaseID()
 		elect = mine > best || mine == best && bytes.Compare(id[:], bestID[:]) < 0
 	}
-	slices.Sort(o.free)
-	if o.free[q-1] == never {
-		return held, holder, elect, -1
+	if in, ok := o.quorumFreeIn(); ok {
+		return held, holder, elect, in
 	}
-	return held, holder, elect, o.free[q-1]
+	return held, holder, elect, -1
+}
+
+// never marks, in waitState.free, a master that will not be free by
+// expiry alone.
+const never = time.Duration(1<<63 - 1)
+
+// quorumFreeIn sorts free (per master: how long until it is free, or
+// never) and returns how long until a quorum of them is, if ever.
+func (o *op) quorumFreeIn() (time.Duration, bool) {
+	slices.Sort(o.free)
+	in := o.free[o.c.quorum-1]
+	return in, in != never
 }
 
 // waitDelay is how long w waits after failed attempt number attempt (a

@@ -165,15 +165,12 @@ func reservedForFencing(k string) bool {
 // fenceState is what a fenced Lock's bursts learn and need: round is
 // fenceLockRound or fenceWriteRound during its bursts, 0 otherwise; the
 // lock round stores each master's counter in counter (hasCounter says
-// which masters told); unfencedSeen says that a master without a counter
-// it vouches for took part in the current attempt (see Client.attempt).
-// It lives in the op, embedded.
+// which masters told). It lives in the op, embedded.
 type fenceState struct {
-	round        uint8
-	hasCounter   []bool
-	counter      []uint64
-	fenceNum     []byte // scratch for formatting the token
-	unfencedSeen bool
+	round      uint8
+	hasCounter []bool
+	counter    []uint64
+	fenceNum   []byte // scratch for formatting the token
 }
 
 func newFenceState(n int) fenceState {

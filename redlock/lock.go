@@ -3,7 +3,6 @@ package redlock
 import (
 	"context"
 	"math/rand/v2"
-	"slices"
 	"time"
 
 	"github.com/volleylock/volley/conn"
@@ -164,11 +163,11 @@ func (c *Client) acquire(ctx context.Context, key string, keys *keySet, ttl time
 		}
 		tok := newToken()
 		o.waiting = r.waiting()
-		l, br, took, ok := c.attempt(o, key, keys, &tok, ttl, done)
+		l, br, took, unfenced, ok := c.attempt(o, key, keys, keyList, &tok, ttl, done)
 		if ok {
 			return l, nil
 		}
-		err := c.failed(o, key, keyList, &tok, &br, attempt)
+		err := c.failed(o, key, keyList, &tok, &br, unfenced, attempt)
 		if br.cancelled {
 			o.learned()
 			return Lock{}, o.error(OpLock, key, ctxerr.Of(ctx), attempt)
@@ -179,30 +178,27 @@ func (c *Client) acquire(ctx context.Context, key string, keys *keySet, ttl time
 	}
 }
 
-// attempt makes one acquire attempt with token tok: the burst, and for a
-// fenced lock its second round. It returns the lock when it was taken
-// (ok), else the burst's result (br.cancelled when done closed first);
-// took is how long the first burst took.
-func (c *Client) attempt(o *op, key string, keys *keySet, tok *token, ttl time.Duration, done <-chan struct{}) (l Lock, br burstResult, took time.Duration, ok bool) {
-	var keyList []string
-	if keys != nil {
-		keyList = keys.keys
-	}
+// attempt makes one acquire attempt with token tok on key, or keys (whose
+// keys.keys is keyList) when not nil: the burst, and for a fenced lock its
+// second round. It returns the lock when it was taken (ok), else the
+// burst's result (br.cancelled when done closed first); took is how long
+// the first burst took, unfenced whether a master without a fencing
+// counter it vouches for took part in the first round.
+func (c *Client) attempt(o *op, key string, keys *keySet, keyList []string, tok *token, ttl time.Duration, done <-chan struct{}) (l Lock, br burstResult, took time.Duration, unfenced, ok bool) {
 	o.encode(OpLock, key, keyList, tok, ttl)
 	br = o.run(OpLock, done)
 	took = time.Since(br.start)
 	until := c.validUntil(br.start, ttl)
 	var fence uint64
-	o.unfencedSeen = false
 	if c.cfg.Fencing && !br.cancelled && br.ok >= c.quorum && time.Now().Before(until) {
-		o.unfencedSeen = o.unfenced()
+		unfenced = o.unfenced()
 		fence, br = o.fenceWrite(key, keyList, tok, done)
 	}
 	o.report(OpLock)
 	if br.cancelled || br.ok < c.quorum || !time.Now().Before(until) {
-		return Lock{}, br, took, false
+		return Lock{}, br, took, unfenced, false
 	}
-	if fence != 0 && (o.unfencedSeen || o.unfenced() || c.fence.suspect()) {
+	if fence != 0 && (unfenced || o.unfenced() || c.fence.suspect()) {
 		c.repairSoon()
 	}
 	c.event(EventAcquired, key)
@@ -210,7 +206,7 @@ func (c *Client) attempt(o *op, key string, keys *keySet, tok *token, ttl time.D
 	if c.cfg.Hooks.Held != nil {
 		l.since = time.Now()
 	}
-	return l, br, took, true
+	return l, br, took, unfenced, true
 }
 
 // failed deals with failed attempt number attempt (token tok, burst br):
@@ -219,7 +215,7 @@ func (c *Client) attempt(o *op, key string, keys *keySet, tok *token, ttl time.D
 // masters said (see learned), and returns the attempt's error:
 // ErrNotAcquired as is for contention alone, else an *Error (nil when br
 // was cancelled: the caller builds that error).
-func (c *Client) failed(o *op, key string, keyList []string, tok *token, br *burstResult, attempt int) error {
+func (c *Client) failed(o *op, key string, keyList []string, tok *token, br *burstResult, unfenced bool, attempt int) error {
 	// Quietly, unless it may have landed on a quorum: a waiter may then
 	// have seen this attempt as the holder, and waits for its release.
 	o.releaseAfterFailure(key, keyList, tok, o.mayHoldQuorum())
@@ -227,7 +223,7 @@ func (c *Client) failed(o *op, key string, keyList []string, tok *token, br *bur
 	if br.cancelled {
 		return nil
 	}
-	if c.cfg.Fencing && (o.unfencedSeen || o.unfenced() || c.fence.suspect()) {
+	if c.cfg.Fencing && (unfenced || o.unfenced() || c.fence.suspect()) {
 		// A master without a counter it vouches for took part, or may
 		// have: have it repaired, in the background (see repairFence).
 		c.repairSoon()
@@ -246,7 +242,6 @@ func (c *Client) failed(o *op, key string, keyList []string, tok *token, br *bur
 // those the guard held out, a quorum is there. end is when the guard lets
 // a quorum of them count (the quorum-th of their guards to end).
 func (o *op) guardEnds() (end time.Time, ok bool) {
-	const never = time.Duration(1<<63 - 1)
 	now := time.Now()
 	guarded := false
 	for i := range o.res {
@@ -260,11 +255,11 @@ func (o *op) guardEnds() (end time.Time, ok bool) {
 			o.free[i] = never
 		}
 	}
-	slices.Sort(o.free)
-	if !guarded || o.free[o.c.quorum-1] == never {
+	in, ok := o.quorumFreeIn()
+	if !guarded || !ok {
 		return time.Time{}, false
 	}
-	return now.Add(o.free[o.c.quorum-1]), true
+	return now.Add(in), true
 }
 
 // driftFloor is the part of the clock-drift allowance that does not scale
