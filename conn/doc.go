@@ -16,6 +16,10 @@
 // reply is still read when it comes, so the order of replies holds, and the
 // Request is recycled by the Conn.
 //
+// A Batch does that bookkeeping for a fan-out: requests to several Conns
+// at once, one per slot, read as they complete, the rest abandoned in one
+// call, and the Requests reused by the next round.
+//
 // # Failure
 //
 // The first I/O or protocol error is sticky: the socket is closed, every
@@ -55,5 +59,6 @@
 // goroutine for its whole life (connect, liveness check, reconnect) and two
 // per socket (reader, writer); Close stops all of them before it returns.
 // A Request is owned by one goroutine at a time, as its documentation says.
-// A Poller is claimed by one goroutine at a time (see Poller).
+// A Batch is used by one goroutine at a time. A Poller is claimed by one
+// goroutine at a time (see Poller).
 package conn
