@@ -139,8 +139,8 @@ func TestAllocs(t *testing.T) {
 	round := func() {
 		tok := newToken()
 		o.waiting = true
-		o.encode(OpLock, "alloc:wait", nil, &tok, ttl)
-		br := o.run(OpLock, nil)
+		o.encode(other.lockCommand(false, true), "alloc:wait", nil, &tok, o.ttlArg(ttl))
+		br := o.run(nil)
 		if br.ok >= other.quorum || br.taken < other.quorum {
 			t.Fatalf("a waiting attempt on a held key: %+v", br)
 		}

@@ -26,11 +26,6 @@ import (
 //
 // The argument that tokens only grow, and what restarts do, is in the
 // package documentation ("Fencing").
-const (
-	fenceLockRound  = 1
-	fenceWriteRound = 2
-)
-
 // maxFence is the largest counter Volley reads: the masters' Lua numbers
 // are doubles, exact up to 2^53.
 const maxFence = 1<<53 - 1
@@ -57,39 +52,39 @@ func FenceFrom(ctx context.Context) (uint64, bool) {
 // round, {1, counter} (set; counter stored), {1} (set, but the master has
 // no counter it vouches for) or {holder id, pttl} (taken); for the write
 // round, 1, 0 (a key does not hold our token) or 2 (no counter).
-func (o *op) classifyFence(i int, vals []resp.Value) (Outcome, error, bool) {
+func (o *op) classifyFence(i int, vals []resp.Value) (Outcome, error) {
 	v := &vals[0]
-	switch o.round {
-	case fenceLockRound:
+	switch o.command.answer {
+	case answerFenceLock:
 		if v.Type != resp.TypeArray {
 			break
 		}
 		switch {
 		case v.Int == 2 && len(vals) == 3 && vals[1].Type == resp.TypeBulk:
-			return OutcomeTaken, nil, false
+			return OutcomeTaken, nil
 		case v.Int == 2 && len(vals) == 3 && vals[1].Type == resp.TypeInteger && vals[1].Int == 1 && vals[2].Type == resp.TypeBulk:
 			n, ok := parseCounter(vals[2].Bytes)
 			if !ok {
-				return OutcomeServerError, ErrFenceRange, false
+				return OutcomeServerError, ErrFenceRange
 			}
 			o.counter[i], o.hasCounter[i] = n, true
-			return OutcomeOK, nil, false
+			return OutcomeOK, nil
 		case v.Int == 1 && len(vals) == 2 && vals[1].Type == resp.TypeInteger && vals[1].Int == 1:
-			return OutcomeUnfenced, nil, false
+			return OutcomeUnfenced, nil
 		}
-	case fenceWriteRound:
+	case answerFenceWrite:
 		if v.Type == resp.TypeInteger {
 			switch v.Int {
 			case 1:
-				return OutcomeOK, nil, false
+				return OutcomeOK, nil
 			case 0:
-				return OutcomeTaken, nil, false
+				return OutcomeTaken, nil
 			case 2:
-				return OutcomeUnfenced, nil, false
+				return OutcomeUnfenced, nil
 			}
 		}
 	}
-	return OutcomeServerError, errUnexpectedReply, false
+	return OutcomeServerError, errUnexpectedReply
 }
 
 // parseCounter reads a counter: decimal digits, at most maxFence.
@@ -122,12 +117,8 @@ func (o *op) fenceWrite(key string, keys []string, tok *token, done <-chan struc
 	}
 	fence := top + 1
 	o.fenceNum = strconv.AppendUint(o.fenceNum[:0], fence, 10)
-	o.round, o.script = fenceWriteRound, true
-	o.cmd = appendScript(o.cmd[:0], "EVALSHA", scripts.FenceWrite.SHA, key, keys, fenceKey, tok, o.fenceNum)
-	o.alt = appendScript(o.alt[:0], "EVAL", scripts.FenceWrite.Source, key, keys, fenceKey, tok, o.fenceNum)
-	br := o.run(OpLock, done)
-	o.round = 0
-	return fence, br
+	o.encode(&cmdFenceWrite, key, keys, tok, o.fenceNum)
+	return fence, o.run(done)
 }
 
 // unfenced reports whether a master answered the last round without a
@@ -162,12 +153,10 @@ func reservedForFencing(k string) bool {
 	return k == fenceKey || strings.HasPrefix(k, fenceKey+":")
 }
 
-// fenceState is what a fenced Lock's bursts learn and need: round is
-// fenceLockRound or fenceWriteRound during its bursts, 0 otherwise; the
-// lock round stores each master's counter in counter (hasCounter says
-// which masters told). It lives in the op, embedded.
+// fenceState is what a fenced Lock's bursts learn and need: the lock
+// round stores each master's counter in counter (hasCounter says which
+// masters told). It lives in the op, embedded.
 type fenceState struct {
-	round      uint8
 	hasCounter []bool
 	counter    []uint64
 	fenceNum   []byte // scratch for formatting the token
@@ -422,23 +411,24 @@ func (c *Client) eachMaster(ctx context.Context, args []string, fn func(i int, v
 // eachMasterOf is eachMaster for the masters in idx, each with its own
 // command.
 func (c *Client) eachMasterOf(ctx context.Context, idx []int, args func(i int) []string, fn func(i int, vals []resp.Value)) {
-	ctx, cancel := context.WithTimeout(ctx, c.repairStepTimeout())
-	defer cancel()
-	replies := make([][]resp.Value, len(c.masters))
-	var wg sync.WaitGroup
+	f := newFanout(c, len(c.masters))
+	defer f.release()
+	f.begin(c.repairStepTimeout(), nil, false)
+	var cmd []byte
 	for _, i := range idx {
-		a := args(i)
-		anys := make([]any, len(a))
-		for j := range a {
-			anys[j] = a[j]
-		}
-		wg.Go(func() { // joined below
-			if vals, err := c.masters[i].conn.Do(ctx, anys...); err == nil && len(vals) > 0 && !vals[0].IsError() {
-				replies[i] = vals
-			}
-		})
+		cmd = resp.AppendCommand(cmd[:0], args(i)...)
+		f.sendTo(i, i, cmd)
 	}
-	wg.Wait()
+	replies := make([][]resp.Value, len(c.masters))
+	for f.pending() > 0 {
+		r, ev := f.next(ctx.Done())
+		if ev != fanReply {
+			break
+		}
+		if vals := r.Reply(); r.Err() == nil && len(vals) > 0 && !vals[0].IsError() {
+			replies[r.Tag] = vals // valid until f is released
+		}
+	}
 	for i, vals := range replies {
 		if vals != nil {
 			fn(i, vals)

@@ -34,7 +34,7 @@ func (c *Client) takeHandover(key string, ttl time.Duration, g handover, o *op, 
 	tok := newToken()
 	o.waiting = false
 	o.encodeHandover(key, &g.tok, &tok, ttl)
-	br := o.run(OpExtend, done)
+	br := o.run(done)
 	o.report(OpLock)
 	now := time.Now()
 	until := c.validUntil(br.start, ttl)
@@ -57,7 +57,7 @@ func (c *Client) takeHandover(key string, ttl time.Duration, g handover, o *op, 
 // ended, or the Client closed), as Unlock would have: waiters elsewhere
 // are woken.
 func (c *Client) releaseHandover(o *op, key string, g *handover) {
-	o.encode(OpUnlock, key, nil, &g.tok, 0)
+	o.encode(releaseCommand(false, true), key, nil, &g.tok, nil)
 	o.sendForget(false)
 }
 

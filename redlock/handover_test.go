@@ -46,7 +46,7 @@ func holds(t *testing.T, servers []*redistest.Server, key string, tok token) {
 	t.Helper()
 	assert.Eventually(t, func() bool {
 		for _, s := range servers {
-			if string(command(t, s.Addr(), "GET", key)[0].Bytes) != string(tok[:]) {
+			if string(runCommand(t, s.Addr(), "GET", key)[0].Bytes) != string(tok[:]) {
 				return false
 			}
 		}
@@ -82,7 +82,7 @@ func TestUnlockHandsOverToWaiter(t *testing.T) {
 	assert.Greater(t, b.Validity(), 6*time.Second)
 	holds(t, servers, key, b.tok)
 	for _, s := range servers {
-		pttl := command(t, s.Addr(), "PTTL", key)[0].Int
+		pttl := runCommand(t, s.Addr(), "PTTL", key)[0].Int
 		assert.LessOrEqual(t, pttl, int64(7000), "the next holder's TTL")
 		assert.Greater(t, pttl, int64(5000))
 	}
@@ -102,7 +102,7 @@ func gone(t *testing.T, servers []*redistest.Server, key string) {
 	t.Helper()
 	assert.Eventually(t, func() bool {
 		for _, s := range servers {
-			if command(t, s.Addr(), "EXISTS", key)[0].Int != 0 {
+			if runCommand(t, s.Addr(), "EXISTS", key)[0].Int != 0 {
 				return false
 			}
 		}
@@ -191,7 +191,7 @@ func TestHandOverOfALostLock(t *testing.T) {
 	const key = "h:lost"
 	a, got := heldAndAwaited(t, c, key, 20*time.Second)
 	for _, s := range servers {
-		command(t, s.Addr(), "SET", key, "intruder", "PX", "400")
+		runCommand(t, s.Addr(), "SET", key, "intruder", "PX", "400")
 	}
 	start := time.Now()
 	require.NoError(t, a.Unlock(bg), "handed over: valid as far as the holder knows")
@@ -202,7 +202,7 @@ func TestHandOverOfALostLock(t *testing.T) {
 	// expired yet when the attempt came said "taken".
 	held := 0
 	for _, s := range servers {
-		if string(command(t, s.Addr(), "GET", key)[0].Bytes) == string(b.tok[:]) {
+		if string(runCommand(t, s.Addr(), "GET", key)[0].Bytes) == string(b.tok[:]) {
 			held++
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/volleylock/volley/conn"
 	"github.com/volleylock/volley/internal/ctxerr"
 	"github.com/volleylock/volley/resp"
 )
@@ -60,73 +59,63 @@ func (c *Client) inspect(ctx context.Context, keys []string, tok *token) ([]KeyS
 	}
 	n := len(c.masters)
 	out := make([]KeyState, len(keys)*n)
-	reqs := make([]*conn.Request, 2*len(out)) // GET, PTTL for each state
-	notify := make(chan *conn.Request, len(reqs))
+	// Slot 2s asks GET and slot 2s+1 PTTL for state s: key s/n on master s%n.
+	f := newFanout(c, 2*len(out))
+	defer f.release()
+	f.begin(c.cfg.MasterTimeout, nil, false)
+	var cmd []byte
 	for k, key := range keys {
 		for i, m := range c.masters {
 			s := k*n + i
 			out[s] = KeyState{Key: key, Addr: m.addr}
 			for j, verb := range [2]string{"GET", "PTTL"} {
-				r := conn.NewRequest()
-				r.Cmd = resp.AppendCommand(r.Cmd[:0], verb, key)
-				r.Tag = 2*s + j
-				reqs[r.Tag] = r
-				m.conn.Send(r, notify)
+				cmd = resp.AppendCommand(cmd[:0], verb, key)
+				f.sendTo(2*s+j, i, cmd)
 			}
 		}
 	}
-	t := time.NewTimer(c.cfg.MasterTimeout)
-	defer t.Stop()
+	got := make([]bool, 2*len(out)) // per slot: answered
 	var waitErr error
-	for pending := len(reqs); pending > 0 && waitErr == nil; pending-- {
-		select {
-		case r := <-notify:
-			st := &out[r.Tag/2]
-			switch {
-			case r.Err() != nil:
-				st.Err = r.Err()
-			case len(r.Reply()) == 0:
-				st.Err = errEmptyReply
-			case r.Reply()[0].IsError():
-				st.Err = r.Reply()[0].Err()
-			case r.Tag%2 == 0: // GET
-				v := r.Reply()[0]
-				st.Exists = !v.Null
-				st.Ours = tok != nil && !v.Null && string(v.Bytes) == string(tok[:])
-			default: // PTTL: -2 missing, -1 no expiry
-				if ms := r.Reply()[0].Int; ms >= 0 {
-					st.TTL = time.Duration(ms) * time.Millisecond
-				} else if ms == -1 {
-					st.TTL = -1
-				}
-			}
-			reqs[r.Tag] = nil
-			r.Release()
-		case <-t.C:
+	for f.pending() > 0 && waitErr == nil {
+		r, ev := f.next(ctx.Done())
+		switch ev {
+		case fanTimeout:
 			waitErr = errNoAnswer
-		case <-ctx.Done():
+			continue
+		case fanDone:
 			waitErr = ctxerr.Of(ctx)
+			continue
+		}
+		got[r.Tag] = true
+		st := &out[r.Tag/2]
+		switch {
+		case r.Err() != nil:
+			st.Err = r.Err()
+		case len(r.Reply()) == 0:
+			st.Err = errEmptyReply
+		case r.Reply()[0].IsError():
+			st.Err = r.Reply()[0].Err()
+		case r.Tag%2 == 0: // GET
+			v := r.Reply()[0]
+			st.Exists = !v.Null
+			st.Ours = tok != nil && !v.Null && string(v.Bytes) == string(tok[:])
+		default: // PTTL: -2 missing, -1 no expiry
+			if ms := r.Reply()[0].Int; ms >= 0 {
+				st.TTL = time.Duration(ms) * time.Millisecond
+			} else if ms == -1 {
+				st.TTL = -1
+			}
 		}
 	}
 	if waitErr == nil {
 		return out, nil
 	}
-	// Give up on the rest; those that completed meanwhile are on their way
-	// to notify and still ours to release.
-	late := 0
-	for tag, r := range reqs {
-		if r == nil {
-			continue
+	// The rest are given up (by f.release): their states say why they are
+	// unknown.
+	for s := range out {
+		if out[s].Err == nil && (!got[2*s] || !got[2*s+1]) {
+			out[s].Err = waitErr
 		}
-		if !r.Abandon() {
-			late++
-		}
-		if st := &out[tag/2]; st.Err == nil {
-			st.Err = waitErr
-		}
-	}
-	for ; late > 0; late-- {
-		(<-notify).Release()
 	}
 	if ctx.Err() != nil {
 		return out, waitErr

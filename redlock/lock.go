@@ -185,8 +185,8 @@ func (c *Client) acquire(ctx context.Context, key string, keys *keySet, ttl time
 // the first burst took, unfenced whether a master without a fencing
 // counter it vouches for took part in the first round.
 func (c *Client) attempt(o *op, key string, keys *keySet, keyList []string, tok *token, ttl time.Duration, done <-chan struct{}) (l Lock, br burstResult, took time.Duration, unfenced, ok bool) {
-	o.encode(OpLock, key, keyList, tok, ttl)
-	br = o.run(OpLock, done)
+	o.encode(c.lockCommand(keyList != nil, o.waiting), key, keyList, tok, o.ttlArg(ttl))
+	br = o.run(done)
 	took = time.Since(br.start)
 	until := c.validUntil(br.start, ttl)
 	var fence uint64
@@ -306,10 +306,8 @@ func (o *op) mayHoldQuorum() bool {
 func (o *op) releaseAfterFailure(key string, keys []string, tok *token, wake bool) {
 	if wake {
 		o.c.room.noteOwn(tok.releaseID())
-		o.encode(OpUnlock, key, keys, tok, 0)
-	} else {
-		o.encodeQuietRelease(key, keys, tok)
 	}
+	o.encode(releaseCommand(keys != nil, wake), key, keys, tok, nil)
 	o.sendForget(true)
 }
 
@@ -356,8 +354,8 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) (err error) {
 			defer func() { end(CallEnd{Err: err, Took: time.Since(start), Attempts: 1, Masters: o.res}) }()
 		}
 	}
-	o.encode(OpExtend, l.key, l.keyList(), &l.tok, ttl)
-	br := o.run(OpExtend, ctx.Done())
+	o.encode(extendCommand(l.keyList() != nil), l.key, l.keyList(), &l.tok, o.ttlArg(ttl))
+	br := o.run(ctx.Done())
 	o.report(OpExtend)
 	until := c.validUntil(br.start, ttl)
 	switch {
@@ -421,8 +419,8 @@ func (l *Lock) Unlock(ctx context.Context) (err error) {
 		l.ended()
 		return nil
 	}
-	o.encode(OpUnlock, l.key, l.keyList(), &l.tok, 0)
-	br := o.run(OpUnlock, done)
+	o.encode(releaseCommand(l.keyList() != nil, true), l.key, l.keyList(), &l.tok, nil)
+	br := o.run(done)
 	o.report(OpUnlock)
 	l.until = time.Time{}
 	defer l.releaseKeys()

@@ -64,11 +64,9 @@ type renewer struct {
 	batch    []*renewal
 	cmd      []byte
 	alt      []byte
-	reqs     []*conn.Request
-	notify   chan *conn.Request
-	timer    *time.Timer
-	evaled   []bool    // per master: NOSCRIPT answered with EVAL in this batch
-	outcomes []Outcome // per master: its answer to this batch, for Hooks.Master
+	fan      fanout
+	timer    *time.Timer // until the next renewal is due
+	outcomes []Outcome   // per master: its answer to this batch, for Hooks.Master
 	// Run once mu is released: hooks and cancellations may call back into
 	// the Client.
 	lostFn   []func()
@@ -201,9 +199,8 @@ func (r *renewer) afterUnlock() {
 func (r *renewer) loop() {
 	defer close(r.done)
 	n := len(r.c.masters)
-	r.reqs = make([]*conn.Request, n)
-	r.notify = make(chan *conn.Request, n)
-	r.evaled = make([]bool, n)
+	r.fan = newFanout(r.c, n)
+	defer r.fan.release()
 	r.outcomes = make([]Outcome, n)
 	r.timer = time.NewTimer(time.Hour)
 	defer r.timer.Stop()
@@ -316,58 +313,23 @@ func (r *renewer) encode(keys int) {
 // Client closed. It returns when the burst left.
 func (r *renewer) send(deadline time.Time) time.Time {
 	c := r.c
-	start := time.Now()
-	for i, m := range c.masters {
-		req := r.reqs[i]
-		if req == nil {
-			req = conn.NewRequest()
-			r.reqs[i] = req
+	clear(r.outcomes)
+	r.fan.begin(max(0, min(c.cfg.MasterTimeout, time.Until(deadline))), r.alt, false)
+	r.fan.sendAll(r.cmd)
+	for r.fan.pending() > 0 {
+		req, ev := r.fan.next(r.stop)
+		if ev != fanReply {
+			break
 		}
-		req.Cmd = append(req.Cmd[:0], r.cmd...)
-		req.Tag = i
-		r.evaled[i], r.outcomes[i] = false, OutcomeNone
-		m.conn.Send(req, r.notify)
+		r.outcomes[req.Tag] = r.count(req)
 	}
-	r.timer.Reset(max(0, min(c.cfg.MasterTimeout, time.Until(deadline))))
-	gaveUp := false
-	for pending := len(c.masters); pending > 0 && !gaveUp; {
-		select {
-		case req := <-r.notify:
-			i := req.Tag
-			out, noScript := r.count(req)
-			if noScript && !r.evaled[i] {
-				// The master lost its scripts: load and run in one EVAL.
-				r.evaled[i] = true
-				req.Cmd = append(req.Cmd[:0], r.alt...)
-				c.masters[i].conn.Send(req, r.notify)
-				continue
-			}
-			r.outcomes[i] = out
-			pending--
-		case <-r.timer.C:
-			gaveUp = true
-		case <-r.stop:
-			gaveUp = true
-		}
-	}
-	r.timer.Stop()
-	if gaveUp {
-		late := 0
-		for i, req := range r.reqs {
-			if r.outcomes[i] != OutcomeNone {
-				continue // answered
-			}
+	r.fan.end(nil) // answered meanwhile: not counted
+	for i, out := range r.outcomes {
+		if out == OutcomeNone {
 			r.outcomes[i] = OutcomeTimeout
-			if req.Abandon() {
-				r.reqs[i] = nil // its Conn owns it now
-			} else {
-				late++
-			}
-		}
-		for ; late > 0; late-- {
-			<-r.notify // answered meanwhile: not counted
 		}
 	}
+	start := r.fan.start
 	if h := c.cfg.Hooks.Master; h != nil {
 		took := time.Since(start)
 		for i, m := range c.masters {
@@ -378,21 +340,18 @@ func (r *renewer) send(deadline time.Time) time.Time {
 }
 
 // count adds one master's answer to the batch's votes and returns the
-// master's outcome, and whether it answered NOSCRIPT. A master the restart
-// guard holds out answers, but its yes votes do not count.
-func (r *renewer) count(req *conn.Request) (Outcome, bool) {
+// master's outcome. A master the restart guard holds out answers, but its
+// yes votes do not count.
+func (r *renewer) count(req *conn.Request) Outcome {
 	if req.Err() != nil {
-		return OutcomeConnError, false
+		return OutcomeConnError
 	}
 	vals := req.Reply()
-	if len(vals) == 0 {
-		return OutcomeServerError, false
-	}
-	if vals[0].IsError() {
-		return OutcomeServerError, string(vals[0].ErrorPrefix()) == "NOSCRIPT"
+	if len(vals) == 0 || vals[0].IsError() {
+		return OutcomeServerError
 	}
 	if vals[0].Type != resp.TypeArray || int(vals[0].Int) != len(r.batch) || len(vals) != 1+len(r.batch) {
-		return OutcomeServerError, false
+		return OutcomeServerError
 	}
 	_, _, guarded := r.c.guarded(r.c.masters[req.Tag], time.Now())
 	for j, e := range r.batch {
@@ -404,9 +363,9 @@ func (r *renewer) count(req *conn.Request) (Outcome, bool) {
 		}
 	}
 	if guarded {
-		return OutcomeGuarded, false
+		return OutcomeGuarded
 	}
-	return OutcomeOK, false
+	return OutcomeOK
 }
 
 // apply judges each renewal of the batch on its own votes, as Extend

@@ -68,9 +68,10 @@ func (room *waitRoom) subscribe(ctx context.Context, w *waiter) {
 		}
 	}
 
-	var todo []pending
-	var reqs []*conn.Request
-	notify := make(chan *conn.Request, len(w.keys)*len(room.subs))
+	var todo []pending // per slot of b
+	b := conn.NewBatch(len(w.keys) * len(room.subs))
+	defer b.Release() // unconfirmed in time: left out
+	var cmd []byte
 	room.mu.Lock()
 	if room.closed {
 		room.mu.Unlock()
@@ -89,39 +90,24 @@ func (room *waitRoom) subscribe(ctx context.Context, w *waiter) {
 			if info == nil || kw.subGen[i] == info.Generation {
 				continue
 			}
-			r := conn.NewRequest()
-			r.Cmd = resp.AppendCommand(r.Cmd[:0], "SUBSCRIBE", releasedChannelPrefix+k)
-			r.Tag = len(todo)
+			cmd = resp.AppendCommand(cmd[:0], "SUBSCRIBE", releasedChannelPrefix+k)
 			kw.tried[i] = info.Generation
+			b.Send(len(todo), sc, cmd)
 			todo = append(todo, pending{kw: kw, i: i, gen: info.Generation})
-			reqs = append(reqs, r)
-			sc.Send(r, notify)
 		}
 	}
 	room.mu.Unlock()
 
-	for left := len(reqs); left > 0; left-- {
-		select {
-		case r := <-notify:
-			if r.Err() == nil && subscribed(r.Reply()) {
-				p := todo[r.Tag]
-				room.mu.Lock()
-				p.kw.subGen[p.i] = p.gen
-				room.mu.Unlock()
-			}
-			reqs[r.Tag] = nil
-			r.Release()
-		case <-wctx.Done():
-			late := 0
-			for _, r := range reqs {
-				if r != nil && !r.Abandon() {
-					late++
-				}
-			}
-			for ; late > 0; late-- {
-				(<-notify).Release() // unconfirmed in time: left out
-			}
+	for b.Pending() > 0 {
+		r := b.Next(nil, wctx.Done())
+		if r == nil {
 			return
+		}
+		if r.Err() == nil && subscribed(r.Reply()) {
+			p := todo[r.Tag]
+			room.mu.Lock()
+			p.kw.subGen[p.i] = p.gen
+			room.mu.Unlock()
 		}
 	}
 }

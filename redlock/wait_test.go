@@ -41,8 +41,8 @@ func waiting(t *testing.T, c *Client, key string) {
 	}, 10*time.Second, time.Millisecond)
 }
 
-// command runs one command on a connection of its own.
-func command(t *testing.T, addr string, args ...any) []resp.Value {
+// runCommand runs one command on a connection of its own.
+func runCommand(t *testing.T, addr string, args ...any) []resp.Value {
 	t.Helper()
 	cn, err := conn.Dial(bg, conn.Options{Addr: addr})
 	require.NoError(t, err)
@@ -105,7 +105,7 @@ func TestWaiterWokenAfterSubscriptionsKilled(t *testing.T) {
 		gens[i] = sc.Info().Generation
 	}
 	for _, s := range servers {
-		vals := command(t, s.Addr(), "CLIENT", "KILL", "TYPE", "pubsub")
+		vals := runCommand(t, s.Addr(), "CLIENT", "KILL", "TYPE", "pubsub")
 		require.Equal(t, int64(1), vals[0].Int, "pub/sub connections killed on %s", s.Addr())
 	}
 	// Every pub/sub socket reconnects, and the waiter subscribes again.
@@ -227,7 +227,7 @@ func TestWaiterCancelled(t *testing.T) {
 	require.Eventually(t, func() bool {
 		n := 0
 		for _, s := range servers {
-			vals := command(t, s.Addr(), "PUBSUB", "NUMSUB", releasedChannelPrefix+"w:cancel")
+			vals := runCommand(t, s.Addr(), "PUBSUB", "NUMSUB", releasedChannelPrefix+"w:cancel")
 			if len(vals) == 3 && vals[2].Int == 0 {
 				n++
 			}
@@ -356,7 +356,7 @@ func TestJoinSettled(t *testing.T) {
 	// Not behind a waiter whose subscription a reconnect dropped.
 	a, _ := c.room.join(bg, "k", nil)
 	for _, s := range servers {
-		command(t, s.Addr(), "CLIENT", "KILL", "TYPE", "pubsub")
+		runCommand(t, s.Addr(), "CLIENT", "KILL", "TYPE", "pubsub")
 	}
 	require.Eventually(t, func() bool {
 		for _, sc := range c.room.subs {

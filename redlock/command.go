@@ -1,0 +1,188 @@
+package redlock
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/volleylock/volley/internal/scripts"
+	"github.com/volleylock/volley/resp"
+)
+
+// A command is what one kind of burst sends to every master and how its
+// answers read. Each operation chooses its command once (lockCommand,
+// extendCommand, releaseCommand); encoding and reading the answers then
+// follow the command, not the operation's features.
+type command struct {
+	// script is the command's Lua script; nil for a plain
+	// "SET key token NX PX ttl".
+	script *scripts.Script
+	// eval sends the script with EVAL, never EVALSHA: for releases, whose
+	// NOSCRIPT answer, if it came after the decision, would go unseen and
+	// leave the key for its TTL.
+	eval bool
+	// fenceKey: the fencing counter's key follows the lock's keys.
+	fenceKey bool
+	// arg: a number follows the token (a TTL, or a fence token).
+	arg bool
+	// guarded: a yes from a master the restart guard holds out does not
+	// count (see Client.guarded): the command takes or keeps a lock.
+	guarded bool
+	// answer is the shape of a master's answer.
+	answer answerShape
+}
+
+// The shapes of masters' answers (see op.classify).
+type answerShape uint8
+
+const (
+	answerSet        answerShape = iota // +OK; nil when taken
+	answerLock                          // 1; {holder id, pttl} when taken (see noteHolder)
+	answerVote                          // 1 yes, 0 no
+	answerFenceLock                     // {1, counter} or {1}; {holder id, pttl} when taken (see classifyFence)
+	answerFenceWrite                    // 1, 0 not ours, 2 no counter (see classifyFence)
+)
+
+// The commands.
+var (
+	cmdSet           = command{arg: true, guarded: true, answer: answerSet}
+	cmdLockWait      = command{script: &scripts.LockWait, arg: true, guarded: true, answer: answerLock}
+	cmdLockMulti     = command{script: &scripts.LockMulti, arg: true, guarded: true, answer: answerLock}
+	cmdFenceLock     = command{script: &scripts.FenceLock, fenceKey: true, arg: true, guarded: true, answer: answerFenceLock}
+	cmdFenceWrite    = command{script: &scripts.FenceWrite, fenceKey: true, arg: true, guarded: true, answer: answerFenceWrite}
+	cmdExtend        = command{script: &scripts.Extend, arg: true, guarded: true, answer: answerVote}
+	cmdExtendMulti   = command{script: &scripts.ExtendMulti, arg: true, guarded: true, answer: answerVote}
+	cmdHandover      = command{script: &scripts.Handover, guarded: true, answer: answerVote} // encoded by encodeHandover
+	cmdRelease       = command{script: &scripts.Release, eval: true, answer: answerVote}
+	cmdReleaseMulti  = command{script: &scripts.ReleaseMulti, eval: true, answer: answerVote}
+	cmdReleaseQuiet  = command{script: &scripts.ReleaseQuiet, eval: true, answer: answerVote}
+	cmdReleaseMultiQ = command{script: &scripts.ReleaseMultiQuiet, eval: true, answer: answerVote}
+)
+
+// lockCommand is a Lock attempt's command: fenced (Config.Fencing), on
+// several keys (multi), by a Lock that waits (its answer names the holder,
+// see contention), or a plain SET. The scripts that take several keys take
+// one as well.
+func (c *Client) lockCommand(multi, waiting bool) *command {
+	switch {
+	case c.cfg.Fencing:
+		return &cmdFenceLock
+	case multi:
+		return &cmdLockMulti
+	case waiting:
+		return &cmdLockWait
+	default:
+		return &cmdSet
+	}
+}
+
+// extendCommand is Extend's.
+func extendCommand(multi bool) *command {
+	if multi {
+		return &cmdExtendMulti
+	}
+	return &cmdExtend
+}
+
+// releaseCommand is a release's: with wake, its waiters are woken (see
+// scripts.Release); without, the release of a failed attempt.
+func releaseCommand(multi, wake bool) *command {
+	switch {
+	case multi && wake:
+		return &cmdReleaseMulti
+	case multi:
+		return &cmdReleaseMultiQ
+	case wake:
+		return &cmdRelease
+	default:
+		return &cmdReleaseQuiet
+	}
+}
+
+// encode makes cmd the op's command and writes it (and, for an EVALSHA, its
+// EVAL form for NOSCRIPT): for key alone when keys is nil, else for the
+// lock on keys (sorted, deduplicated, see LockMulti), with tok, and arg
+// when cmd takes one.
+func (o *op) encode(cmd *command, key string, keys []string, tok *token, arg []byte) {
+	o.command = cmd
+	o.alt = o.alt[:0]
+	if !cmd.arg {
+		arg = nil
+	}
+	fence := ""
+	if cmd.fenceKey {
+		fence = fenceKey
+	}
+	switch {
+	case cmd.script == nil:
+		o.cmd = resp.AppendArrayHeader(o.cmd[:0], 6)
+		o.cmd = resp.AppendBulkString(o.cmd, "SET")
+		o.cmd = resp.AppendBulkString(o.cmd, key)
+		o.cmd = resp.AppendBulk(o.cmd, tok[:])
+		o.cmd = resp.AppendBulkString(o.cmd, "NX")
+		o.cmd = resp.AppendBulkString(o.cmd, "PX")
+		o.cmd = resp.AppendBulk(o.cmd, arg)
+	case cmd.eval:
+		o.cmd = appendScript(o.cmd[:0], "EVAL", cmd.script.Source, key, keys, fence, tok, arg)
+	default:
+		o.cmd = appendScript(o.cmd[:0], "EVALSHA", cmd.script.SHA, key, keys, fence, tok, arg)
+		o.alt = appendScript(o.alt, "EVAL", cmd.script.Source, key, keys, fence, tok, arg)
+	}
+}
+
+// ttlArg formats ttl in milliseconds into the op's scratch, for encode.
+func (o *op) ttlArg(ttl time.Duration) []byte {
+	o.num = strconv.AppendInt(o.num[:0], ttl.Milliseconds(), 10)
+	return o.num
+}
+
+// encodeHandover writes the burst that passes key from the holder of old
+// to that of next, for ttl (scripts.Handover).
+func (o *op) encodeHandover(key string, old, next *token, ttl time.Duration) {
+	o.command = &cmdHandover
+	num := o.ttlArg(ttl)
+	o.cmd = appendHandover(o.cmd[:0], "EVALSHA", scripts.Handover.SHA, key, old, next, num)
+	o.alt = appendHandover(o.alt[:0], "EVAL", scripts.Handover.Source, key, old, next, num)
+}
+
+// appendHandover encodes "EVAL[SHA] script 1 key old next ttl".
+func appendHandover(dst []byte, verb, script, key string, old, next *token, ttl []byte) []byte {
+	dst = resp.AppendArrayHeader(dst, 7)
+	dst = resp.AppendBulkString(dst, verb)
+	dst = resp.AppendBulkString(dst, script)
+	dst = resp.AppendBulkString(dst, "1")
+	dst = resp.AppendBulkString(dst, key)
+	dst = resp.AppendBulk(dst, old[:])
+	dst = resp.AppendBulk(dst, next[:])
+	return resp.AppendBulk(dst, ttl)
+}
+
+// appendScript encodes "EVAL[SHA] script numkeys key... token [arg]": the
+// keys are keys, or key alone when keys is nil, then last when not "".
+func appendScript(dst []byte, verb, script, key string, keys []string, last string, tok *token, arg []byte) []byte {
+	nkeys := max(1, len(keys))
+	if last != "" {
+		nkeys++
+	}
+	n := 4 + nkeys
+	if arg != nil {
+		n++
+	}
+	dst = resp.AppendArrayHeader(dst, n)
+	dst = resp.AppendBulkString(dst, verb)
+	dst = resp.AppendBulkString(dst, script)
+	dst = resp.AppendBulkInt(dst, int64(nkeys))
+	if keys == nil {
+		dst = resp.AppendBulkString(dst, key)
+	}
+	for _, k := range keys {
+		dst = resp.AppendBulkString(dst, k)
+	}
+	if last != "" {
+		dst = resp.AppendBulkString(dst, last)
+	}
+	dst = resp.AppendBulk(dst, tok[:])
+	if arg != nil {
+		dst = resp.AppendBulk(dst, arg)
+	}
+	return dst
+}
