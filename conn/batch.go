@@ -9,21 +9,26 @@ import "time"
 // up abandons what is still pending (the Conns recycle those), and the
 // completions that raced with the giving up are received, not lost.
 //
-// Use: Send to each slot, then Next (or TryNext, beside a Poller) until
-// the answers needed have come, then Abandon what is left. Send a slot
-// again once its answer has come (a retry), or, after Abandon, to start the
-// next round. Release when done with the Batch for good.
+// Use: a round is Claim (optional, for a Batch of a Group), Send to each
+// slot, then Next until the answers needed have come, then End, which
+// gives up on what is left. Send a slot again once its answer has come (a
+// retry) or in the next round. Release when done with the Batch for good.
 //
 // Ownership: the creator owns the Batch and every Request in it, except
-// those pending at Abandon, which go to their Conns. A Request that Next
-// returns is the caller's to read until its slot is sent again, Abandon, or
+// those pending at End, which go to their Conns. A Request that Next
+// returns is the caller's to read until its slot is sent again, End, or
 // Release; the caller never releases or abandons it itself. A Batch is for
 // one goroutine at a time.
 type Batch struct {
-	reqs    []*Request // per slot; nil until its first Send and after Abandon gave it up
+	reqs    []*Request // per slot; nil until its first Send and after End gave it up
 	sent    []bool     // the slot's request is pending or on notify, not yet returned by Next
 	pending int        // slots with sent set
 	notify  chan *Request
+
+	group   *Group      // nil for a Batch made by NewBatch
+	claimed bool        // this round holds the group's claim
+	timer   *time.Timer // made at the first Next with a deadline and no claim
+	armed   time.Time   // the deadline timer is armed for; zero when stopped
 }
 
 // NewBatch returns a Batch of slots slots.
@@ -59,26 +64,79 @@ func (b *Batch) Send(slot int, c *Conn, cmd []byte) {
 	c.Send(r, b.notify)
 }
 
+// Claim, before a round's first Send, makes this Batch the reader of its
+// Group's Conns until End, if each is up, detached (Linux, plain TCP or
+// Unix socket, not pub/sub), and owes no reply that someone else waits
+// for, and no other claim holds anywhere in the process. It reports
+// whether it did; without a claim the round works the same, through the
+// Conns' reader goroutines. A Batch without a Group never claims.
+//
+// With the claim, Next waits in epoll_wait, holding the goroutine's
+// processor: that is what brings a lone caller's burst to the machine's
+// floor, and why a claim waits that way for at most a millisecond in all
+// before Next lets go of it and waits on the reader goroutines as without
+// one (short enough, too, that done is noticed in time: an epoll wait
+// cannot select on a channel).
+func (b *Batch) Claim() bool {
+	if b.group == nil || b.claimed {
+		return b.claimed
+	}
+	b.claimed = b.group.p.tryClaim()
+	return b.claimed
+}
+
 // Next waits for a pending request to complete and returns it; or returns
-// nil when timeout or done fires first (either may be nil: never fires),
-// or at once when nothing is pending.
-func (b *Batch) Next(timeout <-chan time.Time, done <-chan struct{}) *Request {
+// nil at deadline (zero: none) or when done closes (nil: never), or at once
+// when nothing is pending.
+func (b *Batch) Next(deadline time.Time, done <-chan struct{}) *Request {
 	if b.pending == 0 {
 		return nil
+	}
+	for b.claimed {
+		if r := b.tryNext(); r != nil {
+			return r
+		}
+		select {
+		case <-done:
+			return nil
+		default:
+		}
+		wait := time.Duration(1<<63 - 1)
+		if !deadline.IsZero() {
+			if wait = time.Until(deadline); wait <= 0 {
+				return nil
+			}
+		}
+		if !b.group.p.poll(wait) {
+			// The claim waited its share: the rest are the reader
+			// goroutines' from here on.
+			b.unclaim()
+		}
+	}
+	var timeout <-chan time.Time
+	if !deadline.IsZero() {
+		if !deadline.Equal(b.armed) {
+			if b.timer == nil {
+				b.timer = time.NewTimer(time.Until(deadline))
+			} else {
+				b.timer.Reset(time.Until(deadline))
+			}
+			b.armed = deadline
+		}
+		timeout = b.timer.C
 	}
 	select {
 	case r := <-b.notify:
 		return b.received(r)
 	case <-timeout:
+		b.armed = time.Time{}
 		return nil
 	case <-done:
 		return nil
 	}
 }
 
-// TryNext returns a completed request if one is there, else nil, without
-// waiting.
-func (b *Batch) TryNext() *Request {
+func (b *Batch) tryNext() *Request {
 	select {
 	case r := <-b.notify:
 		return b.received(r)
@@ -93,40 +151,52 @@ func (b *Batch) received(r *Request) *Request {
 	return r
 }
 
-// Abandon gives up on every pending request. Those still pending go to
-// their Conns (which recycle them when their replies come), and their slots
-// get new Requests at their next Send; those that completed meanwhile are
-// received and passed to late, when not nil, as Next would have returned
-// them. Afterwards nothing is pending.
-func (b *Batch) Abandon(late func(r *Request)) {
-	if b.pending == 0 {
-		return
-	}
-	raced := 0
-	for i, r := range b.reqs {
-		if !b.sent[i] {
-			continue
-		}
-		if r.Abandon() {
-			b.reqs[i] = nil // its Conn owns it now
-			b.sent[i] = false
-			b.pending--
-			continue
-		}
-		raced++ // completed while we gave up: it is on its way to notify
-	}
-	for ; raced > 0; raced-- {
-		r := b.received(<-b.notify)
-		if late != nil {
-			late(r)
-		}
+func (b *Batch) unclaim() {
+	if b.claimed {
+		b.group.p.release()
+		b.claimed = false
 	}
 }
 
-// Release abandons what is pending and returns every Request to the pool.
+// End ends the round: it gives up on every pending request, stops the
+// deadline's timer and lets go of the claim. Requests still pending go to
+// their Conns (which recycle them when their replies come), and their
+// slots get new Requests at their next Send; those that completed
+// meanwhile are received and passed to late, when not nil, as Next would
+// have returned them. Afterwards nothing is pending.
+func (b *Batch) End(late func(r *Request)) {
+	if b.pending > 0 {
+		raced := 0
+		for i, r := range b.reqs {
+			if !b.sent[i] {
+				continue
+			}
+			if r.Abandon() {
+				b.reqs[i] = nil // its Conn owns it now
+				b.sent[i] = false
+				b.pending--
+				continue
+			}
+			raced++ // completed while we gave up: it is on its way to notify
+		}
+		for ; raced > 0; raced-- {
+			r := b.received(<-b.notify)
+			if late != nil {
+				late(r)
+			}
+		}
+	}
+	if !b.armed.IsZero() {
+		b.timer.Stop()
+		b.armed = time.Time{}
+	}
+	b.unclaim()
+}
+
+// Release ends the round (see End) and returns every Request to the pool.
 // The Batch must not be used afterwards.
 func (b *Batch) Release() {
-	b.Abandon(nil)
+	b.End(nil)
 	for i, r := range b.reqs {
 		if r != nil {
 			r.Release()

@@ -2,6 +2,7 @@ package conn
 
 import (
 	"context"
+	"runtime"
 	"testing"
 	"time"
 
@@ -11,11 +12,11 @@ import (
 	"github.com/volleylock/volley/resp"
 )
 
-// TestBatchNextAbandonReuse: a Batch returns each slot's answer once, gives
+// TestBatchNextEndReuse: a Batch returns each slot's answer once, gives
 // up on a slot that does not answer (whose late reply then goes to no
 // one: the next request on that Conn gets its own), and a slot sent again
-// after Abandon works on a fresh Request.
-func TestBatchNextAbandonReuse(t *testing.T) {
+// after End works on a fresh Request.
+func TestBatchNextEndReuse(t *testing.T) {
 	a, _, pa := newPipeConn(t, Options{Addr: "pipe:a"})
 	b, _, pb := newPipeConn(t, Options{Addr: "pipe:b"})
 	batch := NewBatch(2)
@@ -34,7 +35,7 @@ func TestBatchNextAbandonReuse(t *testing.T) {
 	batch.Send(1, b, cmd)
 	require.Equal(t, 2, batch.Pending())
 
-	r := batch.Next(nil, nil)
+	r := batch.Next(time.Time{}, nil)
 	require.NotNil(t, r)
 	assert.Equal(t, 0, r.Tag)
 	assert.Equal(t, "a", string(r.Reply()[0].Bytes))
@@ -42,9 +43,8 @@ func TestBatchNextAbandonReuse(t *testing.T) {
 	<-heard
 	assert.Equal(t, 1, batch.Pending())
 
-	timeout := time.NewTimer(10 * time.Millisecond)
-	assert.Nil(t, batch.Next(timeout.C, nil), "slot 1 has not answered: Next returns at the timeout")
-	batch.Abandon(func(*Request) { t.Error("nothing answered meanwhile") })
+	assert.Nil(t, batch.Next(time.Now().Add(10*time.Millisecond), nil), "slot 1 has not answered: Next returns at the deadline")
+	batch.End(func(*Request) { t.Error("nothing answered meanwhile") })
 	assert.Equal(t, 0, batch.Pending())
 
 	// b's late answer to the abandoned GET comes first: it must go to no
@@ -54,16 +54,16 @@ func TestBatchNextAbandonReuse(t *testing.T) {
 		pb.send("$4\r\nlate\r\n$1\r\nb\r\n")
 	}()
 	batch.Send(1, b, cmd)
-	r = batch.Next(nil, nil)
+	r = batch.Next(time.Time{}, nil)
 	require.NotNil(t, r)
 	assert.Equal(t, 1, r.Tag)
 	assert.Equal(t, "b", string(r.Reply()[0].Bytes))
 }
 
-// TestBatchAbandonHandsOverRacedAnswers: an answer that completed before
-// Abandon but was not yet received by Next is passed to late, not lost
+// TestBatchEndHandsOverRacedAnswers: an answer that completed before
+// End but was not yet received by Next is passed to late, not lost
 // and not abandoned.
-func TestBatchAbandonHandsOverRacedAnswers(t *testing.T) {
+func TestBatchEndHandsOverRacedAnswers(t *testing.T) {
 	a, _, pa := newPipeConn(t, Options{Addr: "pipe:a"})
 	batch := NewBatch(1)
 	defer batch.Release()
@@ -74,7 +74,7 @@ func TestBatchAbandonHandsOverRacedAnswers(t *testing.T) {
 	batch.Send(0, a, resp.AppendCommand(nil, "PING"))
 	require.Eventually(t, func() bool { return len(batch.notify) == 1 }, 5*time.Second, time.Millisecond)
 	var got []string
-	batch.Abandon(func(r *Request) { got = append(got, string(r.Reply()[0].Bytes)) })
+	batch.End(func(r *Request) { got = append(got, string(r.Reply()[0].Bytes)) })
 	assert.Equal(t, []string{"PONG"}, got)
 	assert.Equal(t, 0, batch.Pending())
 }
@@ -84,12 +84,12 @@ func TestBatchAbandonHandsOverRacedAnswers(t *testing.T) {
 func TestBatchNextReturnsOnDone(t *testing.T) {
 	a, _, pa := newPipeConn(t, Options{Addr: "pipe:a"})
 	batch := NewBatch(1)
-	assert.Nil(t, batch.Next(nil, nil), "nothing pending")
+	assert.Nil(t, batch.Next(time.Time{}, nil), "nothing pending")
 	go func() { pa.expect("PING") }() // never answered
 	batch.Send(0, a, resp.AppendCommand(nil, "PING"))
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(5*time.Millisecond, cancel)
-	assert.Nil(t, batch.Next(nil, ctx.Done()))
+	assert.Nil(t, batch.Next(time.Time{}, ctx.Done()))
 	batch.Release() // abandons the PING: the Conn recycles it when it fails at Close
 }
 
@@ -103,4 +103,45 @@ func TestBatchSendToPendingSlotPanics(t *testing.T) {
 	cmd := resp.AppendCommand(nil, "PING")
 	batch.Send(0, a, cmd)
 	assert.Panics(t, func() { batch.Send(0, a, cmd) })
+}
+
+// TestGroupBatchClaimsForItsRound: a Batch of a Group claims the Group's
+// Conns on Linux (elsewhere it declines), reads its round's replies
+// itself, and lets go at End: another Batch claims next. Without the
+// claim the round is served the same.
+func TestGroupBatchClaimsForItsRound(t *testing.T) {
+	conns, _ := pollerConns(t, 3)
+	g := NewGroup(conns, 0)
+	defer g.Close()
+	a, b := g.NewBatch(len(conns)), g.NewBatch(len(conns))
+	defer a.Release()
+	defer b.Release()
+	cmd := resp.AppendCommand(nil, "ECHO", "x")
+	for round := range 3 {
+		claimed := a.Claim()
+		assert.Equal(t, runtime.GOOS == "linux", claimed, "round %d", round)
+		if claimed {
+			assert.False(t, b.Claim(), "one claim at a time")
+			for _, c := range conns {
+				assert.Equal(t, readByCaller, role(c))
+			}
+		}
+		for i, c := range conns {
+			a.Send(i, c, cmd)
+		}
+		for range conns {
+			r := a.Next(time.Now().Add(5*time.Second), nil)
+			require.NotNil(t, r, "round %d", round)
+			require.NoError(t, r.Err())
+			assert.Equal(t, "x", string(r.Reply()[0].Bytes))
+		}
+		a.End(nil)
+		assert.False(t, a.claimed, "End lets go of the claim")
+		if claimed {
+			require.Eventually(t, b.Claim, 5*time.Second, time.Millisecond, "the claim is free again")
+			b.End(nil)
+		}
+	}
+	g.Close()
+	assert.False(t, a.Claim(), "closed")
 }

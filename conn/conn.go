@@ -122,8 +122,8 @@ func (c *Conn) Info() *ServerInfo { return c.info.Load() }
 // first reply of the current socket. A caller that needs an answer within
 // a bound can tell from it that the master is answering later than that.
 // A reply that nobody waited for any more may be read, and counted, later
-// than it arrived, but no later than a Poller's lateBound after it was
-// sent: a latency above that bound is exact (see NewPoller).
+// than it arrived, but no later than a Group's lateBound after it was
+// sent: a latency above that bound is exact (see NewGroup).
 func (c *Conn) ReplyLatency() time.Duration { return time.Duration(c.latency.Load()) }
 
 // Err returns nil while connected, else why not.

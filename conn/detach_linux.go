@@ -15,8 +15,8 @@ import (
 // detached is a socket's network connection taken out of the Go runtime's
 // network poller (Linux): a non-blocking file descriptor of its own, read
 // either by the socket's reader goroutine, which waits in an epoll set of
-// its own, or by a caller that claimed the socket through a Poller and
-// waits for its replies itself (see Poller). The runtime's poller would
+// its own, or by a caller that claimed the socket through a Group (see Batch.Claim) and
+// waits for its replies itself (see poller). The runtime's poller would
 // otherwise wake a thread for every reply that arrives, whoever reads it:
 // on a machine whose cores the masters share, that wake-up is the largest
 // cost of a lock after the system calls themselves.

@@ -41,17 +41,17 @@
 //
 // Each socket has a reader goroutine that reads its replies and hands each
 // to its request's channel. On Linux, a caller alone on several Conns can
-// do without that hand-over: a Poller lets it claim them and read its own
-// replies in one epoll set (the lock layer does this for a burst to N
+// do without that hand-over: a Batch of a Group claims them and reads its
+// own replies in one epoll set (the lock layer does this for a burst to N
 // masters). For that, plain TCP and Unix sockets are taken out of the Go
 // runtime's network poller after their handshake, which would otherwise
 // wake a thread for every reply whoever reads it; their reader goroutines
 // then wait on an epoll set of their own that reports input only while
 // they read. Replies that nobody waits for any more (those after a
 // decision) are read by the next claim, or by the reader once they were
-// sent a bound ago that the Poller's creator chooses. TLS, custom dialers and pub/sub connections stay in the
-// runtime's poller; elsewhere than Linux nothing is detached and Claim
-// always declines.
+// sent a bound ago that the Group's creator chooses. TLS, custom dialers
+// and pub/sub connections stay in the runtime's poller; elsewhere than
+// Linux nothing is detached and Claim always declines.
 //
 // # Concurrency
 //
@@ -59,6 +59,6 @@
 // goroutine for its whole life (connect, liveness check, reconnect) and two
 // per socket (reader, writer); Close stops all of them before it returns.
 // A Request is owned by one goroutine at a time, as its documentation says.
-// A Batch is used by one goroutine at a time. A Poller is claimed by one
-// goroutine at a time (see Poller).
+// A Batch is used by one goroutine at a time; one Batch at a time holds a
+// claim (see Batch.Claim).
 package conn

@@ -6,26 +6,26 @@ import (
 	"time"
 )
 
-// Poller lets one goroutine at a time read the replies of several Conns
-// itself, instead of having each Conn's reader goroutine read them and
-// hand them over: a burst of commands to N masters then waits in one
-// epoll set and wakes no other thread (see detached). It is the lock
-// layer's fast path for a caller that is alone on its connections; any
-// other caller, and every caller while one holds the claim, goes through
-// Send and its notify channel as usual, and is served either way.
+// poller is a Group's claim (see Batch.Claim): it lets one goroutine at a
+// time read the replies of several Conns itself, instead of having each
+// Conn's reader goroutine read them and hand them over: a burst of
+// commands to N masters then waits in one epoll set and wakes no other
+// thread (see detached). Any other caller, and every caller while one
+// holds the claim, goes through Send and its notify channel as usual, and
+// is served either way.
 //
-// Use: Claim; on success Send to the Conns as usual, then alternate Poll
-// with receiving from the notify channel until the replies needed have
-// come, and Release. A Poller works on Linux, for Conns whose sockets are
+// Use: tryClaim; on success Send to the Conns as usual, then alternate
+// poll with receiving from the notify channel until the replies needed
+// have come, and release. It works on Linux, for Conns whose sockets are
 // detached (plain TCP or Unix sockets, not pub/sub); elsewhere, and
-// whenever one Conn cannot be claimed, Claim reports false.
+// whenever one Conn cannot be claimed, tryClaim reports false.
 //
-// Ownership: the creator owns the Poller and must Close it; the Conns stay
-// the creator's. Claim, Poll and Release are for one goroutine at a time:
-// a Claim made while another goroutine holds the claim reports false.
-type Poller struct {
+// Ownership: its Group owns it and closes it. tryClaim, poll and release
+// are for one goroutine at a time: a tryClaim made while another goroutine
+// holds the claim reports false.
+type poller struct {
 	conns   []*Conn
-	claim   sync.Mutex    // held from a successful Claim to its Release
+	claim   sync.Mutex    // held from a successful tryClaim to its release
 	claimed []*socket     // per Conn, the socket claimed (nil if none)
 	closed  bool          // guarded by claim
 	waited  time.Duration // in this claim's polls so far
@@ -41,10 +41,10 @@ type Poller struct {
 	late      *time.Timer
 	lateMu    sync.Mutex
 	lateAt    time.Time // guarded by lateMu: when late fires; zero when it is not armed
-	noLate    bool      // guarded by lateMu: the Poller is closed
+	noLate    bool      // guarded by lateMu: the poller is closed
 }
 
-// NewPoller returns a Poller over conns, which must not change.
+// newPoller returns a poller over conns, which must not change.
 //
 // lateBound is how long after it was sent an answer that nobody waits for
 // any more (one after its caller's decision) may stay unread: until then
@@ -55,19 +55,19 @@ type Poller struct {
 // bound is exact. A caller that compares ReplyLatency with a timeout
 // passes less than that timeout: the lock layer passes half its
 // MasterTimeout.
-func NewPoller(conns []*Conn, lateBound time.Duration) *Poller {
-	p := &Poller{conns: conns, claimed: make([]*socket, len(conns)), lateBound: lateBound}
+func newPoller(conns []*Conn, lateBound time.Duration) *poller {
+	p := &poller{conns: conns, claimed: make([]*socket, len(conns)), lateBound: lateBound}
 	p.set.init(len(conns))
 	p.late = time.AfterFunc(time.Hour, p.readLate)
 	p.late.Stop()
 	return p
 }
 
-// Claim makes the calling goroutine the reader of every Conn of p, if each
+// tryClaim makes the calling goroutine the reader of every Conn of p, if each
 // is up, detached, and has no other reader (nothing is owed on it but
-// answers nobody waits for): true, and the caller must Release. Otherwise
+// answers nobody waits for): true, and the caller must release. Otherwise
 // it changes nothing and reports false.
-func (p *Poller) Claim() bool {
+func (p *poller) tryClaim() bool {
 	if !p.claim.TryLock() {
 		return false
 	}
@@ -88,7 +88,7 @@ func (p *Poller) Claim() bool {
 			if free {
 				p.claimed[i] = s
 			}
-			p.Release()
+			p.release()
 			return false
 		}
 		p.claimed[i] = s
@@ -97,10 +97,10 @@ func (p *Poller) Claim() bool {
 	return true
 }
 
-// MaxClaimWait is how long a claim's polls may wait in all (see Poll).
-const MaxClaimWait = time.Millisecond
+// maxClaimWait is how long a claim's polls may wait in all (see poll).
+const maxClaimWait = time.Millisecond
 
-// Poll reads, for up to wait, the replies that arrive on the claimed Conns
+// poll reads, for up to wait, the replies that arrive on the claimed Conns
 // and completes their requests (each on its notify channel, as the Conn's
 // reader would); it returns once it has read some, or wait has passed.
 // Only the goroutine that holds the claim may call it.
@@ -108,16 +108,16 @@ const MaxClaimWait = time.Millisecond
 // The waiting is done in epoll_wait, holding the goroutine's processor:
 // that is what brings a burst to the machine's floor, but a processor held
 // that way is lost to other goroutines. So a claim waits this way for
-// MaxClaimWait in all; after that Poll reports false without waiting, and
-// the caller should Release and wait for the rest on its notify channel,
+// maxClaimWait in all; after that poll reports false without waiting, and
+// the caller should release and wait for the rest on its notify channel,
 // as without a claim (slow masters, and waits for every master, are then
 // read by the reader goroutines, parked in the runtime's poller).
-func (p *Poller) Poll(wait time.Duration) bool {
-	if p.waited >= MaxClaimWait {
+func (p *poller) poll(wait time.Duration) bool {
+	if p.waited >= maxClaimWait {
 		return false
 	}
 	start := time.Now()
-	n := p.set.wait(min(wait, MaxClaimWait-p.waited))
+	n := p.set.wait(min(wait, maxClaimWait-p.waited))
 	p.waited += time.Since(start)
 	for k := range n {
 		i := p.set.index(k)
@@ -128,13 +128,13 @@ func (p *Poller) Poll(wait time.Duration) bool {
 	return true
 }
 
-// Release ends the claim. Each Conn's replies still owed go to its reader
+// release ends the claim. Each Conn's replies still owed go to its reader
 // goroutine at once if anyone waits for them; if only answers nobody waits
 // for are owed (those after a decision), they wait for the next claim, or
 // until lateBound after they were sent, whichever comes first, so that a
 // lone caller's next burst reads them on its way instead of waking the
 // reader.
-func (p *Poller) Release() {
+func (p *poller) release() {
 	var lateBy time.Time // the soonest that unread answers go to a reader
 	for i, s := range p.claimed {
 		if s == nil {
@@ -170,7 +170,7 @@ func (p *Poller) Release() {
 // the reader goroutine, if no claim has read them: lateBound after the
 // oldest was sent (c.mu held). With none owed (readLazily is only set
 // with some, and nobody reads them meanwhile), it is now.
-func (p *Poller) readBy(c *Conn) time.Time {
+func (p *poller) readBy(c *Conn) time.Time {
 	oldest := c.inflight.peek()
 	if oldest == nil {
 		return time.Now()
@@ -183,7 +183,7 @@ func (p *Poller) readBy(c *Conn) time.Time {
 }
 
 // readLateBy makes sure that the late timer fires by at.
-func (p *Poller) readLateBy(at time.Time) {
+func (p *poller) readLateBy(at time.Time) {
 	p.lateMu.Lock()
 	if !p.noLate && (p.lateAt.IsZero() || at.Before(p.lateAt)) {
 		p.lateAt = at
@@ -197,9 +197,9 @@ func (p *Poller) readLateBy(at time.Time) {
 // them; the timer is armed again for those sent later. (A claim in
 // between read the earlier ones: a lone caller's steady stream of bursts
 // costs one firing per lateBound, not a timer reset per burst.)
-func (p *Poller) readLate() {
+func (p *poller) readLate() {
 	p.lateMu.Lock()
-	p.lateAt = time.Time{} // a Release from now on arms it again
+	p.lateAt = time.Time{} // a release from now on arms it again
 	p.lateMu.Unlock()
 	now := time.Now()
 	var next time.Time
@@ -222,16 +222,16 @@ func (p *Poller) readLate() {
 	}
 }
 
-// claiming is true while a claim holds, in any Poller of the process: a
-// claim's wait holds a processor (see Poll), and two at once would hold
-// both of a two-core machine's, starving every other goroutine until the
-// runtime takes one back. One caller at a time gets the fast path: the
-// lone caller it is made for.
+// claiming is true while a claim holds, in any poller of the process: a
+// claim's wait holds a processor (see poll), so one claim per process
+// bounds what the fast path takes from other goroutines to one processor
+// for at most maxClaimWait, whatever GOMAXPROCS is. One caller at a time
+// gets the fast path: the lone caller it is made for.
 var claiming atomic.Bool
 
-// Close frees the Poller, waiting for a claim in progress to end; Claim
+// close frees the poller, waiting for a claim in progress to end; tryClaim
 // reports false from then on. Safe to call more than once.
-func (p *Poller) Close() {
+func (p *poller) close() {
 	p.claim.Lock()
 	defer p.claim.Unlock()
 	if !p.closed {

@@ -21,15 +21,15 @@ import (
 
 // pollerConns dials n masters and returns their Conns and a Poller over
 // them, closed when the test ends.
-func pollerConns(t *testing.T, n int) ([]*Conn, *Poller) {
+func pollerConns(t *testing.T, n int) ([]*Conn, *poller) {
 	t.Helper()
 	servers := redistest.StartN(t, n, redistest.Options{})
 	conns := make([]*Conn, n)
 	for i, s := range servers {
 		conns[i] = dialT(t, Options{Addr: s.Addr(), ReconnectMin: time.Millisecond, ReconnectMax: 20 * time.Millisecond})
 	}
-	p := NewPoller(conns, 0)
-	t.Cleanup(p.Close)
+	p := newPoller(conns, 0)
+	t.Cleanup(p.close)
 	return conns, p
 }
 
@@ -60,7 +60,7 @@ func burst(conns []*Conn, notify chan *Request, cmd ...string) []*Request {
 // returns them. As Poll's contract says, once the claim has polled its
 // share it releases the claim and waits for the rest on notify: held
 // reports whether the claim still holds (the caller then Releases).
-func pollFor(t *testing.T, p *Poller, notify chan *Request, want int) (got []*Request, held bool) {
+func pollFor(t *testing.T, p *poller, notify chan *Request, want int) (got []*Request, held bool) {
 	t.Helper()
 	held = true
 	deadline := time.After(5 * time.Second)
@@ -72,8 +72,8 @@ func pollFor(t *testing.T, p *Poller, notify chan *Request, want int) (got []*Re
 				continue
 			default:
 			}
-			if !p.Poll(time.Millisecond) {
-				p.Release()
+			if !p.poll(time.Millisecond) {
+				p.release()
 				held = false
 			}
 			continue
@@ -89,16 +89,16 @@ func pollFor(t *testing.T, p *Poller, notify chan *Request, want int) (got []*Re
 }
 
 // releaseIf releases p's claim if it still holds.
-func releaseIf(p *Poller, held bool) {
+func releaseIf(p *poller, held bool) {
 	if held {
-		p.Release()
+		p.release()
 	}
 }
 
 func TestPollerCallerReadsItsOwnReplies(t *testing.T) {
 	conns, p := pollerConns(t, 3)
 	if runtime.GOOS != "linux" {
-		require.False(t, p.Claim(), "a Poller claims only detached sockets, on Linux")
+		require.False(t, p.tryClaim(), "a Poller claims only detached sockets, on Linux")
 		return
 	}
 	for i, c := range conns {
@@ -108,7 +108,7 @@ func TestPollerCallerReadsItsOwnReplies(t *testing.T) {
 	}
 	notify := make(chan *Request, len(conns))
 	for round := range 3 {
-		require.True(t, p.Claim(), "round %d", round)
+		require.True(t, p.tryClaim(), "round %d", round)
 		for _, c := range conns {
 			assert.Equal(t, readByCaller, role(c))
 		}
@@ -137,18 +137,18 @@ func TestPollerLeavesUnwaitedRepliesForLater(t *testing.T) {
 	// once their lateBound passed: either way nothing stays owed.
 	require.Eventually(t, nothingOwed(conns), 5*time.Second, time.Millisecond)
 	// And the next claim is granted.
-	require.True(t, p.Claim())
-	p.Release()
+	require.True(t, p.tryClaim())
+	p.release()
 }
 
 // decideAfterOne claims conns, sends the first a PING and the others a
 // command answered 200ms later, and decides after the first reply, as a
 // lock burst does at its quorum: the others are abandoned, their answers
 // owed when the claim ends.
-func decideAfterOne(t *testing.T, p *Poller, conns []*Conn) {
+func decideAfterOne(t *testing.T, p *poller, conns []*Conn) {
 	t.Helper()
 	notify := make(chan *Request, len(conns))
-	require.True(t, p.Claim())
+	require.True(t, p.tryClaim())
 	reqs := burst(conns[:1], notify, "PING")
 	reqs = append(reqs, burst(conns[1:], notify, "BLPOP", "poller:nothing", "0.2")...)
 	got, held := pollFor(t, p, notify, 1)
@@ -213,8 +213,8 @@ func TestPollerServesOthersAndHandsBackTheirReplies(t *testing.T) {
 		t.Skip("Poller claims only on Linux")
 	}
 	conns, p := pollerConns(t, 3)
-	require.True(t, p.Claim())
-	assert.False(t, p.Claim(), "one claim at a time")
+	require.True(t, p.tryClaim())
+	assert.False(t, p.tryClaim(), "one claim at a time")
 	// Another goroutine's request while the claim holds: the claim's
 	// caller reads its reply if it polls; here it releases first, and the
 	// reader goroutine must take over.
@@ -232,7 +232,7 @@ func TestPollerServesOthersAndHandsBackTheirReplies(t *testing.T) {
 		defer conns[0].mu.Unlock()
 		return conns[0].inflight.len() == 1
 	}, 5*time.Second, time.Millisecond)
-	p.Release()
+	p.release()
 	select {
 	case got := <-done:
 		assert.Equal(t, "other", got)
@@ -242,7 +242,7 @@ func TestPollerServesOthersAndHandsBackTheirReplies(t *testing.T) {
 
 	// While a claim holds, a poll reads other goroutines' replies too.
 	// (The reader may still be finishing with the last reply.)
-	require.Eventually(t, p.Claim, 5*time.Second, time.Millisecond)
+	require.Eventually(t, p.tryClaim, 5*time.Second, time.Millisecond)
 	go func() {
 		vals, err := conns[1].Do(context.Background(), "ECHO", "polled")
 		if err != nil {
@@ -258,8 +258,8 @@ func TestPollerServesOthersAndHandsBackTheirReplies(t *testing.T) {
 		select {
 		case got = <-done:
 		default:
-			if held && !p.Poll(time.Millisecond) {
-				p.Release() // polled its share: the reader reads it
+			if held && !p.poll(time.Millisecond) {
+				p.release() // polled its share: the reader reads it
 				held = false
 			}
 		}
@@ -274,19 +274,19 @@ func TestPollerClaimRefusedWhileOthersWait(t *testing.T) {
 	}
 	srv := redistest.Start(t, redistest.Options{})
 	c := dialT(t, Options{Addr: srv.Addr()})
-	p := NewPoller([]*Conn{c}, 0)
-	t.Cleanup(p.Close)
+	p := newPoller([]*Conn{c}, 0)
+	t.Cleanup(p.close)
 	require.NoError(t, srv.Pause())
 	defer srv.Resume()
 	r := NewRequest()
 	r.Cmd = resp.AppendCommand(r.Cmd[:0], "PING")
 	c.Send(r, nil)
-	assert.False(t, p.Claim(), "a reply someone waits for is the reader's")
+	assert.False(t, p.tryClaim(), "a reply someone waits for is the reader's")
 	require.NoError(t, srv.Resume())
 	require.NoError(t, c.Wait(context.Background(), r))
 	r.Release()
-	require.Eventually(t, p.Claim, 5*time.Second, time.Millisecond)
-	p.Release()
+	require.Eventually(t, p.tryClaim, 5*time.Second, time.Millisecond)
+	p.release()
 }
 
 func TestPollerSurvivesCloseAndReconnect(t *testing.T) {
@@ -298,13 +298,13 @@ func TestPollerSurvivesCloseAndReconnect(t *testing.T) {
 	for i, s := range servers {
 		conns[i] = dialT(t, Options{Addr: s.Addr(), ReconnectMin: time.Millisecond, ReconnectMax: 20 * time.Millisecond})
 	}
-	p := NewPoller(conns, 0)
-	defer p.Close()
+	p := newPoller(conns, 0)
+	defer p.close()
 	notify := make(chan *Request, 2)
 
 	// A master dies under a claim: its request fails, the poll returns.
 	require.NoError(t, servers[1].Pause())
-	require.True(t, p.Claim())
+	require.True(t, p.tryClaim())
 	burst(conns, notify, "PING")
 	got, held := pollFor(t, p, notify, 1)
 	require.Equal(t, 0, got[0].Tag)
@@ -324,7 +324,7 @@ func TestPollerSurvivesCloseAndReconnect(t *testing.T) {
 	// It comes back: the Poller claims its new socket.
 	require.NoError(t, servers[1].Restart(false))
 	require.Eventually(t, func() bool { return conns[1].Err() == nil }, 10*time.Second, 5*time.Millisecond)
-	require.Eventually(t, p.Claim, 5*time.Second, time.Millisecond)
+	require.Eventually(t, p.tryClaim, 5*time.Second, time.Millisecond)
 	burst(conns, notify, "PING")
 	got, held = pollFor(t, p, notify, 2)
 	releaseIf(p, held)
@@ -335,7 +335,7 @@ func TestPollerSurvivesCloseAndReconnect(t *testing.T) {
 
 	// Close under a claim: the poll returns, the requests fail, nothing
 	// hangs (leakcheck checks the goroutines).
-	require.True(t, p.Claim())
+	require.True(t, p.tryClaim())
 	require.NoError(t, servers[0].Pause())
 	defer servers[0].Resume()
 	reqs := burst(conns[:1], notify, "PING")
@@ -346,8 +346,8 @@ func TestPollerSurvivesCloseAndReconnect(t *testing.T) {
 	require.Same(t, reqs[0], r)
 	require.ErrorAs(t, r.Err(), &ce)
 	r.Release()
-	p.Close()
-	assert.False(t, p.Claim(), "closed")
+	p.close()
+	assert.False(t, p.tryClaim(), "closed")
 }
 
 func TestDetachedHangupNoticedWhileIdle(t *testing.T) {
@@ -405,11 +405,11 @@ func TestDetachedSocketsCloseTheirDescriptors(t *testing.T) {
 	}
 	open := func() {
 		c := dialT(t, Options{Addr: srv.Addr()})
-		p := NewPoller([]*Conn{c}, 0)
-		require.True(t, p.Claim())
-		p.Release()
+		p := newPoller([]*Conn{c}, 0)
+		require.True(t, p.tryClaim())
+		p.release()
 		assert.Equal(t, "PONG", doT(t, c, "PING"))
-		p.Close()
+		p.close()
 		c.Close()
 	}
 	open() // the first Conn may open descriptors for good (the runtime's poller)

@@ -6,7 +6,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// pollSet is a Poller's epoll set: the descriptor of each Conn's claimed
+// pollSet is a poller's epoll set: the descriptor of each Conn's claimed
 // socket, registered at its first claim, reporting input (level-triggered)
 // with the Conn's index as its data.
 type pollSet struct {

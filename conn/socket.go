@@ -17,9 +17,9 @@ import (
 // On Linux a plain TCP or Unix socket is detached from the runtime's
 // network poller after its handshake (see detached). Its replies are then
 // read by whoever reading names: the reader goroutine, or a caller that
-// claimed the socket through a Poller and reads its own replies, or nobody
+// claimed the socket through a Group (see Batch.Claim) and reads its own replies, or nobody
 // (nothing is owed, or only answers that nobody waits for, which wait for
-// the next claim, or the reader after the Poller's lateBound). Other
+// the next claim, or the reader after the Group's lateBound). Other
 // sockets are always read by their reader goroutine.
 type socket struct {
 	c    *Conn
@@ -65,8 +65,8 @@ type readerRole uint8
 const (
 	readNone     readerRole = iota // nothing is owed: nobody reads
 	readByLoop                     // the reader goroutine reads (always, for a socket not detached)
-	readByCaller                   // a Poller's caller reads its own replies
-	readLazily                     // only answers nobody waits for are owed: the next claim reads them, or the reader once the Poller's lateBound passed (see Poller.readLate)
+	readByCaller                   // a claim's caller reads its own replies
+	readLazily                     // only answers nobody waits for are owed: the next claim reads them, or the reader once the Group's lateBound passed (see poller.readLate)
 )
 
 // detachFrom takes the handshaken connection out of the runtime's poller,
@@ -86,10 +86,10 @@ func (s *socket) detachFrom() {
 	s.reading = readNone
 }
 
-// claimable reports whether a Poller may claim the socket (c.mu held):
+// claimable reports whether a claim may take the socket (c.mu held):
 // nobody reads it, or the reader goroutine is between reads and only
 // answers nobody waits for are owed (those of an earlier claim, handed
-// to the reader by the Poller's late timer or by a claim that could not
+// to the reader by the poller's late timer or by a claim that could not
 // be made).
 func (s *socket) claimable() bool {
 	switch s.reading {
@@ -329,7 +329,7 @@ func (s *socket) readAvailable(byLoop bool) bool {
 		}
 		if s.rd.Buffered() == 0 && s.det.drained {
 			// The last read was short: nothing more had come. What comes
-			// next, epoll reports (the reader's set and a Poller's are
+			// next, epoll reports (the reader's set and a poller's are
 			// level-triggered), so the read that would only say EAGAIN
 			// is spared: a system call per reply.
 			return true

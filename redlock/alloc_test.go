@@ -14,7 +14,7 @@ import (
 // then measured, "fenced TryLock on a taken key" allocated on a loaded
 // machine). A decided burst abandons the masters that had not answered
 // yet, and their requests come back to the pool only when their replies
-// are read, at most MasterTimeout/2 after sending (see conn.NewPoller); on
+// are read, at most MasterTimeout/2 after sending (see conn.NewGroup); on
 // a busy machine more bursts are decided early and more requests are out
 // at once, so the warm-up lasts longer than that bound.
 func steady(op func()) {

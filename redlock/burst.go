@@ -80,7 +80,7 @@ func (o *op) run(done <-chan struct{}) burstResult {
 		o.slow[i] = m.conn.ReplyLatency() > c.cfg.MasterTimeout
 	}
 	// Alone on the masters' connections, the burst reads its replies
-	// itself (see conn.Poller): no reader goroutine, no hand-over.
+	// itself (see conn.Batch.Claim): no reader goroutine, no hand-over.
 	o.fan.begin(c.cfg.MasterTimeout, o.alt, true)
 	o.fan.sendAll(o.cmd)
 	br := burstResult{start: o.fan.start}

@@ -20,11 +20,11 @@ type Client struct {
 	masters []*master
 	quorum  int
 
-	ops    sync.Pool    // *op: per-operation state, reused
-	poller *conn.Poller // lets a burst alone on the masters' connections read its own replies
-	renew  *renewer     // keeps Do's locks extended
-	room   waitRoom     // where Locks wait for a release
-	fence  fencer       // repairs of the fencing counters (Config.Fencing)
+	ops    sync.Pool   // *op: per-operation state, reused
+	group  *conn.Group // the masters' connections, for fan-outs (see fanout)
+	renew  *renewer    // keeps Do's locks extended
+	room   waitRoom    // where Locks wait for a release
+	fence  fencer      // repairs of the fencing counters (Config.Fencing)
 	closed atomic.Bool
 }
 
@@ -119,7 +119,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	}
 	// Late answers are read within half of MasterTimeout of their sending, so
 	// that ReplyLatency tells a slow master (above MasterTimeout) exactly.
-	c.poller = conn.NewPoller(conns, c.cfg.MasterTimeout/2)
+	c.group = conn.NewGroup(conns, c.cfg.MasterTimeout/2)
 	c.ops.New = func() any { return c.newOp() }
 	c.room.c = c
 	c.renew = newRenewer(c)
@@ -150,7 +150,7 @@ func (c *Client) Close() error {
 	c.room.close()
 	c.fence.close()
 	c.closeMasters()
-	c.poller.Close() // after the masters: a burst under way fails at once, and lets go
+	c.group.Close() // after the masters: a burst under way fails at once, and lets go
 	return nil
 }
 

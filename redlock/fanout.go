@@ -9,10 +9,10 @@ import (
 // fanout sends a command to the masters at once and returns their answers
 // as they come, within a deadline: the one way redlock talks to all its
 // masters (a lock burst, a renewal batch, Inspect, the fence repair). On
-// top of conn.Batch it keeps the deadline's timer, answers a NOSCRIPT
-// (a master that lost its script cache, as after a restart) by sending the
-// script's EVAL form once, and holds the Poller claim for a burst that may
-// read its replies itself.
+// top of a conn.Batch of the masters' Group it keeps the round's deadline,
+// answers a NOSCRIPT (a master that lost its script cache, as after a
+// restart) by sending the script's EVAL form once, and claims the
+// masters' connections for a burst that may read its replies itself.
 //
 // A fanout is for one goroutine at a time; its owner (an op, the renewer,
 // or one call) makes it with newFanout and, unless pooled with its owner,
@@ -20,11 +20,9 @@ import (
 type fanout struct {
 	c        *Client
 	b        *conn.Batch
-	timer    *time.Timer // the deadline, when the claim is not held
 	deadline time.Time
 	start    time.Time // when the first command left
-	direct   bool      // the claim is held: replies are read by this goroutine
-	alt      []byte    // the EVAL form of an EVALSHA command; nil when there is none
+	alt      []byte    // the EVAL form of an EVALSHA command; empty when there is none
 	evaled   []bool    // per slot: the NOSCRIPT retry was sent
 }
 
@@ -39,23 +37,21 @@ const (
 // more than one request goes to a master (slot s then goes to the master
 // the caller names in sendTo).
 func newFanout(c *Client, slots int) fanout {
-	t := time.NewTimer(time.Hour)
-	t.Stop()
-	return fanout{c: c, b: conn.NewBatch(slots), timer: t, evaled: make([]bool, slots)}
+	return fanout{c: c, b: c.group.NewBatch(slots), evaled: make([]bool, slots)}
 }
 
-// begin starts a round that lasts timeout: with claim, the Poller's claim is
-// taken if it is free. alt is the EVAL form of the round's command when that
-// is an EVALSHA (see next), else nil.
+// begin starts a round that lasts timeout: with claim, the masters'
+// connections are claimed if they are free (see conn.Batch.Claim). alt is
+// the EVAL form of the round's command when that is an EVALSHA (see next),
+// else empty.
 func (f *fanout) begin(timeout time.Duration, alt []byte, claim bool) {
 	f.alt = alt
 	clear(f.evaled)
-	f.direct = claim && f.c.poller.Claim()
+	if claim {
+		f.b.Claim()
+	}
 	f.start = time.Now()
 	f.deadline = f.start.Add(timeout)
-	if !f.direct {
-		f.timer.Reset(timeout)
-	}
 }
 
 // sendAll sends cmd to every master, master i in slot i.
@@ -76,18 +72,17 @@ func (f *fanout) pending() int { return f.b.Pending() }
 // is not returned: the slot is sent the EVAL form instead, once, within the
 // same deadline. Slot s's request must go to master s for that retry (true
 // of every fanout with an alt form).
-//
-// With the claim, next reads the masters' replies itself until the claim
-// has waited its share (conn.MaxClaimWait, short enough that done is
-// noticed in time: an epoll wait cannot select on a channel); it then
-// releases the claim and waits for the rest as without one.
 func (f *fanout) next(done <-chan struct{}) (*conn.Request, int) {
 	for {
-		r, ev := f.wait(done)
-		if ev != fanReply {
-			return nil, ev
+		r := f.b.Next(f.deadline, done)
+		switch {
+		case r != nil:
+		case isClosed(done):
+			return nil, fanDone
+		default:
+			return nil, fanTimeout
 		}
-		if i := r.Tag; f.alt != nil && !f.evaled[i] && noScript(r) {
+		if i := r.Tag; len(f.alt) > 0 && !f.evaled[i] && noScript(r) {
 			f.evaled[i] = true
 			f.b.Send(i, f.c.masters[i].conn, f.alt)
 			continue
@@ -96,53 +91,13 @@ func (f *fanout) next(done <-chan struct{}) (*conn.Request, int) {
 	}
 }
 
-func (f *fanout) wait(done <-chan struct{}) (*conn.Request, int) {
-	for f.direct {
-		if r := f.b.TryNext(); r != nil {
-			return r, fanReply
-		}
-		if isClosed(done) {
-			return nil, fanDone
-		}
-		wait := time.Until(f.deadline)
-		if wait <= 0 {
-			return nil, fanTimeout
-		}
-		if !f.c.poller.Poll(wait) {
-			// Slow masters, or a wait for every one: their replies are
-			// the reader goroutines' from here on.
-			f.c.poller.Release()
-			f.direct = false
-			f.timer.Reset(wait)
-		}
-	}
-	if r := f.b.Next(f.timer.C, done); r != nil {
-		return r, fanReply
-	}
-	if isClosed(done) {
-		return nil, fanDone
-	}
-	return nil, fanTimeout
-}
-
 // end ends the round: it gives up on the requests still pending (their
 // Conns recycle them), passes those answered meanwhile to late (when not
-// nil), stops the timer and lets go of the claim.
-func (f *fanout) end(late func(r *conn.Request)) {
-	f.b.Abandon(late)
-	if f.direct {
-		f.c.poller.Release()
-		f.direct = false
-		return
-	}
-	f.timer.Stop()
-}
+// nil), and lets go of the claim.
+func (f *fanout) end(late func(r *conn.Request)) { f.b.End(late) }
 
 // release ends the fanout for good; its owner must not use it afterwards.
-func (f *fanout) release() {
-	f.end(nil)
-	f.b.Release()
-}
+func (f *fanout) release() { f.b.Release() }
 
 // noScript reports whether a completed request was answered -NOSCRIPT.
 func noScript(r *conn.Request) bool {

@@ -3,6 +3,7 @@ package redlock
 import (
 	"bytes"
 	"context"
+	"time"
 
 	"github.com/volleylock/volley/conn"
 	"github.com/volleylock/volley/resp"
@@ -99,7 +100,7 @@ func (room *waitRoom) subscribe(ctx context.Context, w *waiter) {
 	room.mu.Unlock()
 
 	for b.Pending() > 0 {
-		r := b.Next(nil, wctx.Done())
+		r := b.Next(time.Time{}, wctx.Done())
 		if r == nil {
 			return
 		}
