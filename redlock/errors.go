@@ -23,6 +23,12 @@ var (
 	// yet no quorum said the lock was lost. The lock keeps its previous
 	// validity (see Lock.Validity); trying again may succeed.
 	ErrExtendFailed = errors.New("redlock: extend failed")
+	// ErrUnlockFailed: Unlock could not reach a quorum of masters in time,
+	// yet no quorum said the lock was gone. The masters that did not
+	// answer may still hold the key until its TTL ends; waiters there wait
+	// that long at most. Nothing is to be done: the lock is not the
+	// caller's any more either way.
+	ErrUnlockFailed = errors.New("redlock: unlock not confirmed")
 	// ErrFenceRange: a master's fencing counter is beyond what Volley
 	// reads exactly (2^53-1, the masters' Lua numbers); it is never reached
 	// by counting (see Config.Fencing), only by a write from elsewhere.
@@ -92,7 +98,7 @@ type MasterResult struct {
 
 // Error is a failed lock, extend or unlock with each master's outcome.
 // errors.Is(err, ErrNotAcquired), ErrNotHeld, ErrExtendFailed,
-// context.Canceled or context.DeadlineExceeded tells the kind. It never
+// ErrUnlockFailed, context.Canceled or context.DeadlineExceeded tells the kind. It never
 // contains the lock's token.
 type Error struct {
 	Op       Op

@@ -381,7 +381,9 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) (err error) {
 
 // Unlock releases the lock on every master. It returns nil if a quorum
 // released it, ErrNotHeld (possibly inside an *Error) if it was no longer
-// ours (expired, or taken over). It is meant for defer: it sends the
+// ours (expired, or taken over), an *Error wrapping ErrUnlockFailed if too
+// few masters answered in time to tell (the silent ones may keep the key
+// until its TTL ends). It is meant for defer: it sends the
 // release even when ctx has already ended, and waits at most
 // Config.MasterTimeout for the answers (less if a live ctx ends sooner).
 //
@@ -434,9 +436,14 @@ func (l *Lock) Unlock(ctx context.Context) (err error) {
 	case br.failed == 0:
 		l.ended()
 		return ErrNotHeld
-	default:
+	case br.taken > len(c.masters)-c.quorum:
 		l.ended()
 		return o.error(OpUnlock, l.key, ErrNotHeld, 1)
+	default:
+		// Answers missing (late, failed): not known gone, not known
+		// released.
+		l.ended()
+		return o.error(OpUnlock, l.key, ErrUnlockFailed, 1)
 	}
 }
 

@@ -184,7 +184,12 @@ func TestLockMultiMutualExclusion(t *testing.T) {
 				for _, k := range []int{k1, k2} {
 					holders[k].Add(-1)
 				}
-				require.NoError(t, l.Unlock(bg))
+				// An Unlock that a loaded machine's masters answer too late
+				// is not confirmed (ErrUnlockFailed); never may it find the
+				// lock gone: its TTL is 5 s.
+				if err := l.Unlock(bg); !errors.Is(err, ErrUnlockFailed) {
+					require.NoError(t, err)
+				}
 				rounds.Add(1)
 			}
 		}()

@@ -427,3 +427,38 @@ func guardedMaster(t *testing.T, err error) MasterResult {
 	t.Fatalf("no master held out by the restart guard: %v", err)
 	return MasterResult{}
 }
+
+// TestUnlockUnconfirmed: an Unlock that too few masters answered in time
+// says so (ErrUnlockFailed); it says ErrNotHeld only when the answers show
+// the lock gone. The broken variant, ErrNotHeld for any failed Unlock, is
+// what Unlock returned before.
+func TestUnlockUnconfirmed(t *testing.T) {
+	servers := masters(t, 3)
+	c := client(t, servers, Config{MasterTimeout: 50 * time.Millisecond})
+
+	l, err := c.TryLock(bg, "unconfirmed", 10*time.Second)
+	require.NoError(t, err)
+	for _, s := range servers[:2] {
+		require.NoError(t, s.Pause())
+	}
+	err = l.Unlock(bg)
+	for _, s := range servers[:2] {
+		require.NoError(t, s.Resume())
+	}
+	require.ErrorIs(t, err, ErrUnlockFailed)
+	assert.NotErrorIs(t, err, ErrNotHeld, "two masters did not answer: the lock is not known gone")
+	var le *Error
+	require.ErrorAs(t, err, &le)
+	assert.Equal(t, OutcomeTimeout, le.Masters[0].Outcome)
+
+	l, err = c.TryLock(bg, "gone", 10*time.Second)
+	require.NoError(t, err)
+	for _, s := range servers[:2] {
+		require.NoError(t, s.Command("SET", "gone", "someone-else"))
+	}
+	require.NoError(t, servers[2].Pause())
+	err = l.Unlock(bg)
+	require.NoError(t, servers[2].Resume())
+	require.ErrorIs(t, err, ErrNotHeld, "two masters said someone else holds it")
+	assert.NotErrorIs(t, err, ErrUnlockFailed)
+}

@@ -8,7 +8,7 @@ import (
 // ResultOf names how a Lock, TryLock, Extend, Unlock or Do call ended, by
 // its error, for the labels and attributes of telemetry (the redlockotel
 // and redlockprom adapters use it, so that both say the same thing): "ok",
-// "not_acquired", "not_held", "extend_failed", "canceled" (the caller's
+// "not_acquired", "not_held", "extend_failed", "unlock_failed", "canceled" (the caller's
 // context ended) or "error". The set is closed: these are every value it
 // returns.
 func ResultOf(err error) string {
@@ -21,6 +21,8 @@ func ResultOf(err error) string {
 		return "not_held"
 	case errors.Is(err, ErrExtendFailed):
 		return "extend_failed"
+	case errors.Is(err, ErrUnlockFailed):
+		return "unlock_failed"
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return "canceled"
 	default:

@@ -16,6 +16,7 @@ func TestResultOf(t *testing.T) {
 		&Error{Err: ErrNotAcquired}:           "not_acquired",
 		ErrNotHeld:                            "not_held",
 		ErrExtendFailed:                       "extend_failed",
+		ErrUnlockFailed:                       "unlock_failed",
 		fmt.Errorf("x: %w", context.Canceled): "canceled",
 		context.DeadlineExceeded:              "canceled",
 		errors.New("boom"):                    "error",

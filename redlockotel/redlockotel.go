@@ -10,7 +10,7 @@
 //
 //   - redlock.operation.duration (histogram, s): every Lock, TryLock,
 //     Extend, Unlock and Do, by redlock.operation (lock, extend, unlock,
-//     do) and redlock.outcome (ok, not_acquired, not_held, extend_failed,
+//     do) and redlock.outcome (ok, not_acquired, not_held, extend_failed, unlock_failed,
 //     canceled, error). A contended lock shows as not_acquired, and Lock's
 //     duration includes its waits.
 //   - redlock.master.duration (histogram, s): each master's answer that

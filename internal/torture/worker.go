@@ -216,6 +216,8 @@ func (s *stats) unlockResult(err error) string {
 		kind = "ErrNotHeld"
 	case errors.As(err, &re) && errors.Is(err, redlock.ErrNotHeld):
 		kind = "*Error ErrNotHeld (faults)"
+	case errors.Is(err, redlock.ErrUnlockFailed):
+		kind = "ErrUnlockFailed (faults)"
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
 		kind = "ctx"
 	default:
