@@ -232,17 +232,3 @@ func (o *op) classify(r *conn.Request) (out Outcome, err error) {
 	}
 	return OutcomeServerError, errUnexpectedReply
 }
-
-// noteHolder stores what a lock script's "taken" answer from master i
-// says: the holder's id and the key's PTTL (see scripts.LockWait). Other
-// answers have another shape and store nothing.
-func (o *op) noteHolder(i int, r *conn.Request) {
-	vals := r.Reply()
-	if len(vals) != 3 || vals[1].Type != resp.TypeBulk || vals[2].Type != resp.TypeInteger {
-		return
-	}
-	o.holder[i] = [releaseIDLen]byte{}
-	copy(o.holder[i][:], vals[1].Bytes)
-	o.pttl[i] = time.Duration(vals[2].Int) * time.Millisecond
-	o.hasHolder[i] = true
-}

@@ -5,13 +5,16 @@ import (
 	"math/rand/v2"
 	"slices"
 	"time"
+
+	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/resp"
 )
 
 // waitState is what a waiting Lock's attempt learns from a burst: waiting
-// makes encode write the waiting attempt (scripts.LockWait), whose
-// "taken" answers carry the holder's id and the key's PTTL, which the
-// burst stores in holder and pttl (hasHolder says which masters told);
-// contention reads them. It lives in the op, embedded.
+// makes the attempt's command the waiting one (scripts.LockWait, see
+// lockCommand), whose "taken" answers carry the holder's id and the key's
+// PTTL, which noteHolder stores in holder and pttl (hasHolder says which
+// masters told); contention reads them. It lives in the op, embedded.
 type waitState struct {
 	waiting   bool
 	hasHolder []bool
@@ -123,4 +126,18 @@ func (c *Client) waitDelay(w *waiter, o *op, tok *token, br *burstResult, attemp
 		return took + rand.N(min(window, d)+1), true, holder, false
 	}
 	return d, false, holder, false
+}
+
+// noteHolder stores what a lock script's "taken" answer from master i
+// says: the holder's id and the key's PTTL (see scripts.LockWait). Other
+// answers have another shape and store nothing.
+func (o *op) noteHolder(i int, r *conn.Request) {
+	vals := r.Reply()
+	if len(vals) != 3 || vals[1].Type != resp.TypeBulk || vals[2].Type != resp.TypeInteger {
+		return
+	}
+	o.holder[i] = [releaseIDLen]byte{}
+	copy(o.holder[i][:], vals[1].Bytes)
+	o.pttl[i] = time.Duration(vals[2].Int) * time.Millisecond
+	o.hasHolder[i] = true
 }
