@@ -40,9 +40,6 @@ func NewBatch(slots int) *Batch {
 	}
 }
 
-// Slots returns the number of slots.
-func (b *Batch) Slots() int { return len(b.reqs) }
-
 // Pending returns how many requests were sent and not yet returned by Next.
 func (b *Batch) Pending() int { return b.pending }
 
