@@ -94,8 +94,9 @@ func (d contenderDef) takesPart(mode string) bool {
 }
 
 // allContenders lists every contender, redsync (go-redis) first: it is the
-// baseline of every ratio; the floor last: the machine's own limit, the
-// other reference (floor.go).
+// baseline of every ratio; the floors last: the machine's own limit, the
+// other reference (floor.go), and the same done in C, the floor's own
+// reference (floor_c.go).
 func allContenders() []contenderDef {
 	return []contenderDef{
 		{name: nameRedsyncGoredis, new: newRedsyncGoredis},
@@ -105,6 +106,7 @@ func allContenders() []contenderDef {
 		{name: nameRedislock, new: newRedislock},
 		{name: nameRueidislock, new: newRueidislock},
 		{name: nameFloor, new: newFloor, modes: floorModes},
+		{name: nameFloorC, new: newFloorC, modes: floorCModes},
 	}
 }
 

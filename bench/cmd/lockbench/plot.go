@@ -47,8 +47,8 @@ type plotStyle struct {
 // knownStyles fixes the style of the known contenders, so that each looks
 // the same in every report (Okabe-Ito colours, told apart with colour
 // blindness); any other contender takes the next of spareColors in report
-// order. The floor contender, a reference rather than a library, is black
-// and dashed.
+// order. The floor contenders, references rather than libraries, are
+// black: the floor dashed, floor-c dotted.
 var knownStyles = map[string]plotStyle{
 	nameVolley:         {color: rgb(0x0072b2)},
 	nameVolleyFenced:   {color: rgb(0x56b4e9)},
@@ -57,6 +57,7 @@ var knownStyles = map[string]plotStyle{
 	nameRedislock:      {color: rgb(0x009e73)},
 	nameRueidislock:    {color: rgb(0xcc79a7)},
 	nameFloor:          {color: color.Black, dashes: []vg.Length{vg.Points(6), vg.Points(3)}},
+	nameFloorC:         {color: color.Black, dashes: []vg.Length{vg.Points(1.5), vg.Points(2)}},
 }
 
 var spareColors = []color.Color{rgb(0x8c564b), rgb(0x7f7f7f), rgb(0xbcbd22)}

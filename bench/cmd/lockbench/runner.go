@@ -334,14 +334,20 @@ func eachRound[T named](ctx context.Context, r *Runner, label string, cs []T, fn
 	return nil
 }
 
-// keyRing returns size keys for goroutine g of contender c in mode m.
+// keyRing returns size keys for goroutine g of contender c in mode m:
+// keyPrefix and a number, from 0.
 func (r *Runner) keyRing(c Contender, m string, g, size int) []string {
 	keys := make([]string, size)
-	p := "lb:" + r.run + ":" + c.Name() + ":" + m + ":" + strconv.Itoa(g) + ":"
+	p := r.keyPrefix(c, m, g)
 	for i := range keys {
 		keys[i] = p + strconv.Itoa(i)
 	}
 	return keys
+}
+
+// keyPrefix is what the keys of keyRing start with.
+func (r *Runner) keyPrefix(c Contender, m string, g int) string {
+	return "lb:" + r.run + ":" + c.Name() + ":" + m + ":" + strconv.Itoa(g) + ":"
 }
 
 // latencySamples runs LockUnlock on fresh keys from one goroutine for d
@@ -379,9 +385,20 @@ func (r *Runner) latency(ctx context.Context, cs []Contender) error {
 	saved := r.opts.Rounds
 	r.opts.Rounds = r.opts.LatencyRounds
 	defer func() { r.opts.Rounds = saved }()
+	failed := map[string]bool{} // a selfTimer whose measurement failed: skipped from then on
 	err := eachRound(ctx, r, "latency", cs, func(_ int, c Contender) error {
-		warm(ctx, c, keys[c.Name()][:50], r.opts.Setup.TTL)
-		s, e := latencySamples(ctx, c, keys[c.Name()], r.opts.Setup.TTL, r.opts.LatencyDuration, nil)
+		if failed[c.Name()] {
+			return nil
+		}
+		s, e, err := r.latencyRound(ctx, c, keys[c.Name()])
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			r.skip(c.Name(), err.Error())
+			failed[c.Name()] = true
+			return nil
+		}
 		rounds[c.Name()] = append(rounds[c.Name()], summarize(s))
 		all[c.Name()] = append(all[c.Name()], s...)
 		errs[c.Name()] += e
@@ -392,12 +409,47 @@ func (r *Runner) latency(ctx context.Context, cs []Contender) error {
 	}
 	for _, c := range cs {
 		n := c.Name()
+		if failed[n] {
+			continue
+		}
 		r.report.Latency = append(r.report.Latency, LatencyResult{
 			Name: n, Latency: medianLatency(rounds[n]), Rounds: rounds[n],
 			Errors: errs[n], CDF: cdfPoints(all[n], 200),
 		})
 	}
 	return nil
+}
+
+// latencyRound is one round of the latency mode for c on keys: a few
+// operations to warm up, then the measurement's latencies and errors.
+// A selfTimer measures itself, on the same keys; for the others it
+// calls LockUnlock.
+func (r *Runner) latencyRound(ctx context.Context, c Contender, keys []string) ([]time.Duration, int, error) {
+	ttl, d := r.opts.Setup.TTL, r.opts.LatencyDuration
+	st, ok := c.(selfTimer)
+	if !ok {
+		warm(ctx, c, keys[:50], ttl)
+		s, e := latencySamples(ctx, c, keys, ttl, d, nil)
+		return s, e, nil
+	}
+	prefix := r.keyPrefix(c, modeLatency, 0)
+	if _, _, err := st.Samples(ctx, prefix, 50, 50, ttl, d, nil); err != nil {
+		return nil, 0, err
+	}
+	return st.Samples(ctx, prefix, len(keys), 0, ttl, d, nil)
+}
+
+// selfTimer is a contender that times its own operations, out of this
+// process (floor-c): the latency mode asks it for a whole measurement at
+// once, since a round trip to it per operation would be measured too.
+type selfTimer interface {
+	// Samples runs Lock+Unlock pairs one after another, from one caller,
+	// on the keys prefix+"0" to prefix+(keys-1) in turn, each lock for
+	// ttl, until ops pairs ran (0: no limit) or d passed (0: no limit; a
+	// pair starts only before d passed, as in latencySamples). It appends
+	// the latency of every successful pair to buf and returns buf and the
+	// count of failed pairs; err when the measurement itself failed.
+	Samples(ctx context.Context, prefix string, keys, ops int, ttl, d time.Duration, buf []time.Duration) ([]time.Duration, int, error)
 }
 
 // warm runs a few operations outside the measurement.
