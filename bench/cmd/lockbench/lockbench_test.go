@@ -179,6 +179,9 @@ func TestHarnessSmoke(t *testing.T) {
 		assert.Contains(t, text, d.name)
 	}
 	assert.Contains(t, text, "G=4")
+	if in(modeLatency) > 0 && slices.ContainsFunc(defs, func(d contenderDef) bool { return d.name == nameFloorC }) {
+		assert.Contains(t, text, `"x floor-c" to floor-c`)
+	}
 
 	requireFigure(t, rep, 3)
 }

@@ -396,8 +396,13 @@ func errNote(n int) string {
 func (r *Report) WriteTables(w io.Writer) {
 	fmt.Fprintf(w, "lockbench: %s, GOMAXPROCS=%d, %d %s masters; %d rounds x %v per measurement, medians over rounds\n",
 		r.GoVersion, r.GOMAXPROCS, len(r.Masters.Addrs), r.Masters.Kind, r.Config.Rounds, time.Duration(r.Config.DurationMs*float64(time.Millisecond)))
-	fmt.Fprintf(w, "TTL %v, per-master timeout %v, retry delay uniform in [%v, %v], pool size %d; ratios are to %s, \"x floor\" to %s (throughput: %s)\n",
+	fmt.Fprintf(w, "TTL %v, per-master timeout %v, retry delay uniform in [%v, %v], pool size %d; ratios are to %s, \"x floor\" to %s (throughput: %s)",
 		dur(r.Config.TTLMs), dur(r.Config.MasterTimeoutMs), dur(r.Config.RetryDelayMs/2), dur(r.Config.RetryDelayMs), r.Config.PoolSize, baseline, nameFloor, nameFloorPipelined)
+	cfl := r.latency(nameFloorC)
+	if cfl != nil {
+		fmt.Fprintf(w, ", \"x floor-c\" to %s (latency)", nameFloorC)
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	defer func() { tw.Flush() }()
@@ -426,8 +431,20 @@ func (r *Report) WriteTables(w io.Writer) {
 			title += fmt.Sprintf(" (%d rounds x %v)", lr, dur(r.Config.LatencyDurationMs))
 		}
 		section(title)
-		fmt.Fprintln(tw, "contender\tp50\tp90\tp99\tp99.9\tmax\tp50 ratio\tx floor\tp99 ratio\tx floor\tops\t\t")
-		b, fl := r.latency(baseline), r.latency(nameFloor)
+		// The floors a ratio can be to: floor, and floor-c when measured.
+		floors := []*LatencyResult{r.latency(nameFloor)}
+		hdr := "contender\tp50\tp90\tp99\tp99.9\tmax\t"
+		for _, q := range []string{"p50", "p99"} {
+			hdr += q + " ratio\tx floor\t"
+			if cfl != nil {
+				hdr += "x floor-c\t"
+			}
+		}
+		if cfl != nil {
+			floors = append(floors, cfl)
+		}
+		fmt.Fprintln(tw, hdr+"ops\t\t")
+		b := r.latency(baseline)
 		p50 := func(b *LatencyResult) float64 { return b.P50 }
 		p99 := func(b *LatencyResult) float64 { return b.P99 }
 		for _, n := range names {
@@ -435,9 +452,14 @@ func (r *Report) WriteTables(w io.Writer) {
 			if l == nil {
 				continue
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t\n", n, f3(l.P50), f3(l.P90), f3(l.P99), f3(l.P999), f3(l.Max),
-				ratio(l.P50, field(b, p50)), ratio(l.P50, field(fl, p50)),
-				ratio(l.P99, field(b, p99)), ratio(l.P99, field(fl, p99)), l.N, errNote(l.Errors))
+			line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t", n, f3(l.P50), f3(l.P90), f3(l.P99), f3(l.P999), f3(l.Max))
+			for _, q := range []func(*LatencyResult) float64{p50, p99} {
+				line += ratio(q(l), field(b, q)) + "\t"
+				for _, fl := range floors {
+					line += ratio(q(l), field(fl, q)) + "\t"
+				}
+			}
+			fmt.Fprintf(tw, "%s%d\t%s\t\n", line, l.N, errNote(l.Errors))
 		}
 	}
 	if len(r.Throughput) > 0 {
