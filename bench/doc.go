@@ -8,12 +8,15 @@
 //   - cmd/lockbench: the lock benchmark, Volley against redsync, bsm/redislock
 //     and rueidislock on five masters, and against the floor (Linux): the
 //     lowest-overhead Lock+Unlock the machine allows, raw sockets and epoll
-//     without the Go netpoller (cmd/lockbench/floor.go).
+//     without the Go netpoller (cmd/lockbench/floor.go); and the floor
+//     against floor-c, the same done by a C program that lockbench builds
+//     with the machine's C compiler (cmd/lockbench/floor_c.go,
+//     cmd/lockbench/cfloor/cfloor.c).
 //
 // Run the Go benchmarks with
 //
 //	go test -run '^$' -bench . -benchmem
 //
 // Plain go test runs only lockbench's tests: its smoke tests and the
-// floor's.
+// floors' (floor-c's fail without a C compiler).
 package bench

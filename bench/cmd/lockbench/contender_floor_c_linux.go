@@ -117,8 +117,8 @@ func startFloorC(s Setup, drain time.Duration) (*floorC, error) {
 	}
 	f := &floorC{
 		setup: s, drain: drain,
-		note: "C (cfloor.c, " + filepath.Base(cc) + " -O2), a process of its own: raw epoll, a socket per master, one write per master, " +
-			"return at a quorum, owed replies read before the next pair (untimed); it times its own pairs; one attempt per pair, no drift margin",
+		note: "C, cfloor.c (" + filepath.Base(cc) + " -O2), own process, self-timed: raw epoll, one write per master, return at a quorum; " +
+			"owed replies read untimed before the next pair; one attempt",
 		cmd: cmd, in: in, out: out, rd: bufio.NewReader(out), stderr: stderr,
 		scratch: make([]byte, 64<<10),
 	}
