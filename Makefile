@@ -32,8 +32,20 @@ all: test
 ## deps: install redis-server and valkey-server when they are missing and
 ## apt-get is available (as root). valkey-server comes from Debian's
 ## backports suite when the release itself has none (bookworm): the suite
-## is added as a source line on the archive the machine already uses.
+## is added as a source line on the archive the machine already uses. A C
+## compiler (lockbench's floor-c, and its tests) is installed the same way
+## (gcc); where it cannot be, deps says so and goes on: lockbench then
+## reports floor-c as not measured, and floor-c's tests fail.
 deps:
+	@if cc=$$(command -v cc || command -v gcc || command -v clang); then \
+		echo "deps: C compiler $$cc"; \
+	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+		echo "deps: installing gcc with apt-get"; \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc >/dev/null; } || \
+			echo "deps: apt-get could not install gcc: lockbench's floor-c is not measured and its tests fail" >&2; \
+	else \
+		echo "deps: no C compiler (cc, gcc or clang): lockbench's floor-c is not measured and its tests fail; install one (Debian/Ubuntu: apt-get install -y gcc)" >&2; \
+	fi
 	@if command -v redis-server >/dev/null 2>&1; then \
 		echo "deps: $$(redis-server --version | cut -d' ' -f1-3)"; \
 	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
