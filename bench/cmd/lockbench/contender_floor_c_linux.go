@@ -183,10 +183,11 @@ func (f *floorC) LockUnlock(ctx context.Context, key string, ttl time.Duration) 
 
 // Samples runs pairs in cfloor (see selfTimer): "run" and cfloor's
 // answer, "done N FAILED" and N durations. With keys 0, every pair is on
-// the key prefix itself.
+// the key prefix itself. On error, buf is returned as it came.
 func (f *floorC) Samples(ctx context.Context, prefix string, keys, ops int, ttl, d time.Duration, buf []time.Duration) ([]time.Duration, int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	n0 := len(buf)
 	switch {
 	case f.err != nil:
 		return buf, 0, f.err
@@ -218,11 +219,15 @@ func (f *floorC) Samples(ctx context.Context, prefix string, keys, ops int, ttl,
 	}
 	switch {
 	case err != nil && ctx.Err() != nil:
-		return buf, 0, f.fail(ctx.Err())
+		err = ctx.Err()
+		if cause := context.Cause(ctx); cause != err {
+			err = fmt.Errorf("%w: %w", err, cause)
+		}
+		return buf[:n0], 0, f.fail(err)
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		return buf, 0, f.fail(fmt.Errorf("no answer from cfloor within %v", limit+floorCSlack))
+		return buf[:n0], 0, f.fail(fmt.Errorf("no answer from cfloor within %v", limit+floorCSlack))
 	case err != nil:
-		return buf, 0, f.fail(err)
+		return buf[:n0], 0, f.fail(err)
 	}
 	return buf, failed, nil
 }
