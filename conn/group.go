@@ -14,11 +14,11 @@ import "time"
 // the creator's. A Group is safe for concurrent use; one of its Batches at
 // a time holds the claim.
 type Group struct {
-	conns []*Conn
-	p     *poller
+	p *poller
 }
 
-// NewGroup returns a Group over conns, which must not change.
+// NewGroup returns a Group over conns (the Group keeps its own copy; see
+// Replace).
 //
 // lateBound is how long after it was sent an answer that nobody waits for
 // any more (one after its caller's decision) may stay unread: until then
@@ -30,8 +30,14 @@ type Group struct {
 // passes less than that timeout: the lock layer passes half its
 // MasterTimeout.
 func NewGroup(conns []*Conn, lateBound time.Duration) *Group {
-	return &Group{conns: conns, p: newPoller(conns, lateBound)}
+	return &Group{p: newPoller(append([]*Conn(nil), conns...), lateBound)}
 }
+
+// Replace makes c the Group's Conn i (in NewGroup's conns order) from the
+// next claim on, waiting for a claim in progress to end: for a member
+// that moved to another server. The Group does not close the Conn it
+// replaces; its creator does.
+func (g *Group) Replace(i int, c *Conn) { g.p.replace(i, c) }
 
 // NewBatch returns a Batch of slots slots whose rounds may claim g's
 // connections (see Batch.Claim).

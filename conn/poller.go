@@ -24,7 +24,7 @@ import (
 // are for one goroutine at a time: a tryClaim made while another goroutine
 // holds the claim reports false.
 type poller struct {
-	conns   []*Conn
+	conns   []*Conn       // guarded by claim and lateMu (both held to change it; either to read it)
 	claim   sync.Mutex    // held from a successful tryClaim to its release
 	claimed []*socket     // per Conn, the socket claimed (nil if none)
 	closed  bool          // guarded by claim
@@ -200,10 +200,11 @@ func (p *poller) readLateBy(at time.Time) {
 func (p *poller) readLate() {
 	p.lateMu.Lock()
 	p.lateAt = time.Time{} // a release from now on arms it again
+	conns := p.conns       // replace installs a new slice
 	p.lateMu.Unlock()
 	now := time.Now()
 	var next time.Time
-	for _, c := range p.conns {
+	for _, c := range conns {
 		c.mu.Lock()
 		if s := c.sock; s != nil && s.det != nil && s.reading == readLazily {
 			if at := p.readBy(c); at.After(now) {
@@ -228,6 +229,18 @@ func (p *poller) readLate() {
 // for at most maxClaimWait, whatever GOMAXPROCS is. One caller at a time
 // gets the fast path: the lone caller it is made for.
 var claiming atomic.Bool
+
+// replace makes c the poller's Conn i from the next claim on, waiting for
+// a claim in progress to end.
+func (p *poller) replace(i int, c *Conn) {
+	p.claim.Lock()
+	defer p.claim.Unlock()
+	p.lateMu.Lock()
+	defer p.lateMu.Unlock()
+	conns := append([]*Conn(nil), p.conns...)
+	conns[i] = c
+	p.conns = conns
+}
 
 // close frees the poller, waiting for a claim in progress to end; tryClaim
 // reports false from then on. Safe to call more than once.

@@ -30,8 +30,8 @@ type op struct {
 
 	command *command // the burst's, chosen by encode
 
-	cmd []byte // the encoded command of the burst
-	alt []byte // the EVAL form of an EVALSHA command, for NOSCRIPT; nil for others
+	cmd wire   // the encoded command of the burst
+	alt wire   // the EVAL form of an EVALSHA command, for NOSCRIPT; empty for others
 	num []byte // scratch for formatting the TTL
 }
 
@@ -74,15 +74,15 @@ func (o *op) run(done <-chan struct{}) burstResult {
 	c := o.c
 	n, q := len(c.masters), c.quorum
 	for i, m := range c.masters {
-		o.res[i] = MasterResult{Addr: m.addr}
+		o.res[i] = MasterResult{Addr: m.conn().Addr()}
 		o.hasHolder[i] = false
 		o.hasCounter[i] = false
-		o.slow[i] = m.conn.ReplyLatency() > c.cfg.MasterTimeout
+		o.slow[i] = m.conn().ReplyLatency() > c.cfg.MasterTimeout
 	}
 	// Alone on the masters' connections, the burst reads its replies
 	// itself (see conn.Batch.Claim): no reader goroutine, no hand-over.
-	o.fan.begin(c.cfg.MasterTimeout, o.alt, true)
-	o.fan.sendAll(o.cmd)
+	o.fan.begin(c.cfg.MasterTimeout, &o.alt, true)
+	o.fan.sendAll(&o.cmd)
 	br := burstResult{start: o.fan.start}
 	// A master whose latest reply came later than MasterTimeout is slow: its
 	// answer to this burst will most likely come too late as well, so the

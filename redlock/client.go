@@ -22,17 +22,12 @@ type Client struct {
 
 	ops    sync.Pool   // *op: per-operation state, reused
 	group  *conn.Group // the masters' connections, for fan-outs (see fanout)
+	tagLen int         // the length of every master's tag: >0 for a Redis Cluster's copies (see wire)
+	locate *locator    // follows where masters are, for a Redis Cluster; nil otherwise
 	renew  *renewer    // keeps Do's locks extended
 	room   waitRoom    // where Locks wait for a release
 	fence  fencer      // repairs of the fencing counters (Config.Fencing)
 	closed atomic.Bool
-}
-
-// master is one Redis master and the connection to it.
-type master struct {
-	addr string
-	opts conn.Options // what conn was made with (the pub/sub connection's too)
-	conn *conn.Conn
 }
 
 // New connects to every master in cfg and returns a Client. It waits for
@@ -56,9 +51,19 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{cfg: cfg, quorum: len(cfg.Addrs)/2 + 1}
+	c := &Client{cfg: cfg}
+	var cluster *clusterEntry
 	seen := make(map[string]bool, len(cfg.Addrs))
 	for _, addr := range cfg.Addrs {
+		if isClusterAddr(addr) {
+			e, err := c.addCluster(ctx, addr)
+			if err != nil {
+				c.closeMasters()
+				return nil, err
+			}
+			cluster = e
+			continue
+		}
 		opts, err := conn.ParseAddr(addr, cfg.Conn.options(cfg.MasterTimeout))
 		if err != nil {
 			c.closeMasters()
@@ -71,29 +76,20 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 			return nil, fmt.Errorf("redlock: Config.Addrs: %s (db %d) is listed twice", opts.Addr, opts.DB)
 		}
 		seen[id] = true
-		opts.Scripts = append(slices.Clip(opts.Scripts), sentBySHA...)
-		if cfg.Fencing {
-			opts.Setup = append(slices.Clip(opts.Setup), fenceSetup())
-			user := opts.OnConnect
-			opts.OnConnect = func(info *conn.ServerInfo) {
-				c.fence.onConnect(info)
-				if user != nil {
-					user(info)
-				}
-			}
-		}
+		opts = c.masterOptions(opts)
 		cn, err := conn.New(opts)
 		if err != nil {
 			c.closeMasters()
 			return nil, fmt.Errorf("redlock: Config.Addrs: %w", err)
 		}
-		c.masters = append(c.masters, &master{addr: opts.Addr, opts: opts, conn: cn})
+		c.masters = append(c.masters, newMaster(opts.Addr, opts, cn))
 	}
+	c.quorum = len(c.masters)/2 + 1
 	var unusables []error
 	for _, m := range c.masters {
 		// A connect error stays in the Conn (it reconnects); only ctx's end
 		// stops the wait, and errors no retry can fix fail New.
-		err := m.conn.WaitReady(ctx)
+		err := m.conn().WaitReady(ctx)
 		if err != nil && ctx.Err() != nil {
 			c.closeMasters()
 			return nil, fmt.Errorf("redlock: New: waiting for %s: %w", m.addr, ctxerr.Of(ctx))
@@ -109,13 +105,18 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	if err := sameServers(c.masters); err != nil {
 		unusables = append(unusables, err)
 	}
+	if cluster != nil && len(unusables) == 0 {
+		if err := c.agreeOnCopies(ctx); err != nil {
+			unusables = append(unusables, err)
+		}
+	}
 	if len(unusables) > 0 {
 		c.closeMasters()
 		return nil, errors.Join(unusables...)
 	}
 	conns := make([]*conn.Conn, len(c.masters))
 	for i, m := range c.masters {
-		conns[i] = m.conn
+		conns[i] = m.conn()
 	}
 	// Late answers are read within half of MasterTimeout of their sending, so
 	// that ReplyLatency tells a slow master (above MasterTimeout) exactly.
@@ -123,6 +124,9 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	c.ops.New = func() any { return c.newOp() }
 	c.room.c = c
 	c.renew = newRenewer(c)
+	if cluster != nil {
+		c.locate = newLocator(c, cluster)
+	}
 	if cfg.Fencing {
 		c.fence.ctx, c.fence.cancel = context.WithCancel(context.Background())
 		// Fresh masters get their counters now, not at the first Lock.
@@ -131,9 +135,26 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	return c, nil
 }
 
+// masterOptions completes a master's connection options: the scripts every
+// connect loads and, with Fencing, the counters' check (see fenceSetup).
+func (c *Client) masterOptions(opts conn.Options) conn.Options {
+	opts.Scripts = append(slices.Clip(opts.Scripts), sentBySHA...)
+	if c.cfg.Fencing {
+		opts.Setup = append(slices.Clip(opts.Setup), fenceSetup())
+		user := opts.OnConnect
+		opts.OnConnect = func(info *conn.ServerInfo) {
+			c.fence.onConnect(info)
+			if user != nil {
+				user(info)
+			}
+		}
+	}
+	return opts
+}
+
 func (c *Client) closeMasters() {
 	for _, m := range c.masters {
-		m.conn.Close()
+		m.close()
 	}
 }
 
@@ -147,6 +168,9 @@ func (c *Client) Close() error {
 		return nil
 	}
 	c.renew.close()
+	if c.locate != nil {
+		c.locate.close()
+	}
 	c.room.close()
 	c.fence.close()
 	c.closeMasters()
@@ -170,29 +194,11 @@ func (c *Client) Masters() []MasterStatus {
 	out := make([]MasterStatus, len(c.masters))
 	now := time.Now()
 	for i, m := range c.masters {
-		out[i] = MasterStatus{Addr: m.addr, Err: m.conn.Err(), Info: m.conn.Info()}
+		cn := m.conn()
+		out[i] = MasterStatus{Addr: cn.Addr(), Err: cn.Err(), Info: cn.Info()}
 		if _, until, guarded := c.guarded(m, now); guarded {
 			out[i].Guard = until
 		}
 	}
 	return out
-}
-
-// guarded reports whether the restart guard keeps m's votes out of the
-// quorum at now: its process started less than MaxTTL ago, so it may have
-// forgotten locks that other clients still hold. A master restarts with a
-// new run_id and a reset uptime, which the Conn reads on every (re)connect.
-func (c *Client) guarded(m *master, now time.Time) (since, until time.Time, guarded bool) {
-	if c.cfg.DisableRestartGuard {
-		return
-	}
-	info := m.conn.Info()
-	if info == nil {
-		return
-	}
-	// Redis computes uptime_in_seconds from whole unix seconds, so it may
-	// over-report by up to a second: keep the master out one second longer.
-	since = info.StartedAt()
-	until = since.Add(c.cfg.MaxTTL + time.Second)
-	return since, until, now.Before(until)
 }

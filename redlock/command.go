@@ -104,7 +104,8 @@ func releaseCommand(multi, wake bool) *command {
 // when cmd takes one.
 func (o *op) encode(cmd *command, key string, keys []string, tok *token, arg []byte) {
 	o.command = cmd
-	o.alt = o.alt[:0]
+	o.cmd.reset()
+	o.alt.reset()
 	if !cmd.arg {
 		arg = nil
 	}
@@ -114,18 +115,18 @@ func (o *op) encode(cmd *command, key string, keys []string, tok *token, arg []b
 	}
 	switch {
 	case cmd.script == nil:
-		o.cmd = resp.AppendArrayHeader(o.cmd[:0], 6)
-		o.cmd = resp.AppendBulkString(o.cmd, "SET")
-		o.cmd = resp.AppendBulkString(o.cmd, key)
-		o.cmd = resp.AppendBulk(o.cmd, tok[:])
-		o.cmd = resp.AppendBulkString(o.cmd, "NX")
-		o.cmd = resp.AppendBulkString(o.cmd, "PX")
-		o.cmd = resp.AppendBulk(o.cmd, arg)
+		o.cmd.b = resp.AppendArrayHeader(o.cmd.b, 6)
+		o.cmd.b = resp.AppendBulkString(o.cmd.b, "SET")
+		o.cmd.key(o.c, key)
+		o.cmd.b = resp.AppendBulk(o.cmd.b, tok[:])
+		o.cmd.b = resp.AppendBulkString(o.cmd.b, "NX")
+		o.cmd.b = resp.AppendBulkString(o.cmd.b, "PX")
+		o.cmd.b = resp.AppendBulk(o.cmd.b, arg)
 	case cmd.eval:
-		o.cmd = appendScript(o.cmd[:0], "EVAL", cmd.script.Source, key, keys, fence, tok, arg)
+		o.cmd.script(o.c, "EVAL", cmd.script.Source, key, keys, fence, tok, arg)
 	default:
-		o.cmd = appendScript(o.cmd[:0], "EVALSHA", cmd.script.SHA, key, keys, fence, tok, arg)
-		o.alt = appendScript(o.alt, "EVAL", cmd.script.Source, key, keys, fence, tok, arg)
+		o.cmd.script(o.c, "EVALSHA", cmd.script.SHA, key, keys, fence, tok, arg)
+		o.alt.script(o.c, "EVAL", cmd.script.Source, key, keys, fence, tok, arg)
 	}
 }
 
@@ -140,25 +141,27 @@ func (o *op) ttlArg(ttl time.Duration) []byte {
 func (o *op) encodeHandover(key string, old, next *token, ttl time.Duration) {
 	o.command = &cmdHandover
 	num := o.ttlArg(ttl)
-	o.cmd = appendHandover(o.cmd[:0], "EVALSHA", scripts.Handover.SHA, key, old, next, num)
-	o.alt = appendHandover(o.alt[:0], "EVAL", scripts.Handover.Source, key, old, next, num)
+	o.cmd.reset()
+	o.alt.reset()
+	o.cmd.handover(o.c, "EVALSHA", scripts.Handover.SHA, key, old, next, num)
+	o.alt.handover(o.c, "EVAL", scripts.Handover.Source, key, old, next, num)
 }
 
-// appendHandover encodes "EVAL[SHA] script 1 key old next ttl".
-func appendHandover(dst []byte, verb, script, key string, old, next *token, ttl []byte) []byte {
-	dst = resp.AppendArrayHeader(dst, 7)
-	dst = resp.AppendBulkString(dst, verb)
-	dst = resp.AppendBulkString(dst, script)
-	dst = resp.AppendBulkString(dst, "1")
-	dst = resp.AppendBulkString(dst, key)
-	dst = resp.AppendBulk(dst, old[:])
-	dst = resp.AppendBulk(dst, next[:])
-	return resp.AppendBulk(dst, ttl)
+// handover appends "EVAL[SHA] script 1 key old next ttl".
+func (w *wire) handover(c *Client, verb, script, key string, old, next *token, ttl []byte) {
+	w.b = resp.AppendArrayHeader(w.b, 7)
+	w.b = resp.AppendBulkString(w.b, verb)
+	w.b = resp.AppendBulkString(w.b, script)
+	w.b = resp.AppendBulkString(w.b, "1")
+	w.key(c, key)
+	w.b = resp.AppendBulk(w.b, old[:])
+	w.b = resp.AppendBulk(w.b, next[:])
+	w.b = resp.AppendBulk(w.b, ttl)
 }
 
-// appendScript encodes "EVAL[SHA] script numkeys key... token [arg]": the
-// keys are keys, or key alone when keys is nil, then last when not "".
-func appendScript(dst []byte, verb, script, key string, keys []string, last string, tok *token, arg []byte) []byte {
+// script appends "EVAL[SHA] script numkeys key... token [arg]": the keys
+// are keys, or key alone when keys is nil, then last when not "".
+func (w *wire) script(c *Client, verb, script, key string, keys []string, last string, tok *token, arg []byte) {
 	nkeys := max(1, len(keys))
 	if last != "" {
 		nkeys++
@@ -167,22 +170,21 @@ func appendScript(dst []byte, verb, script, key string, keys []string, last stri
 	if arg != nil {
 		n++
 	}
-	dst = resp.AppendArrayHeader(dst, n)
-	dst = resp.AppendBulkString(dst, verb)
-	dst = resp.AppendBulkString(dst, script)
-	dst = resp.AppendBulkInt(dst, int64(nkeys))
+	w.b = resp.AppendArrayHeader(w.b, n)
+	w.b = resp.AppendBulkString(w.b, verb)
+	w.b = resp.AppendBulkString(w.b, script)
+	w.b = resp.AppendBulkInt(w.b, int64(nkeys))
 	if keys == nil {
-		dst = resp.AppendBulkString(dst, key)
+		w.key(c, key)
 	}
 	for _, k := range keys {
-		dst = resp.AppendBulkString(dst, k)
+		w.key(c, k)
 	}
 	if last != "" {
-		dst = resp.AppendBulkString(dst, last)
+		w.key(c, last)
 	}
-	dst = resp.AppendBulk(dst, tok[:])
+	w.b = resp.AppendBulk(w.b, tok[:])
 	if arg != nil {
-		dst = resp.AppendBulk(dst, arg)
+		w.b = resp.AppendBulk(w.b, arg)
 	}
-	return dst
 }

@@ -70,6 +70,16 @@ type Config struct {
 	// crash-recovery hazard). Turn it off only for masters that persist
 	// every write (appendfsync always), or in tests.
 	DisableRestartGuard bool
+	// FailoverGrace is how long a deposed primary may still take writes
+	// after a failover promoted another server in its place (a Redis
+	// Cluster primary cut off from the majority stops after its
+	// cluster-node-timeout; a Sentinel-managed one after min-replicas-max-lag
+	// with min-replicas-to-write set). A master that a Sentinel group or a
+	// Cluster places (see Config.Addrs) and that moved to another server is
+	// held out of the quorum for MaxTTL + FailoverGrace from when the
+	// Client learned of the move, like a restarted one. Default 15s, Redis
+	// Cluster's default cluster-node-timeout: set it to yours.
+	FailoverGrace time.Duration
 
 	// ExtendFraction: Do extends the lock every ttl*ExtendFraction. Default
 	// 1/3, which leaves two more chances before the validity runs out.
@@ -166,6 +176,7 @@ func (c Config) withDefaults() (Config, error) {
 	c.DriftFactor = cmp.Or(c.DriftFactor, 0.01)
 	c.MasterTimeout = cmp.Or(c.MasterTimeout, 50*time.Millisecond)
 	c.MaxTTL = cmp.Or(c.MaxTTL, 30*time.Second)
+	c.FailoverGrace = cmp.Or(c.FailoverGrace, 15*time.Second)
 	c.ExtendFraction = cmp.Or(c.ExtendFraction, 1.0/3)
 	c.MaxExtensions = cmp.Or(c.MaxExtensions, 1000)
 	c.LocalHandoffs = cmp.Or(c.LocalHandoffs, 3)
@@ -178,6 +189,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("redlock: Config.DriftFactor %v: want [0, 0.5)", c.DriftFactor)
 	case c.MasterTimeout < 0:
 		return c, fmt.Errorf("redlock: Config.MasterTimeout %v is negative", c.MasterTimeout)
+	case c.FailoverGrace < 0:
+		return c, fmt.Errorf("redlock: Config.FailoverGrace %v is negative", c.FailoverGrace)
 	case c.MaxTTL < time.Millisecond:
 		return c, fmt.Errorf("redlock: Config.MaxTTL %v: want at least 1ms", c.MaxTTL)
 	case c.ExtendFraction < 0 || c.ExtendFraction >= 1:

@@ -142,7 +142,7 @@ func TestSlowMasterIsNotAwaited(t *testing.T) {
 	servers[2].SetFault("*", fakeredis.Fault{Latency: 3 * masterTimeout / 2})
 	l, err := c.TryLock(bg, "a", 10*time.Second)
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return c.masters[2].conn.ReplyLatency() > masterTimeout },
+	require.Eventually(t, func() bool { return c.masters[2].conn().ReplyLatency() > masterTimeout },
 		5*time.Second, time.Millisecond)
 
 	// Master 0 says OK, master 1 taken: the outcome hangs on master 2.
@@ -161,7 +161,7 @@ func TestSlowMasterIsNotAwaited(t *testing.T) {
 	servers[1].SetFault("*", fakeredis.Fault{Latency: 3 * masterTimeout / 2})
 	_, err = c.TryLock(bg, "b", 10*time.Second) // times out on master 1, which answers late
 	require.ErrorIs(t, err, ErrNotAcquired)
-	require.Eventually(t, func() bool { return c.masters[1].conn.ReplyLatency() > masterTimeout },
+	require.Eventually(t, func() bool { return c.masters[1].conn().ReplyLatency() > masterTimeout },
 		5*time.Second, time.Millisecond)
 	_, err = c.TryLock(bg, "c", 10*time.Second)
 	require.ErrorAs(t, err, &le)

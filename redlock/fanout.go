@@ -22,8 +22,9 @@ type fanout struct {
 	b        *conn.Batch
 	deadline time.Time
 	start    time.Time // when the first command left
-	alt      []byte    // the EVAL form of an EVALSHA command; empty when there is none
+	alt      *wire     // the EVAL form of an EVALSHA command; nil or empty when there is none
 	evaled   []bool    // per slot: the NOSCRIPT retry was sent
+	scratch  []byte    // a master's command, for a cluster Client (see wire)
 }
 
 // What fanout.next returns besides a reply.
@@ -44,7 +45,7 @@ func newFanout(c *Client, slots int) fanout {
 // connections are claimed if they are free (see conn.Batch.Claim). alt is
 // the EVAL form of the round's command when that is an EVALSHA (see next),
 // else empty.
-func (f *fanout) begin(timeout time.Duration, alt []byte, claim bool) {
+func (f *fanout) begin(timeout time.Duration, alt *wire, claim bool) {
 	f.alt = alt
 	clear(f.evaled)
 	if claim {
@@ -55,14 +56,16 @@ func (f *fanout) begin(timeout time.Duration, alt []byte, claim bool) {
 }
 
 // sendAll sends cmd to every master, master i in slot i.
-func (f *fanout) sendAll(cmd []byte) {
+func (f *fanout) sendAll(cmd *wire) {
 	for i, m := range f.c.masters {
-		f.b.Send(i, m.conn, cmd)
+		f.b.Send(i, m.conn(), f.c.forMaster(cmd, i, &f.scratch))
 	}
 }
 
 // sendTo sends cmd to master i in slot.
-func (f *fanout) sendTo(slot, i int, cmd []byte) { f.b.Send(slot, f.c.masters[i].conn, cmd) }
+func (f *fanout) sendTo(slot, i int, cmd *wire) {
+	f.b.Send(slot, f.c.masters[i].conn(), f.c.forMaster(cmd, i, &f.scratch))
+}
 
 // pending returns how many requests are still unanswered.
 func (f *fanout) pending() int { return f.b.Pending() }
@@ -82,9 +85,12 @@ func (f *fanout) next(done <-chan struct{}) (*conn.Request, int) {
 		default:
 			return nil, fanTimeout
 		}
-		if i := r.Tag; len(f.alt) > 0 && !f.evaled[i] && noScript(r) {
+		if f.c.locate != nil && movedOrDown(r) {
+			f.c.locate.touch()
+		}
+		if i := r.Tag; f.alt != nil && len(f.alt.b) > 0 && !f.evaled[i] && noScript(r) {
 			f.evaled[i] = true
-			f.b.Send(i, f.c.masters[i].conn, f.alt)
+			f.sendTo(i, i, f.alt)
 			continue
 		}
 		return r, fanReply
@@ -103,6 +109,24 @@ func (f *fanout) release() { f.b.Release() }
 func noScript(r *conn.Request) bool {
 	vals := r.Reply()
 	return r.Err() == nil && len(vals) > 0 && vals[0].IsError() && string(vals[0].ErrorPrefix()) == "NOSCRIPT"
+}
+
+// movedOrDown reports whether an answer says that a cluster copy's server
+// does not serve it (any more): a connection error, or MOVED, ASK,
+// CLUSTERDOWN, TRYAGAIN or READONLY.
+func movedOrDown(r *conn.Request) bool {
+	if r.Err() != nil {
+		return true
+	}
+	vals := r.Reply()
+	if len(vals) == 0 || !vals[0].IsError() {
+		return false
+	}
+	switch string(vals[0].ErrorPrefix()) {
+	case "MOVED", "ASK", "CLUSTERDOWN", "TRYAGAIN", "READONLY":
+		return true
+	}
+	return false
 }
 
 // isClosed reports whether done is closed (false for nil).

@@ -414,10 +414,10 @@ func (c *Client) eachMasterOf(ctx context.Context, idx []int, args func(i int) [
 	f := newFanout(c, len(c.masters))
 	defer f.release()
 	f.begin(c.repairStepTimeout(), nil, false)
-	var cmd []byte
+	var cmd wire // fencing is for standalone masters: no hash tags
 	for _, i := range idx {
-		cmd = resp.AppendCommand(cmd[:0], args(i)...)
-		f.sendTo(i, i, cmd)
+		cmd.b = resp.AppendCommand(cmd.b[:0], args(i)...)
+		f.sendTo(i, i, &cmd)
 	}
 	replies := make([][]resp.Value, len(c.masters))
 	for f.pending() > 0 {

@@ -63,14 +63,17 @@ func (c *Client) inspect(ctx context.Context, keys []string, tok *token) ([]KeyS
 	f := newFanout(c, 2*len(out))
 	defer f.release()
 	f.begin(c.cfg.MasterTimeout, nil, false)
-	var cmd []byte
+	var cmd wire
 	for k, key := range keys {
 		for i, m := range c.masters {
 			s := k*n + i
-			out[s] = KeyState{Key: key, Addr: m.addr}
+			out[s] = KeyState{Key: key, Addr: m.conn().Addr()}
 			for j, verb := range [2]string{"GET", "PTTL"} {
-				cmd = resp.AppendCommand(cmd[:0], verb, key)
-				f.sendTo(2*s+j, i, cmd)
+				cmd.reset()
+				cmd.b = resp.AppendArrayHeader(cmd.b, 2)
+				cmd.b = resp.AppendBulkString(cmd.b, verb)
+				cmd.key(c, key)
+				f.sendTo(2*s+j, i, &cmd)
 			}
 		}
 	}

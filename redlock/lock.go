@@ -320,8 +320,8 @@ func (o *op) sendForget(skipTaken bool) {
 			continue
 		}
 		r := conn.NewRequest()
-		r.Cmd = append(r.Cmd[:0], o.cmd...)
-		m.conn.SendForget(r)
+		r.Cmd = append(r.Cmd[:0], o.c.forMaster(&o.cmd, i, &o.fan.scratch)...)
+		m.conn().SendForget(r)
 	}
 }
 

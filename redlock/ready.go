@@ -27,12 +27,12 @@ var ErrMasterUnusable = errors.New("redlock: master unusable")
 // of itself), or nil when it can, or may once it is reachable.
 func unusable(m *master, err error) error {
 	if err == nil {
-		info := m.conn.Info()
+		info := m.conn().Info()
 		switch {
 		case info == nil:
 			return nil
-		case info.Mode == "cluster":
-			return fmt.Errorf("%w: %s is a Redis Cluster node; Volley needs independent masters (list standalone masters in Config.Addrs)", ErrMasterUnusable, m.addr)
+		case info.Mode == "cluster" && m.tag == "":
+			return fmt.Errorf("%w: %s is a Redis Cluster node: name the cluster with a redis-cluster:// address (its primaries are then the masters), or list standalone masters", ErrMasterUnusable, m.addr)
 		case info.Mode == "sentinel":
 			return fmt.Errorf("%w: %s is a Sentinel, not a master", ErrMasterUnusable, m.addr)
 		case info.Role != "" && info.Role != "master":
@@ -93,7 +93,7 @@ func scriptsDenied(ctx context.Context, m *master, wait time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	for _, args := range [][]any{{"EVAL", probeScript, "0"}, {"EVALSHA", probeSHA, "0"}} {
-		_, err := m.conn.Do(ctx, args...)
+		_, err := m.conn().Do(ctx, args...)
 		var se *resp.ServerError
 		if errors.As(err, &se) && se.Prefix == "NOPERM" {
 			return fmt.Errorf("%w: %s: the ACL denies %s, which every lock needs: %w", ErrMasterUnusable, m.addr, args[0], err)
@@ -111,7 +111,7 @@ func sameServers(masters []*master) error {
 	seen := make(map[string]string, len(masters))
 	var errs []error
 	for _, m := range masters {
-		info := m.conn.Info()
+		info := m.conn().Info()
 		if info == nil || info.RunID == "" {
 			continue
 		}
@@ -137,7 +137,7 @@ func (c *Client) WaitQuorum(ctx context.Context) error {
 	for {
 		up := 0
 		for _, m := range c.masters {
-			if m.conn.Err() == nil {
+			if m.conn().Err() == nil {
 				up++
 			}
 		}
@@ -152,7 +152,7 @@ func (c *Client) WaitQuorum(ctx context.Context) error {
 		case <-ctx.Done():
 			errs := []error{fmt.Errorf("redlock: %d of %d masters connected, quorum %d: %w", up, len(c.masters), c.quorum, ctxerr.Of(ctx))}
 			for _, m := range c.masters {
-				if err := m.conn.Err(); err != nil {
+				if err := m.conn().Err(); err != nil {
 					errs = append(errs, err)
 				}
 			}

@@ -62,8 +62,8 @@ type renewer struct {
 
 	// Owned by the goroutine.
 	batch    []*renewal
-	cmd      []byte
-	alt      []byte
+	cmd      wire
+	alt      wire
 	fan      fanout
 	timer    *time.Timer // until the next renewal is due
 	outcomes []Outcome   // per master: its answer to this batch, for Hooks.Master
@@ -280,31 +280,31 @@ func (r *renewer) prepare() (next, deadline time.Time) {
 // encode writes the batch's EVALSHA (and its EVAL fallback). r.mu is held:
 // the locks' keys are theirs until unregistered.
 func (r *renewer) encode(keys int) {
-	head := func(dst []byte, verb, script string) []byte {
-		dst = resp.AppendArrayHeader(dst, 3+keys+1+3*len(r.batch))
-		dst = resp.AppendBulkString(dst, verb)
-		dst = resp.AppendBulkString(dst, script)
-		return resp.AppendBulkInt(dst, int64(keys))
-	}
-	b := head(r.cmd[:0], "EVALSHA", scripts.ExtendBatch.SHA)
-	first := len(b) // the EVAL form differs only up to here
-	for _, e := range r.batch {
-		if ks := e.l.keyList(); ks != nil {
-			for _, k := range ks {
-				b = resp.AppendBulkString(b, k)
+	for _, w := range [2]struct {
+		w            *wire
+		verb, script string
+	}{{&r.cmd, "EVALSHA", scripts.ExtendBatch.SHA}, {&r.alt, "EVAL", scripts.ExtendBatch.Source}} {
+		w.w.reset()
+		w.w.b = resp.AppendArrayHeader(w.w.b, 3+keys+1+3*len(r.batch))
+		w.w.b = resp.AppendBulkString(w.w.b, w.verb)
+		w.w.b = resp.AppendBulkString(w.w.b, w.script)
+		w.w.b = resp.AppendBulkInt(w.w.b, int64(keys))
+		for _, e := range r.batch {
+			if ks := e.l.keyList(); ks != nil {
+				for _, k := range ks {
+					w.w.key(r.c, k)
+				}
+			} else {
+				w.w.key(r.c, e.l.key)
 			}
-		} else {
-			b = resp.AppendBulkString(b, e.l.key)
+		}
+		w.w.b = resp.AppendBulkInt(w.w.b, int64(len(r.batch)))
+		for _, e := range r.batch {
+			w.w.b = resp.AppendBulk(w.w.b, e.l.tok[:])
+			w.w.b = resp.AppendBulkInt(w.w.b, e.ttl.Milliseconds())
+			w.w.b = resp.AppendBulkInt(w.w.b, int64(max(1, len(e.l.keyList()))))
 		}
 	}
-	b = resp.AppendBulkInt(b, int64(len(r.batch)))
-	for _, e := range r.batch {
-		b = resp.AppendBulk(b, e.l.tok[:])
-		b = resp.AppendBulkInt(b, e.ttl.Milliseconds())
-		b = resp.AppendBulkInt(b, int64(max(1, len(e.l.keyList()))))
-	}
-	r.cmd = b
-	r.alt = append(head(r.alt[:0], "EVAL", scripts.ExtendBatch.Source), b[first:]...)
 }
 
 // send sends the batch to every master and collects the votes (into the
@@ -314,8 +314,8 @@ func (r *renewer) encode(keys int) {
 func (r *renewer) send(deadline time.Time) time.Time {
 	c := r.c
 	clear(r.outcomes)
-	r.fan.begin(max(0, min(c.cfg.MasterTimeout, time.Until(deadline))), r.alt, false)
-	r.fan.sendAll(r.cmd)
+	r.fan.begin(max(0, min(c.cfg.MasterTimeout, time.Until(deadline))), &r.alt, false)
+	r.fan.sendAll(&r.cmd)
 	for r.fan.pending() > 0 {
 		req, ev := r.fan.next(r.stop)
 		if ev != fanReply {
@@ -333,7 +333,7 @@ func (r *renewer) send(deadline time.Time) time.Time {
 	if h := c.cfg.Hooks.Master; h != nil {
 		took := time.Since(start)
 		for i, m := range c.masters {
-			h(OpExtend, m.addr, r.outcomes[i], took)
+			h(OpExtend, m.conn().Addr(), r.outcomes[i], took)
 		}
 	}
 	return start

@@ -122,6 +122,12 @@ func subscribed(vals []resp.Value) bool {
 // open starts the pub/sub connections (mu held).
 func (room *waitRoom) open() {
 	room.subs = make([]*conn.Conn, len(room.c.masters))
+	if room.c.tagLen > 0 {
+		// Cluster copies: no wake-ups yet (see "Redis Cluster" in the
+		// package documentation); waiters go by the holder's PTTL and
+		// their retry delay.
+		return
+	}
 	for i, m := range room.c.masters {
 		opts := m.opts
 		opts.Scripts = nil

@@ -1,0 +1,83 @@
+package redlock
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/volleylock/volley/conn"
+)
+
+// master is one member of the quorum: one copy of every lock, on one
+// Redis server at a time. For a standalone master (an address in
+// Config.Addrs) that server never changes. A copy that a Redis Cluster
+// places (see locator) moves when its slot changes hands (a failover, a
+// resharding): the connection is then swapped for one
+// to the new server, and the move counts like a restart for the restart
+// guard (see guarded).
+//
+// The connection is read without a lock (conn) and swapped by the
+// Client's locator goroutine only (move); the master owns it and closes
+// it (close, or move for the one it replaces).
+type master struct {
+	addr string       // as configured, for errors and results
+	opts conn.Options // what its connections are made with (the pub/sub connection's too)
+	cn   atomic.Pointer[conn.Conn]
+
+	// movedAt is when the master last moved to another server (unix
+	// nanoseconds, 0: never), as the Client learned it.
+	movedAt atomic.Int64
+
+	// tag is, for a copy of the lock on a Redis Cluster, the hash tag
+	// before its keys (see wire); "" otherwise.
+	tag string
+}
+
+func newMaster(addr string, opts conn.Options, cn *conn.Conn) *master {
+	m := &master{addr: addr, opts: opts}
+	m.cn.Store(cn)
+	return m
+}
+
+// conn returns the connection to the master's current server.
+func (m *master) conn() *conn.Conn { return m.cn.Load() }
+
+// move makes cn master i's connection from now on, at time at (which the
+// restart guard counts from), and closes the one it replaces: requests
+// still pending there fail (a copy that moved has nothing to say there).
+func (c *Client) move(i int, cn *conn.Conn, at time.Time) {
+	m := c.masters[i]
+	m.movedAt.Store(at.UnixNano())
+	old := m.cn.Swap(cn)
+	c.group.Replace(i, cn)
+	old.Close()
+}
+
+// close closes the master's connection.
+func (m *master) close() { m.conn().Close() }
+
+// guarded reports whether the restart guard keeps m's votes out of the
+// quorum at now: its server started less than MaxTTL ago, or m moved to
+// another server less than MaxTTL ago (plus, for a move, the time a
+// deposed server may still have taken writes: Config.FailoverGrace), so the
+// server may lack locks that other clients still hold. A master restarts
+// with a new run_id and a reset uptime, which the Conn reads on every
+// (re)connect.
+func (c *Client) guarded(m *master, now time.Time) (since, until time.Time, guarded bool) {
+	if c.cfg.DisableRestartGuard {
+		return
+	}
+	if info := m.conn().Info(); info != nil {
+		// Redis computes uptime_in_seconds from whole unix seconds, so it
+		// may over-report by up to a second: keep the master out one
+		// second longer.
+		since = info.StartedAt()
+		until = since.Add(c.cfg.MaxTTL + time.Second)
+	}
+	if at := m.movedAt.Load(); at != 0 {
+		moved := time.Unix(0, at)
+		if u := moved.Add(c.cfg.MaxTTL + c.cfg.FailoverGrace); u.After(until) {
+			since, until = moved, u
+		}
+	}
+	return since, until, !until.IsZero() && now.Before(until)
+}
