@@ -160,9 +160,9 @@ func discover(ctx context.Context, e *clusterEntry, addrs []string) (clusterMap,
 		cn.Close()
 		if err == nil && len(vals) > 0 && vals[0].IsError() {
 			err = vals[0].Err()
-			if strings.Contains(err.Error(), "cluster support disabled") {
-				return nil, fmt.Errorf("redlock: %s: %w", addr, errNotCluster)
-			}
+		}
+		if err != nil && strings.Contains(err.Error(), "cluster support disabled") {
+			return nil, fmt.Errorf("redlock: %s: %w", addr, errNotCluster)
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: CLUSTER SLOTS: %w", addr, err))

@@ -30,6 +30,12 @@ type Options struct {
 	// StartTimeout bounds how long Start waits for the server to accept
 	// connections. Zero means 10 seconds.
 	StartTimeout time.Duration
+	// Cluster starts the server as a Redis Cluster node (cluster-enabled,
+	// its nodes.conf in its directory, its cluster bus on a free port of
+	// its own, a node timeout of ClusterNodeTimeout, default 1s). See
+	// StartCluster.
+	Cluster            bool
+	ClusterNodeTimeout time.Duration
 }
 
 // Server is one redis-server process listening on 127.0.0.1 on a port
@@ -41,6 +47,7 @@ type Server struct {
 	bin  string
 	dir  string // working directory: log file and dump file
 	port int
+	bus  int // the cluster bus port, for Options.Cluster
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -124,6 +131,19 @@ func (s *Server) start() error {
 		"--daemonize", "no",
 		"--protected-mode", "no",
 	}
+	if s.opts.Cluster {
+		bus, err := freePort()
+		if err != nil {
+			return err
+		}
+		s.bus = bus
+		timeout := s.opts.ClusterNodeTimeout
+		if timeout <= 0 {
+			timeout = time.Second
+		}
+		args = append(args, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+			"--cluster-port", strconv.Itoa(bus), "--cluster-node-timeout", strconv.FormatInt(timeout.Milliseconds(), 10))
+	}
 	args = append(args, s.opts.Args...)
 	cmd := exec.Command(s.bin, args...)
 	dieWithParent(cmd)
@@ -204,6 +224,21 @@ func (s *Server) processID() (int, error) {
 		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
 			return strconv.Atoi(v)
 		}
+	}
+}
+
+// Running reports whether the process is running (paused counts).
+func (s *Server) Running() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return false
+	}
+	select {
+	case <-s.exited:
+		return false
+	default:
+		return true
 	}
 }
 

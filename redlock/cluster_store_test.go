@@ -1,0 +1,181 @@
+package redlock
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/volleylock/volley/internal/redistest"
+	"github.com/volleylock/volley/internal/slot"
+)
+
+// clusterAddr is the Config.Addrs entry of cl, with query (may be "").
+func clusterAddr(cl *redistest.Cluster, query string) string {
+	return "redis-cluster://" + strings.Join(cl.SeedAddrs(), ",") + query
+}
+
+// clusterClient returns a Client over cl; the restart guard is off unless
+// cfg sets MaxTTL (a fresh cluster would be held out for MaxTTL).
+func clusterClient(t *testing.T, cl *redistest.Cluster, cfg Config) *Client {
+	t.Helper()
+	if cfg.MaxTTL == 0 {
+		cfg.DisableRestartGuard = true
+	}
+	if len(cfg.Addrs) == 0 {
+		cfg.Addrs = []string{clusterAddr(cl, "")}
+	}
+	cfg.Conn.ReconnectMin, cfg.Conn.ReconnectMax = time.Millisecond, 20*time.Millisecond
+	c, err := New(bg, cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// TestClusterLocks: over a 3-primary cluster the copies are the masters,
+// one per primary, each under its own tag in a slot of that primary; the
+// locks of two Clients exclude each other, single and multi-key, and Do
+// renews.
+func TestClusterLocks(t *testing.T) {
+	cl := redistest.StartClusterT(t, redistest.ClusterOptions{})
+	a := clusterClient(t, cl, Config{})
+	b := clusterClient(t, cl, Config{RetryDelay: time.Millisecond})
+	require.Len(t, a.Masters(), 3)
+	assert.Equal(t, 2, a.Quorum())
+	primaries := map[string]bool{}
+	for i, m := range a.masters {
+		owner := cl.Primary(cl.ShardOf(slot.Of(m.tag))).Addr()
+		assert.Equal(t, owner, a.Masters()[i].Addr, "copy %d is on the primary that owns its tag's slot", i)
+		primaries[owner] = true
+	}
+	assert.Len(t, primaries, 3, "one copy per primary")
+
+	l, err := a.TryLock(bg, "job", 10*time.Second)
+	require.NoError(t, err)
+	states, err := l.Inspect(bg)
+	require.NoError(t, err)
+	for _, st := range states {
+		assert.True(t, st.Ours, "%s holds the lock's copy", st.Addr)
+	}
+	for i, m := range a.masters {
+		vals, err := redistest.Do(a.Masters()[i].Addr, "PTTL", m.tag+"job")
+		require.NoError(t, err)
+		assert.Positive(t, vals[0].Int, "copy %d's key is %sjob", i, m.tag)
+	}
+	_, err = b.TryLock(bg, "job", 10*time.Second)
+	require.ErrorIs(t, err, ErrNotAcquired)
+	require.NoError(t, l.Extend(bg, 10*time.Second))
+	require.NoError(t, l.Unlock(bg))
+	l, err = b.TryLock(bg, "job", 10*time.Second)
+	require.NoError(t, err)
+	require.NoError(t, l.Unlock(bg))
+
+	ml, err := a.TryLockMulti(bg, []string{"x", "y"}, 10*time.Second)
+	require.NoError(t, err)
+	_, err = b.TryLockMulti(bg, []string{"y", "z"}, 10*time.Second)
+	require.ErrorIs(t, err, ErrNotAcquired)
+	require.NoError(t, ml.Unlock(bg))
+
+	// Do renews through the shared renewer (a batch script per copy).
+	err = a.Do(bg, "renewed", 300*time.Millisecond, func(ctx context.Context) error {
+		time.Sleep(700 * time.Millisecond)
+		return ctx.Err()
+	})
+	require.NoError(t, err)
+
+	// A waiting Lock gets the key once it is released (no wake-ups over a
+	// cluster: it goes by the holder's PTTL and its retry delay).
+	held, err := a.TryLock(bg, "wait", 10*time.Second)
+	require.NoError(t, err)
+	time.AfterFunc(50*time.Millisecond, func() { held.Unlock(bg) })
+	ctx, cancel := context.WithTimeout(bg, 5*time.Second)
+	defer cancel()
+	waiter := clusterClient(t, cl, Config{RetryDelay: 20 * time.Millisecond})
+	l, err = waiter.Lock(ctx, "wait", 10*time.Second)
+	require.NoError(t, err)
+	require.NoError(t, l.Unlock(bg))
+}
+
+// TestClusterNewRefuses: a cluster entry that is not a cluster, a cluster
+// node listed as a standalone master, more copies than primaries, two
+// Clients that disagree on the number of copies, a cluster entry beside
+// another, and Fencing: each a clear error from New.
+func TestClusterNewRefuses(t *testing.T) {
+	cl := redistest.StartClusterT(t, redistest.ClusterOptions{Replicas: -1})
+	standalone := redistest.Start(t, redistest.Options{})
+	clusterClient(t, cl, Config{}) // records 3 copies
+	for name, tt := range map[string]struct {
+		cfg  Config
+		want string
+	}{
+		"standalone as cluster":  {Config{Addrs: []string{"redis-cluster://" + standalone.Addr()}}, "not a Redis Cluster node"},
+		"node as standalone":     {Config{Addrs: []string{cl.SeedAddrs()[0]}}, "redis-cluster://"},
+		"copies above primaries": {Config{Addrs: []string{clusterAddr(cl, "?copies=4")}}, "fewer than the 4 copies"},
+		"copies disagree":        {Config{Addrs: []string{clusterAddr(cl, "?copies=2")}}, "place 3 copies"},
+		"beside another entry":   {Config{Addrs: []string{clusterAddr(cl, ""), standalone.Addr()}}, "only entry"},
+		"fencing":                {Config{Addrs: []string{clusterAddr(cl, "")}, Fencing: true}, "Fencing"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			tt.cfg.DisableRestartGuard = true
+			c, err := New(bg, tt.cfg)
+			if err == nil {
+				c.Close()
+			}
+			require.ErrorContains(t, err, tt.want)
+			if name != "beside another entry" && name != "fencing" {
+				require.ErrorIs(t, err, ErrMasterUnusable)
+			}
+		})
+	}
+}
+
+// TestClusterFailover: a failover moves a copy to the promoted replica.
+// The lock stays exclusive throughout; the Client follows the move, holds
+// the new primary out for MaxTTL + FailoverGrace, locks with the two other
+// copies meanwhile, and counts the moved copy again afterwards.
+func TestClusterFailover(t *testing.T) {
+	cl := redistest.StartClusterT(t, redistest.ClusterOptions{})
+	cfg := Config{MaxTTL: 3 * time.Second, FailoverGrace: 500 * time.Millisecond, RetryDelay: 10 * time.Millisecond}
+	a := clusterClient(t, cl, cfg)
+	b := clusterClient(t, cl, cfg)
+	require.NoError(t, a.WaitQuorum(bg))
+	ctx, cancel := context.WithTimeout(bg, 10*time.Second)
+	defer cancel()
+	l, err := a.Lock(ctx, "k", 3*time.Second) // waits for the fresh servers' guard
+	require.NoError(t, err)
+
+	shard := cl.ShardOf(slot.Of(a.masters[0].tag))
+	old := cl.Primary(shard).Addr()
+	require.NoError(t, cl.Failover(shard))
+	promoted := cl.Primary(shard).Addr()
+	// Copy 0 answers MOVED now (its old primary is a replica); copies 1
+	// and 2 keep the lock.
+	require.NoError(t, l.Extend(bg, 3*time.Second), "the lock outlived the failover")
+
+	// b's burst: copy 0 answers MOVED (its old primary is a replica now),
+	// copies 1 and 2 say taken.
+	_, err = b.TryLock(bg, "k", time.Second)
+	require.ErrorIs(t, err, ErrNotAcquired)
+	require.Eventually(t, func() bool { return b.Masters()[0].Addr == promoted }, 5*time.Second, 10*time.Millisecond, "b follows copy 0 from %s to %s", old, promoted)
+	guard := b.Masters()[0].Guard
+	assert.True(t, guard.After(time.Now()), "the moved copy is held out")
+
+	require.NoError(t, l.Unlock(bg))
+	l, err = b.TryLock(bg, "k", time.Second)
+	require.NoError(t, err, "copies 1 and 2 make a quorum while copy 0 is held out")
+	_, err = a.TryLock(bg, "k", time.Second)
+	require.ErrorIs(t, err, ErrNotAcquired)
+	require.NoError(t, l.Unlock(bg))
+
+	time.Sleep(time.Until(guard) + 50*time.Millisecond)
+	l, err = b.TryLock(bg, "k", time.Second)
+	require.NoError(t, err)
+	states, err := l.Inspect(bg)
+	require.NoError(t, err)
+	assert.True(t, states[0].Ours, "copy 0 on %s votes again after the guard", promoted)
+	assert.Equal(t, promoted, states[0].Addr)
+	require.NoError(t, l.Unlock(bg))
+}
