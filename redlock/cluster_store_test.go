@@ -19,9 +19,14 @@ func clusterAddr(cl *redistest.Cluster, query string) string {
 }
 
 // clusterClient returns a Client over cl; the restart guard is off unless
-// cfg sets MaxTTL (a fresh cluster would be held out for MaxTTL).
+// cfg sets MaxTTL (a fresh cluster would be held out for MaxTTL), and
+// MasterTimeout is 250ms unless cfg sets it (six more processes on a
+// loaded machine: TestClusterFailover once saw a 50ms one pass).
 func clusterClient(t *testing.T, cl *redistest.Cluster, cfg Config) *Client {
 	t.Helper()
+	if cfg.MasterTimeout == 0 {
+		cfg.MasterTimeout = 250 * time.Millisecond
+	}
 	if cfg.MaxTTL == 0 {
 		cfg.DisableRestartGuard = true
 	}
@@ -177,5 +182,64 @@ func TestClusterFailover(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, states[0].Ours, "copy 0 on %s votes again after the guard", promoted)
 	assert.Equal(t, promoted, states[0].Addr)
+	require.NoError(t, l.Unlock(bg))
+}
+
+// TestClusterPrimaryKilled: a primary dies; its replica takes over after
+// the node timeout. The lock stays exclusive, is released and taken again
+// with the two other copies while the cluster fails over (logged: how long
+// after the kill), and the Client follows the promoted replica.
+func TestClusterPrimaryKilled(t *testing.T) {
+	cl := redistest.StartClusterT(t, redistest.ClusterOptions{})
+	cfg := Config{MaxTTL: 2 * time.Second, FailoverGrace: time.Second, RetryDelay: 10 * time.Millisecond, MasterTimeout: 250 * time.Millisecond}
+	a := clusterClient(t, cl, cfg)
+	b := clusterClient(t, cl, cfg)
+	ctx, cancel := context.WithTimeout(bg, 30*time.Second)
+	defer cancel()
+	l, err := a.Lock(ctx, "k", 2*time.Second) // waits for the fresh servers' guard
+	require.NoError(t, err)
+
+	shard := cl.ShardOf(slot.Of(a.masters[1].tag))
+	cl.Primary(shard).Kill()
+	killed := time.Now()
+	_, err = b.TryLock(bg, "k", 2*time.Second)
+	require.ErrorIs(t, err, ErrNotAcquired, "a's lock is valid on copies 0 and 2")
+	require.NoError(t, l.Unlock(bg))
+	l, err = b.Lock(ctx, "k", 2*time.Second)
+	require.NoError(t, err)
+	granted := time.Since(killed)
+	require.NoError(t, l.Unlock(bg))
+
+	require.NoError(t, cl.WaitPromoted(shard))
+	t.Logf("primary of copy 1 killed: a lock granted again %v after the kill; the replica promoted %v after it", granted, time.Since(killed))
+	l, err = b.Lock(ctx, "k", 2*time.Second) // copy 1's connection fails: the locator looks
+	require.NoError(t, err)
+	require.NoError(t, l.Unlock(bg))
+	require.Eventually(t, func() bool { return b.Masters()[1].Addr == cl.Primary(shard).Addr() }, 5*time.Second, 10*time.Millisecond, "b follows copy 1")
+}
+
+// TestClusterSlotMigrated: a resharding moves copy 1's slot, with its key,
+// to copy 2's primary. The Client follows (MOVED), holds the copy out for
+// the guard, and locks on; the held lock's copy moved with the slot.
+func TestClusterSlotMigrated(t *testing.T) {
+	cl := redistest.StartClusterT(t, redistest.ClusterOptions{Replicas: -1})
+	c := clusterClient(t, cl, Config{})
+	other := clusterClient(t, cl, Config{})
+	l, err := c.TryLock(bg, "k", 10*time.Second)
+	require.NoError(t, err)
+
+	to := cl.ShardOf(slot.Of(c.masters[2].tag))
+	require.NoError(t, cl.MoveSlot(slot.Of(c.masters[1].tag), to))
+	_, err = other.TryLock(bg, "k", 10*time.Second)
+	require.ErrorIs(t, err, ErrNotAcquired)
+	require.Eventually(t, func() bool { return other.Masters()[1].Addr == cl.Primary(to).Addr() }, 5*time.Second, 10*time.Millisecond)
+	require.NoError(t, l.Extend(bg, 10*time.Second)) // copies 0 and 2 (copy 1 answers MOVED)
+	require.Eventually(t, func() bool { return c.Masters()[1].Addr == cl.Primary(to).Addr() }, 5*time.Second, 10*time.Millisecond)
+	states, err := l.Inspect(bg)
+	require.NoError(t, err)
+	assert.True(t, states[1].Ours, "copy 1's key moved with its slot")
+	require.NoError(t, l.Unlock(bg))
+	l, err = other.TryLock(bg, "k", 10*time.Second)
+	require.NoError(t, err)
 	require.NoError(t, l.Unlock(bg))
 }

@@ -120,6 +120,25 @@ func StartCluster(opts ClusterOptions) (*Cluster, error) {
 	if err := c.WaitOK(20 * time.Second); err != nil {
 		return fail(err)
 	}
+	// A replica that has not synced yet would refuse to take over
+	// (cluster-replica-validity-factor): wait for every link.
+	for _, shard := range c.shards {
+		for _, r := range shard[1:] {
+			err := waitFor(20*time.Second, func() error {
+				vals, err := Do(r.Addr(), "INFO", "replication")
+				if err != nil {
+					return err
+				}
+				if !strings.Contains(string(vals[0].Bytes), "master_link_status:up") {
+					return fmt.Errorf("%s has not synced with its primary yet", r.Addr())
+				}
+				return nil
+			})
+			if err != nil {
+				return fail(err)
+			}
+		}
+	}
 	return c, nil
 }
 
@@ -236,10 +255,16 @@ func (c *Cluster) Failover(i int) error {
 // KillPrimary kills shard i's primary (SIGKILL) and waits until a replica
 // took its place (after the node timeout) and the other nodes agree.
 func (c *Cluster) KillPrimary(i int) error {
+	c.Primary(i).Kill()
+	return c.WaitPromoted(i)
+}
+
+// WaitPromoted waits until a replica of shard i, whose primary is down,
+// took its place, and the other nodes agree.
+func (c *Cluster) WaitPromoted(i int) error {
 	c.mu.Lock()
 	shard := c.shards[i]
 	c.mu.Unlock()
-	shard[0].Kill()
 	var promoted int
 	err := waitFor(30*time.Second, func() error {
 		for j, r := range shard[1:] {
