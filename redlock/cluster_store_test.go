@@ -21,7 +21,8 @@ func clusterAddr(cl *redistest.Cluster, query string) string {
 // clusterClient returns a Client over cl; the restart guard is off unless
 // cfg sets MaxTTL (a fresh cluster would be held out for MaxTTL), and
 // MasterTimeout is 250ms unless cfg sets it (six more processes on a
-// loaded machine: TestClusterFailover once saw a 50ms one pass).
+// loaded machine: TestClusterFailover failed once, under -race, with the
+// 50ms default).
 func clusterClient(t *testing.T, cl *redistest.Cluster, cfg Config) *Client {
 	t.Helper()
 	if cfg.MasterTimeout == 0 {
