@@ -23,7 +23,7 @@ type Client struct {
 	ops    sync.Pool   // *op: per-operation state, reused
 	group  *conn.Group // the masters' connections, for fan-outs (see fanout)
 	tagLen int         // the length of every master's tag: >0 for a Redis Cluster's copies (see wire)
-	locate *locator    // follows where masters are, for a Redis Cluster; nil otherwise
+	locate *locator    // follows where masters are, for a Redis Cluster or Sentinels; nil otherwise
 	renew  *renewer    // keeps Do's locks extended
 	room   waitRoom    // where Locks wait for a release
 	fence  fencer      // repairs of the fencing counters (Config.Fencing)
@@ -62,6 +62,13 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 				return nil, err
 			}
 			cluster = e
+			continue
+		}
+		if isSentinelAddr(addr) {
+			if err := c.addSentinel(ctx, addr); err != nil {
+				c.closeMasters()
+				return nil, err
+			}
 			continue
 		}
 		opts, err := conn.ParseAddr(addr, cfg.Conn.options(cfg.MasterTimeout))
@@ -124,7 +131,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	c.ops.New = func() any { return c.newOp() }
 	c.room.c = c
 	c.renew = newRenewer(c)
-	if cluster != nil {
+	if cluster != nil || slices.ContainsFunc(c.masters, func(m *master) bool { return m.sentinel != nil }) {
 		c.locate = newLocator(c, cluster)
 	}
 	if cfg.Fencing {

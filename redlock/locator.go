@@ -8,33 +8,41 @@ import (
 	"github.com/volleylock/volley/internal/slot"
 )
 
-// locator follows where the copies of a Redis Cluster Client are: when an
-// answer says a copy's slot is served elsewhere (MOVED, ASK), that the
-// cluster is down or busy (CLUSTERDOWN, TRYAGAIN), that the server is a
-// replica now (READONLY), or a connection fails, the fan-out pokes it; it
-// then reads the slot map again and moves each copy whose slot has a new
-// owner to a connection to that owner (see master.move: the move counts
-// like a restart for the restart guard).
+// locator follows where the masters that a Redis Cluster or Sentinels
+// place are: when an answer says a copy's slot is served elsewhere (MOVED,
+// ASK), that the cluster is down or busy (CLUSTERDOWN, TRYAGAIN), that the
+// server is a replica now (READONLY), or a connection fails, the fan-out
+// pokes it; it then reads the slot map again, and asks the Sentinels, and
+// moves each master whose server changed to a connection to the new one
+// (see Client.move: the move counts like a restart for the restart guard).
 //
 // It owns one goroutine, started by newLocator and stopped by close.
 type locator struct {
 	c     *Client
-	entry *clusterEntry
+	entry *clusterEntry // nil without a cluster
+	idle  time.Duration // the longest time between two looks
 	poke  chan struct{} // capacity 1
 	stop  chan struct{}
 	done  chan struct{}
 }
 
-// locateEvery bounds how often the locator reads the slot map: at most
-// once per locateEvery, however often it is poked, and at least once per
-// locateIdle.
+// locateEvery bounds how often the locator looks: at most once per
+// locateEvery, however often it is poked, and at least once per
+// locateIdle (locateIdleSentinel with Sentinel entries: a switch that no
+// answer reveals, an old primary still taking writes, is found that way).
 const (
-	locateEvery = 100 * time.Millisecond
-	locateIdle  = 5 * time.Second
+	locateEvery        = 100 * time.Millisecond
+	locateIdle         = 5 * time.Second
+	locateIdleSentinel = time.Second
 )
 
 func newLocator(c *Client, e *clusterEntry) *locator {
-	l := &locator{c: c, entry: e, poke: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	l := &locator{c: c, entry: e, idle: locateIdle, poke: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	for _, m := range c.masters {
+		if m.sentinel != nil {
+			l.idle = locateIdleSentinel
+		}
+	}
 	go l.loop()
 	return l
 }
@@ -54,7 +62,7 @@ func (l *locator) close() {
 
 func (l *locator) loop() {
 	defer close(l.done)
-	idle := time.NewTimer(locateIdle)
+	idle := time.NewTimer(l.idle)
 	defer idle.Stop()
 	for {
 		select {
@@ -64,7 +72,7 @@ func (l *locator) loop() {
 		case <-idle.C:
 		}
 		l.refresh()
-		idle.Reset(locateIdle)
+		idle.Reset(l.idle)
 		select { // at most one look per locateEvery
 		case <-l.stop:
 			return
@@ -73,8 +81,8 @@ func (l *locator) loop() {
 	}
 }
 
-// refresh reads the slot map from the copies' servers or the seeds and
-// moves the copies whose slot changed hands.
+// refresh reads the slot map from the copies' servers or the seeds, and
+// asks the Sentinels, and moves the masters whose server changed.
 func (l *locator) refresh() {
 	c := l.c
 	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Conn.dialTimeout()+c.cfg.MasterTimeout)
@@ -86,26 +94,34 @@ func (l *locator) refresh() {
 		case <-ctx.Done():
 		}
 	}()
-	addrs := make([]string, 0, len(c.masters)+len(l.entry.seeds))
-	for _, m := range c.masters {
-		addrs = append(addrs, m.conn().Addr())
-	}
-	addrs = append(addrs, l.entry.seeds...)
-	cm, err := discover(ctx, l.entry, addrs)
-	if err != nil {
-		return // the next poke tries again
+	var cm clusterMap
+	if l.entry != nil {
+		addrs := make([]string, 0, len(c.masters)+len(l.entry.seeds))
+		for _, m := range c.masters {
+			addrs = append(addrs, m.conn().Addr())
+		}
+		addrs = append(addrs, l.entry.seeds...)
+		cm, _ = discover(ctx, l.entry, addrs) // on error, the next look tries again
 	}
 	for i, m := range c.masters {
-		owner := cm.owner(slot.Of(m.tag))
-		if owner == "" || owner == m.conn().Addr() {
+		var where string
+		var opts conn.Options
+		switch {
+		case m.tag != "" && cm != nil:
+			where = cm.owner(slot.Of(m.tag))
+			opts = l.entry.nodeOptions(where)
+		case m.sentinel != nil:
+			where, _ = m.sentinel.primary(ctx)
+			opts = m.sentinel.primaryOptions(where)
+		}
+		if where == "" || where == m.conn().Addr() {
 			continue
 		}
-		opts := c.masterOptions(l.entry.nodeOptions(owner))
+		opts = c.masterOptions(opts)
 		cn, err := conn.New(opts)
 		if err != nil {
 			continue
 		}
-		m.opts = opts // only this goroutine reads opts after New
-		c.move(i, cn, time.Now())
+		c.move(i, cn, opts, time.Now())
 	}
 }

@@ -10,8 +10,8 @@ import (
 // master is one member of the quorum: one copy of every lock, on one
 // Redis server at a time. For a standalone master (an address in
 // Config.Addrs) that server never changes. A copy that a Redis Cluster
-// places (see locator) moves when its slot changes hands (a failover, a
-// resharding): the connection is then swapped for one
+// places moves when its slot changes hands (a failover, a resharding), a
+// primary that Sentinels name when they name another (see locator): the connection is then swapped for one
 // to the new server, and the move counts like a restart for the restart
 // guard (see guarded).
 //
@@ -20,7 +20,7 @@ import (
 // it (close, or move for the one it replaces).
 type master struct {
 	addr string       // as configured, for errors and results
-	opts conn.Options // what its connections are made with (the pub/sub connection's too)
+	opts conn.Options // what its connections are made with (the pub/sub connection's too); changed by move under the wait room's mu
 	cn   atomic.Pointer[conn.Conn]
 
 	// movedAt is when the master last moved to another server (unix
@@ -30,6 +30,9 @@ type master struct {
 	// tag is, for a copy of the lock on a Redis Cluster, the hash tag
 	// before its keys (see wire); "" otherwise.
 	tag string
+	// sentinel is, for a primary that Sentinels name, their entry; nil
+	// otherwise.
+	sentinel *sentinelEntry
 }
 
 func newMaster(addr string, opts conn.Options, cn *conn.Conn) *master {
@@ -41,14 +44,16 @@ func newMaster(addr string, opts conn.Options, cn *conn.Conn) *master {
 // conn returns the connection to the master's current server.
 func (m *master) conn() *conn.Conn { return m.cn.Load() }
 
-// move makes cn master i's connection from now on, at time at (which the
-// restart guard counts from), and closes the one it replaces: requests
-// still pending there fail (a copy that moved has nothing to say there).
-func (c *Client) move(i int, cn *conn.Conn, at time.Time) {
+// move makes cn (made with opts) master i's connection from now on, at
+// time at (which the restart guard counts from), moves its pub/sub
+// connection too, and closes the one it replaces: requests still pending
+// there fail (a master that moved has nothing to say there).
+func (c *Client) move(i int, cn *conn.Conn, opts conn.Options, at time.Time) {
 	m := c.masters[i]
 	m.movedAt.Store(at.UnixNano())
 	old := m.cn.Swap(cn)
 	c.group.Replace(i, cn)
+	c.room.moved(i, opts)
 	old.Close()
 }
 

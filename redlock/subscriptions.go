@@ -119,6 +119,28 @@ func subscribed(vals []resp.Value) bool {
 		string(vals[1].Bytes) == "subscribe"
 }
 
+// moved learns that master i moved to the server that opts name (see
+// Client.move): from now on its pub/sub connection goes there too, and
+// every key's waiters subscribe there again (the longest waiting of each
+// is woken to do it, as after a reconnect).
+func (room *waitRoom) moved(i int, opts conn.Options) {
+	room.mu.Lock()
+	room.c.masters[i].opts = opts
+	var old *conn.Conn
+	if room.subs != nil && room.subs[i] != nil && !room.closed {
+		old = room.subs[i]
+		room.subs[i] = room.newSub(opts)
+		for _, kw := range room.keys {
+			kw.subGen[i], kw.tried[i] = 0, 0
+			room.wakeLocked(kw)
+		}
+	}
+	room.mu.Unlock()
+	if old != nil {
+		old.Close() // not under mu: its reader may be in onMessage
+	}
+}
+
 // open starts the pub/sub connections (mu held).
 func (room *waitRoom) open() {
 	room.subs = make([]*conn.Conn, len(room.c.masters))
@@ -129,17 +151,23 @@ func (room *waitRoom) open() {
 		return
 	}
 	for i, m := range room.c.masters {
-		opts := m.opts
-		opts.Scripts = nil
-		opts.OnMessage = room.onMessage
-		opts.OnConnect = room.onConnect
-		// The same options made the master's own Conn, so New cannot fail;
-		// if it did, that master's releases would reach no one here, and the
-		// retry delay would stand in.
-		if sc, err := conn.New(opts); err == nil {
-			room.subs[i] = sc
-		}
+		room.subs[i] = room.newSub(m.opts)
 	}
+}
+
+// newSub returns a pub/sub connection made with a master's opts, or nil.
+// The same options made the master's own Conn, so conn.New cannot fail;
+// if it did, that master's releases would reach no one here, and the
+// retry delay would stand in.
+func (room *waitRoom) newSub(opts conn.Options) *conn.Conn {
+	opts.Scripts = nil
+	opts.OnMessage = room.onMessage
+	opts.OnConnect = room.onConnect
+	sc, err := conn.New(opts)
+	if err != nil {
+		return nil
+	}
+	return sc
 }
 
 // onMessage takes a release's message from a master. The message that

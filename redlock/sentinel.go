@@ -1,0 +1,175 @@
+package redlock
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+
+	"github.com/volleylock/volley/conn"
+)
+
+// A Sentinel-managed primary as one master of the quorum: a Config.Addrs
+// entry
+//
+//	redis-sentinel://[[user]:password@]host:port[,host:port...]/name[?db=N]
+//	rediss-sentinel://...   (the same, with TLS to the primary)
+//
+// names the Sentinels that watch the primary called name. The credentials
+// and db are the primary's; Sentinels are asked without them. The Client
+// asks the Sentinels for the current primary (SENTINEL
+// get-master-addr-by-name), and again whenever an answer says the server
+// is no primary (READONLY) or a connection fails, and every second; when
+// they name another server, the master moves there (see master.move and
+// "Sentinel" in the package documentation). Several such entries, and
+// standalone masters beside them, make up the quorum.
+
+// sentinelEntry is a parsed Sentinel address.
+type sentinelEntry struct {
+	sentinels []string     // host:port
+	name      string       // the primary's name at the Sentinels
+	opts      conn.Options // the primary's, Addr aside
+	ask       conn.Options // a Sentinel's, Addr aside
+}
+
+// isSentinelAddr reports whether addr is a Sentinel entry.
+func isSentinelAddr(addr string) bool {
+	return strings.HasPrefix(addr, "redis-sentinel://") || strings.HasPrefix(addr, "rediss-sentinel://")
+}
+
+// parseSentinelAddr parses a Sentinel entry over base. Its errors never
+// contain the password.
+func parseSentinelAddr(addr string, base conn.Options) (*sentinelEntry, error) {
+	scheme, rest, _ := strings.Cut(addr, "://")
+	e := &sentinelEntry{opts: base}
+	rest, query, _ := strings.Cut(rest, "?")
+	if at := strings.LastIndexByte(rest, '@'); at >= 0 {
+		u, err := url.Parse("redis://" + rest[:at+1] + "x")
+		if err != nil || u.User == nil {
+			return nil, fmt.Errorf("redlock: malformed credentials in a %s:// address", scheme)
+		}
+		if pw, ok := u.User.Password(); ok {
+			e.opts.Username, e.opts.Password = u.User.Username(), pw
+		} else {
+			e.opts.Username, e.opts.Password = "", u.User.Username()
+		}
+		rest = rest[at+1:]
+	}
+	hosts, name, ok := strings.Cut(rest, "/")
+	if !ok || name == "" || strings.Contains(name, "/") {
+		return nil, fmt.Errorf("redlock: %s address: want %s://host:port[,host:port...]/name", scheme, scheme)
+	}
+	e.name = name
+	for _, h := range strings.Split(hosts, ",") {
+		if _, _, err := net.SplitHostPort(h); err != nil {
+			return nil, fmt.Errorf("redlock: %s address: Sentinel %q: want host:port", scheme, h)
+		}
+		e.sentinels = append(e.sentinels, h)
+	}
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return nil, fmt.Errorf("redlock: %s address: bad query: %w", scheme, err)
+	}
+	for k, v := range q {
+		switch k {
+		case "db":
+			var n int
+			if _, err := fmt.Sscan(v[len(v)-1], &n); err != nil || n < 0 {
+				return nil, fmt.Errorf("redlock: %s address: db=%q: want a number", scheme, v[len(v)-1])
+			}
+			e.opts.DB = n
+		default:
+			return nil, fmt.Errorf("redlock: %s address: unknown parameter %q", scheme, k)
+		}
+	}
+	e.opts.Network = "tcp"
+	if scheme == "rediss-sentinel" {
+		if e.opts.TLS == nil {
+			e.opts.TLS = &tls.Config{MinVersion: tls.VersionTLS12}
+		} else {
+			e.opts.TLS = e.opts.TLS.Clone()
+		}
+	}
+	e.ask = base
+	e.ask.Network, e.ask.Username, e.ask.Password, e.ask.DB, e.ask.TLS = "tcp", "", "", 0, nil
+	return e, nil
+}
+
+// primaryOptions returns the options of a connection to the primary at
+// addr.
+func (e *sentinelEntry) primaryOptions(addr string) conn.Options {
+	o := e.opts
+	o.Addr = addr
+	if o.TLS != nil {
+		o.TLS = o.TLS.Clone()
+		if o.TLS.ServerName == "" {
+			o.TLS.ServerName, _, _ = net.SplitHostPort(addr)
+		}
+	}
+	return o
+}
+
+// errUnknownName: the Sentinels answered, and none knows the name.
+var errUnknownName = errors.New("no Sentinel knows a primary by that name")
+
+// primary asks the Sentinels, one after another, for the address of the
+// primary they call e.name, and returns the first answer.
+func (e *sentinelEntry) primary(ctx context.Context) (string, error) {
+	var errs []error
+	unknown := 0
+	for _, s := range e.sentinels {
+		o := e.ask
+		o.Addr = s
+		cn, err := conn.Dial(ctx, o)
+		if err != nil {
+			errs = append(errs, err)
+			if ctx.Err() != nil {
+				break
+			}
+			continue
+		}
+		vals, err := cn.Do(ctx, "SENTINEL", "get-master-addr-by-name", e.name)
+		cn.Close()
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("%s: %w", s, err))
+		case len(vals) > 0 && vals[0].IsError():
+			errs = append(errs, fmt.Errorf("%s: %w", s, vals[0].Err()))
+		case len(vals) > 0 && vals[0].Null:
+			unknown++
+		case len(vals) == 3 && vals[0].Int == 2:
+			return net.JoinHostPort(string(vals[1].Bytes), string(vals[2].Bytes)), nil
+		default:
+			errs = append(errs, fmt.Errorf("%s: malformed SENTINEL get-master-addr-by-name reply", s))
+		}
+	}
+	if unknown > 0 && len(errs) == 0 {
+		return "", fmt.Errorf("%w: %s: %q", ErrMasterUnusable, errUnknownName, e.name)
+	}
+	return "", fmt.Errorf("redlock: no Sentinel of %q answered: %w", e.name, errors.Join(errs...))
+}
+
+// addSentinel resolves a Sentinel entry and adds its primary to c's
+// masters.
+func (c *Client) addSentinel(ctx context.Context, addr string) error {
+	e, err := parseSentinelAddr(addr, c.cfg.Conn.options(c.cfg.MasterTimeout))
+	if err != nil {
+		return err
+	}
+	primary, err := e.primary(ctx)
+	if err != nil {
+		return err
+	}
+	opts := c.masterOptions(e.primaryOptions(primary))
+	cn, err := conn.New(opts)
+	if err != nil {
+		return fmt.Errorf("redlock: Config.Addrs: %w", err)
+	}
+	m := newMaster(e.name+"@"+primary, opts, cn)
+	m.sentinel = e
+	c.masters = append(c.masters, m)
+	return nil
+}
