@@ -304,8 +304,28 @@
 // any further failure stops locking until the guard ends); a migration in
 // progress answers ASK for our keys and they count as failed votes (ASKING
 // is not sent yet). Not yet over a cluster: waiters woken by releases (a
-// waiter goes by the holder's PTTL and the retry delay), Fencing (New
-// refuses it), and Sentinel entries.
+// waiter goes by the holder's PTTL and the retry delay), and Fencing (New
+// refuses it).
+//
+// # Sentinel
+//
+// A Config.Addrs entry redis-sentinel://host:port[,host:port...]/name
+// (rediss-sentinel:// with TLS to the primary; credentials and ?db=N are
+// the primary's) is one master of the quorum: the primary that the
+// Sentinels call name, wherever they place it. New asks them (it fails
+// with ErrMasterUnusable when they answer and none knows the name); the
+// Client asks again every second, and at once when an answer says READONLY
+// (the server was demoted) or a connection fails, and moves the master to
+// the server they name, with its pub/sub connection. Entries of several
+// Sentinel groups, and standalone masters, make up the quorum together;
+// one server under two entries fails New (the same run_id).
+//
+// A move is the Redis Cluster's failover case above, and is guarded the
+// same way (MaxTTL + Config.FailoverGrace from when the Client learned of
+// it). Here the deposed primary takes writes for as long as it does not
+// know it was deposed: bound that with min-replicas-to-write and
+// min-replicas-max-lag on the primaries, and set FailoverGrace above
+// that bound.
 //
 // # Errors
 //
