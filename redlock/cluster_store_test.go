@@ -92,8 +92,8 @@ func TestClusterLocks(t *testing.T) {
 	})
 	require.NoError(t, err)
 
-	// A waiting Lock gets the key once it is released (no wake-ups over a
-	// cluster: it goes by the holder's PTTL and its retry delay).
+	// A waiting Lock gets the key once it is released (see also
+	// TestClusterWakeUps).
 	held, err := a.TryLock(bg, "wait", 10*time.Second)
 	require.NoError(t, err)
 	time.AfterFunc(50*time.Millisecond, func() { held.Unlock(bg) })
@@ -243,4 +243,35 @@ func TestClusterSlotMigrated(t *testing.T) {
 	l, err = other.TryLock(bg, "k", 10*time.Second)
 	require.NoError(t, err)
 	require.NoError(t, l.Unlock(bg))
+}
+
+// TestClusterWakeUps: over a cluster too, a waiting Lock is woken by the
+// release (each copy publishes on its own channel, heard on its own
+// server), well before its retry delay.
+func TestClusterWakeUps(t *testing.T) {
+	cl := redistest.StartClusterT(t, redistest.ClusterOptions{Replicas: -1})
+	holder := clusterClient(t, cl, Config{})
+	waiter := clusterClient(t, cl, Config{RetryDelay: 5 * time.Second})
+	for round := range 3 {
+		l, err := holder.TryLock(bg, "woken", 10*time.Second)
+		require.NoError(t, err)
+		got := make(chan error, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(bg, 10*time.Second)
+			defer cancel()
+			wl, err := waiter.Lock(ctx, "woken", 10*time.Second)
+			if err == nil {
+				err = wl.Unlock(bg)
+			}
+			got <- err
+		}()
+		require.Eventually(t, func() bool { return waiter.room.waiting.Load() > 0 }, 5*time.Second, time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // subscribed by now
+		released := time.Now()
+		require.NoError(t, l.Unlock(bg))
+		require.NoError(t, <-got, "round %d", round)
+		took := time.Since(released)
+		assert.Less(t, took, 2*time.Second, "round %d: woken by the release, not the 5s retry delay", round)
+		t.Logf("round %d: the waiter had the lock %v after the release", round, took)
+	}
 }

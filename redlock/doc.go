@@ -303,9 +303,12 @@
 // What it costs: while a copy is held out, N-1 copies serve (with N = 3,
 // any further failure stops locking until the guard ends); a migration in
 // progress answers ASK for our keys and they count as failed votes (ASKING
-// is not sent yet). Not yet over a cluster: waiters woken by releases (a
-// waiter goes by the holder's PTTL and the retry delay), and Fencing (New
-// refuses it).
+// is not sent yet). Waiters are woken by releases as over standalone
+// masters: each copy's release publishes on a channel named after the
+// copy's key, and a Client subscribes to it on that copy's server only;
+// the release scripts' PUBLISH reaches every node of the cluster over its
+// bus (sharded pub/sub, which would reach the slot's shard alone, is not
+// used yet). Not yet over a cluster: Fencing (New refuses it).
 //
 // # Sentinel
 //

@@ -91,7 +91,7 @@ func (room *waitRoom) subscribe(ctx context.Context, w *waiter) {
 			if info == nil || kw.subGen[i] == info.Generation {
 				continue
 			}
-			cmd = resp.AppendCommand(cmd[:0], "SUBSCRIBE", releasedChannelPrefix+k)
+			cmd = resp.AppendCommand(cmd[:0], "SUBSCRIBE", room.channel(i, k))
 			kw.tried[i] = info.Generation
 			b.Send(len(todo), sc, cmd)
 			todo = append(todo, pending{kw: kw, i: i, gen: info.Generation})
@@ -111,6 +111,16 @@ func (room *waitRoom) subscribe(ctx context.Context, w *waiter) {
 			room.mu.Unlock()
 		}
 	}
+}
+
+// channel is the channel on which master i publishes the releases of key:
+// the release scripts' releasedChannelPrefix and their key, which for a
+// cluster copy starts with the copy's tag (see wire). (Over a cluster the
+// scripts' PUBLISH reaches every node through the cluster bus; each
+// Client hears copy i's releases on copy i's server only, as it subscribes
+// there alone to that copy's channel.)
+func (room *waitRoom) channel(i int, key string) string {
+	return releasedChannelPrefix + room.c.masters[i].tag + key
 }
 
 // subscribed reports whether a reply confirms a SUBSCRIBE.
@@ -144,12 +154,6 @@ func (room *waitRoom) moved(i int, opts conn.Options) {
 // open starts the pub/sub connections (mu held).
 func (room *waitRoom) open() {
 	room.subs = make([]*conn.Conn, len(room.c.masters))
-	if room.c.tagLen > 0 {
-		// Cluster copies: no wake-ups yet (see "Redis Cluster" in the
-		// package documentation); waiters go by the holder's PTTL and
-		// their retry delay.
-		return
-	}
 	for i, m := range room.c.masters {
 		room.subs[i] = room.newSub(m.opts)
 	}
@@ -179,9 +183,10 @@ func (room *waitRoom) newSub(opts conn.Options) *conn.Conn {
 // messages were lost, wakes no one: its waiters' own waits end.
 func (room *waitRoom) onMessage(channel, payload []byte) {
 	key, ok := bytes.CutPrefix(channel, []byte(releasedChannelPrefix))
-	if !ok {
+	if !ok || len(key) < room.c.tagLen {
 		return
 	}
+	key = key[room.c.tagLen:] // a cluster copy's tag (see channel)
 	room.mu.Lock()
 	defer room.mu.Unlock()
 	kw := room.keys[string(key)]

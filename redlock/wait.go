@@ -309,7 +309,7 @@ func (room *waitRoom) leave(w *waiter, acquired bool) (gift handover, gifted boo
 		for i, sc := range room.subs {
 			if sc != nil && kw.tried[i] != 0 {
 				r := conn.NewRequest()
-				r.Cmd = resp.AppendCommand(r.Cmd[:0], "UNSUBSCRIBE", releasedChannelPrefix+k)
+				r.Cmd = resp.AppendCommand(r.Cmd[:0], "UNSUBSCRIBE", room.channel(i, k))
 				sc.SendForget(r)
 			}
 		}
