@@ -279,8 +279,9 @@
 // replica, or a resharding migrates the slot. An answer that says so
 // (MOVED, ASK, CLUSTERDOWN, TRYAGAIN, READONLY, or a failed connection)
 // counts as a failed vote and has the Client read the slot map again (at
-// most every 100ms; also every 5s unasked); a copy whose slot has a new
-// owner is then sent to that owner. The move counts like a restart: the
+// most every 100ms; also every second unasked, for the answers that came
+// after their operation's decision, which no one reads); a copy whose
+// slot has a new owner is then sent to that owner. The move counts like a restart: the
 // new owner's yes votes do not count until MaxTTL + Config.FailoverGrace
 // after the Client learned of the move. The argument, case by case:
 //

@@ -100,7 +100,20 @@ func (f *fanout) next(done <-chan struct{}) (*conn.Request, int) {
 // end ends the round: it gives up on the requests still pending (their
 // Conns recycle them), passes those answered meanwhile to late (when not
 // nil), and lets go of the claim.
-func (f *fanout) end(late func(r *conn.Request)) { f.b.End(late) }
+func (f *fanout) end(late func(r *conn.Request)) {
+	if f.c.locate == nil {
+		f.b.End(late)
+		return
+	}
+	f.b.End(func(r *conn.Request) {
+		if movedOrDown(r) {
+			f.c.locate.touch()
+		}
+		if late != nil {
+			late(r)
+		}
+	})
+}
 
 // release ends the fanout for good; its owner must not use it afterwards.
 func (f *fanout) release() { f.b.Release() }

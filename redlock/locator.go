@@ -20,7 +20,6 @@ import (
 type locator struct {
 	c     *Client
 	entry *clusterEntry // nil without a cluster
-	idle  time.Duration // the longest time between two looks
 	poke  chan struct{} // capacity 1
 	stop  chan struct{}
 	done  chan struct{}
@@ -28,21 +27,17 @@ type locator struct {
 
 // locateEvery bounds how often the locator looks: at most once per
 // locateEvery, however often it is poked, and at least once per
-// locateIdle (locateIdleSentinel with Sentinel entries: a switch that no
-// answer reveals, an old primary still taking writes, is found that way).
+// locateIdle. The idle look finds the moves that no answer revealed: an
+// answer that came after its operation's decision is read by no one (a
+// lock decided by the two other copies never sees the third's MOVED),
+// and an old primary that Sentinels deposed may still take writes.
 const (
-	locateEvery        = 100 * time.Millisecond
-	locateIdle         = 5 * time.Second
-	locateIdleSentinel = time.Second
+	locateEvery = 100 * time.Millisecond
+	locateIdle  = time.Second
 )
 
 func newLocator(c *Client, e *clusterEntry) *locator {
-	l := &locator{c: c, entry: e, idle: locateIdle, poke: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
-	for _, m := range c.masters {
-		if m.sentinel != nil {
-			l.idle = locateIdleSentinel
-		}
-	}
+	l := &locator{c: c, entry: e, poke: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	go l.loop()
 	return l
 }
@@ -62,7 +57,7 @@ func (l *locator) close() {
 
 func (l *locator) loop() {
 	defer close(l.done)
-	idle := time.NewTimer(l.idle)
+	idle := time.NewTimer(locateIdle)
 	defer idle.Stop()
 	for {
 		select {
@@ -72,7 +67,7 @@ func (l *locator) loop() {
 		case <-idle.C:
 		}
 		l.refresh()
-		idle.Reset(l.idle)
+		idle.Reset(locateIdle)
 		select { // at most one look per locateEvery
 		case <-l.stop:
 			return
