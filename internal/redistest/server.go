@@ -71,6 +71,7 @@ func StartServer(opts Options) (*Server, error) {
 	// A free port can be taken by someone else between our probe and the
 	// server's bind; try a few ports before giving up.
 	for attempt := 0; ; attempt++ {
+		s.bus = 0
 		s.port, err = freePort()
 		if err == nil {
 			err = s.start()
@@ -130,19 +131,28 @@ func (s *Server) start() error {
 		"--logfile", s.LogPath(),
 		"--daemonize", "no",
 		"--protected-mode", "no",
+		// A replica's first sync starts at once, not after the default
+		// 5s wait for more replicas to share it.
+		"--repl-diskless-sync-delay", "0",
+		// A primary pings its replicas every second, not every 10s: the
+		// ping moves the replication offset, and a cluster node whose
+		// offset is 0 counts as loading (absent from CLUSTER SLOTS).
+		"--repl-ping-replica-period", "1",
 	}
 	if s.opts.Cluster {
-		bus, err := freePort()
-		if err != nil {
-			return err
+		if s.bus == 0 { // a restarted node keeps its bus port, as its peers know it
+			bus, err := freePort()
+			if err != nil {
+				return err
+			}
+			s.bus = bus
 		}
-		s.bus = bus
 		timeout := s.opts.ClusterNodeTimeout
 		if timeout <= 0 {
 			timeout = time.Second
 		}
 		args = append(args, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-			"--cluster-port", strconv.Itoa(bus), "--cluster-node-timeout", strconv.FormatInt(timeout.Milliseconds(), 10))
+			"--cluster-port", strconv.Itoa(s.bus), "--cluster-node-timeout", strconv.FormatInt(timeout.Milliseconds(), 10))
 	}
 	args = append(args, s.opts.Args...)
 	cmd := exec.Command(s.bin, args...)
