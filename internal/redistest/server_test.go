@@ -128,3 +128,25 @@ func TestStartRefusesAnotherServersPort(t *testing.T) {
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "another server's")
 }
+
+// serverName returns "redis" or "valkey", the server s runs, and fails
+// the test if it is not the one VOLLEY_EXPECT_SERVER names (when set), so
+// that a pass meant for one server cannot quietly test the other.
+func serverName(t *testing.T, s *Server) string {
+	t.Helper()
+	info, err := doText(s.Addr(), "INFO", "server")
+	require.NoError(t, err)
+	name := "redis"
+	if infoField(info, "server_name") == "valkey" {
+		name = "valkey"
+	}
+	if want := os.Getenv("VOLLEY_EXPECT_SERVER"); want != "" {
+		require.Equal(t, want, name, "the tests ran against the wrong server")
+	}
+	return name
+}
+
+func TestServerIdentity(t *testing.T) {
+	s := Start(t, Options{})
+	t.Logf("server: %s", serverName(t, s))
+}
