@@ -16,8 +16,16 @@
 // processes with CLUSTER commands alone: equal slot ranges over the
 // primaries, replicas, and a view of the topology that its changes keep
 // up to date (Failover, KillPrimary and WaitPromoted, MoveSlot). KeySlot
-// computes a key's hash slot. Do sends any command to any node, for what
-// the helpers do not cover.
+// computes a key's hash slot.
+//
+// StartSentinelGroup (StartSentinelGroupT in tests) starts a primary, its
+// replicas and Sentinels (the same binary, run with --sentinel) that
+// monitor it with short timeouts, so that a failover, requested
+// (Failover) or after a crash (KillPrimary, WaitNewPrimary), takes a few
+// seconds.
+//
+// Do sends any command to any server or Sentinel, for what the helpers do
+// not cover.
 //
 // # Concurrency
 //
@@ -27,7 +35,8 @@
 // (on Linux), so a test binary killed without cleanup takes its servers with
 // it.
 //
-// A Cluster's methods are safe for concurrent use; its changes run one at
-// a time, each bounded (30s) and returning once every node agrees. It owns
-// its Servers and starts no goroutine of its own.
+// A Cluster's and a SentinelGroup's methods are safe for concurrent use;
+// their changes run one at a time, each bounded and returning once every
+// node (every Sentinel) agrees. Each owns its Servers and starts no
+// goroutine of its own.
 package redistest

@@ -48,6 +48,10 @@ type Server struct {
 	dir  string // working directory: log file and dump file
 	port int
 	bus  int // the cluster bus port, for Options.Cluster
+	// conf is the path of a Sentinel configuration file, which the
+	// process gets as its first argument, with --sentinel: set for the
+	// sentinels of a SentinelGroup, empty for every other server.
+	conf string
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -58,7 +62,12 @@ type Server struct {
 // StartServer starts a redis-server on a free 127.0.0.1 port in its own
 // temporary directory, and waits until it accepts connections. The caller owns
 // the Server and must call Stop.
-func StartServer(opts Options) (*Server, error) {
+func StartServer(opts Options) (*Server, error) { return startServer(opts, "") }
+
+// startServer starts a server as StartServer does; with sentinelConf not
+// empty, a Sentinel whose configuration file (in its directory, which
+// the Sentinel rewrites) starts as sentinelConf.
+func startServer(opts Options, sentinelConf string) (*Server, error) {
 	bin, err := findBinary(opts.Binary)
 	if err != nil {
 		return nil, err
@@ -68,6 +77,13 @@ func StartServer(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("redistest: %w", err)
 	}
 	s := &Server{opts: opts, bin: bin, dir: dir}
+	if sentinelConf != "" {
+		s.conf = filepath.Join(dir, "sentinel.conf")
+		if err := os.WriteFile(s.conf, []byte(sentinelConf), 0o600); err != nil {
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("redistest: %w", err)
+		}
+	}
 	// A free port can be taken by someone else between our probe and the
 	// server's bind; try a few ports before giving up.
 	for attempt := 0; ; attempt++ {
@@ -121,7 +137,11 @@ func (s *Server) LogPath() string { return filepath.Join(s.dir, "redis.log") }
 // start launches the process and waits until it accepts connections.
 // Callers hold no lock; start takes s.mu itself.
 func (s *Server) start() error {
-	args := []string{
+	var args []string
+	if s.conf != "" {
+		args = append(args, s.conf, "--sentinel")
+	}
+	args = append(args,
 		"--port", strconv.Itoa(s.port),
 		"--bind", "127.0.0.1",
 		"--save", "",
@@ -138,7 +158,7 @@ func (s *Server) start() error {
 		// ping moves the replication offset, and a cluster node whose
 		// offset is 0 counts as loading (absent from CLUSTER SLOTS).
 		"--repl-ping-replica-period", "1",
-	}
+	)
 	if s.opts.Cluster {
 		if s.bus == 0 { // a restarted node keeps its bus port, as its peers know it
 			bus, err := freePort()
