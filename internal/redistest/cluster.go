@@ -218,7 +218,8 @@ func KeySlot(key string) int { return slot.Of(key) }
 // cluster_state:ok and the Cluster's slot map in CLUSTER SLOTS (each
 // range with its shard's primary and running replicas), each primary
 // reports role master, and each replica replicates its shard's primary
-// with its link up. The error names the first thing still missing.
+// with its link up. The error names the first thing still missing. A
+// paused node counts as running: WaitOK fails while it is paused.
 func (c *Cluster) WaitOK(timeout time.Duration) error {
 	return waitFor(time.Now().Add(timeout), c.check)
 }

@@ -203,6 +203,9 @@ func TestCluster(t *testing.T) {
 	t.Run("KillPrimary", func(t *testing.T) {
 		i := c.ShardOf(s)
 		killed, replica := c.Primary(i), c.Replicas(i)[0]
+		err := c.waitPromoted(i, time.Now().Add(50*time.Millisecond))
+		require.ErrorContains(t, err, "no replica of "+killed.Addr()+" promoted yet")
+		require.ErrorContains(t, err, "log tail", "a wait that gives up shows the logs")
 		start := time.Now()
 		killed.Kill()
 		require.Error(t, c.WaitOK(0), "a killed primary is a change")

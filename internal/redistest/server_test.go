@@ -113,6 +113,10 @@ func TestMissingBinaryFailsClearly(t *testing.T) {
 	_, err := StartServer(Options{Binary: "/nonexistent/redis-server"})
 	require.ErrorIs(t, err, ErrNoRedisServer)
 	require.Contains(t, err.Error(), "apt-get install -y redis-server")
+	_, err = StartCluster(ClusterOptions{Server: Options{Binary: "/nonexistent/redis-server"}})
+	require.ErrorIs(t, err, ErrNoRedisServer)
+	_, err = StartSentinelGroup(SentinelOptions{Server: Options{Binary: "/nonexistent/redis-server"}})
+	require.ErrorIs(t, err, ErrNoRedisServer)
 }
 
 // A server whose port another server already holds is not taken for
