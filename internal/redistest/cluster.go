@@ -29,7 +29,7 @@ type ClusterOptions struct {
 	Replicas int
 	// Server is every node's Options: Binary (default redis-server, or
 	// $REDIS_SERVER) and ClusterNodeTimeout (default 1s) among them.
-	// StartCluster sets Cluster.
+	// StartCluster sets Options.Cluster.
 	Server Options
 }
 
@@ -46,8 +46,8 @@ type ClusterOptions struct {
 //
 // Its methods are safe for concurrent use; the changes run one at a time.
 // The Cluster owns its Servers, which Stop stops; a caller may Kill,
-// Pause or Restart one of them, which the Cluster treats as a failure of
-// that node.
+// Pause or Restart one of them, as a failure of that node (a restarted
+// node rejoins, a former primary as a replica of its shard).
 type Cluster struct {
 	ops sync.Mutex // held by a change for its whole run
 
