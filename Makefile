@@ -99,10 +99,11 @@ fmt-check:
 	if [ -n "$$out" ]; then echo "gofmt: not formatted:" $$out >&2; exit 1; fi
 
 # unit: every test with redis-server masters, then the real-server tests
-# of conn and redlock again with valkey-server masters.
+# of conn, redlock and the launchers (standalone, Cluster, Sentinel) again
+# with valkey-server.
 unit:
 	VOLLEY_EXPECT_SERVER=redis $(GO) test -race -shuffle=on -count=1 -timeout 8m ./...
-	REDIS_SERVER=valkey-server VOLLEY_EXPECT_SERVER=valkey $(GO) test -race -shuffle=on -count=1 -timeout 8m ./conn ./redlock
+	REDIS_SERVER=valkey-server VOLLEY_EXPECT_SERVER=valkey $(GO) test -race -shuffle=on -count=1 -timeout 8m ./conn ./redlock ./internal/redistest
 	cd redlockotel && $(GO) test -race -shuffle=on -count=1 ./...
 	cd redlockprom && $(GO) test -race -shuffle=on -count=1 ./...
 	cd bench && $(GO) test -count=1 -timeout 5m ./...

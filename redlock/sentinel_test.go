@@ -1,12 +1,17 @@
 package redlock
 
 import (
+	"context"
+	"errors"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/internal/redistest"
 )
 
 func TestParseSentinelAddr(t *testing.T) {
@@ -38,5 +43,104 @@ func TestParseSentinelAddr(t *testing.T) {
 		_, err := parseSentinelAddr(bad, conn.Options{})
 		require.Error(t, err, bad)
 		assert.NotContains(t, err.Error(), "sec", "an error must not show the password")
+	}
+}
+
+// sentinelAddr is the Config.Addrs entry of g.
+func sentinelAddr(g *redistest.SentinelGroup) string {
+	return "redis-sentinel://" + strings.Join(g.SentinelAddrs(), ",") + "/" + g.MasterName()
+}
+
+// TestSentinelMaster: a Sentinel-managed primary is one master of the
+// quorum beside two standalone ones. Through a Sentinel failover the lock
+// stays exclusive; the Client follows the new primary, holds it out for
+// MaxTTL + FailoverGrace, and wakes its waiters through it afterwards.
+func TestSentinelMaster(t *testing.T) {
+	g := redistest.StartSentinelGroupT(t, redistest.SentinelOptions{Sentinels: 1, Quorum: 1})
+	standalone := masters(t, 2)
+	cfg := Config{
+		Addrs:         append([]string{sentinelAddr(g)}, redistest.Addrs(standalone)...),
+		MaxTTL:        3 * time.Second,
+		FailoverGrace: 500 * time.Millisecond,
+		MasterTimeout: 250 * time.Millisecond,
+		RetryDelay:    10 * time.Millisecond,
+	}
+	cfg.Conn.ReconnectMin, cfg.Conn.ReconnectMax = time.Millisecond, 20*time.Millisecond
+	a, err := New(bg, cfg)
+	require.NoError(t, err)
+	defer a.Close()
+	b, err := New(bg, cfg)
+	require.NoError(t, err)
+	defer b.Close()
+	assert.Equal(t, g.Primary().Addr(), a.Masters()[0].Addr)
+
+	ctx, cancel := context.WithTimeout(bg, 20*time.Second)
+	defer cancel()
+	l, err := a.Lock(ctx, "k", 3*time.Second) // waits for the fresh servers' guard
+	require.NoError(t, err)
+
+	old := g.Primary().Addr()
+	require.NoError(t, g.Failover())
+	promoted := g.Primary().Addr()
+	require.NotEqual(t, old, promoted)
+	_, err = b.TryLock(bg, "k", 3*time.Second)
+	require.ErrorIs(t, err, ErrNotAcquired, "a's lock holds on the standalone masters")
+	require.Eventually(t, func() bool { return b.Masters()[0].Addr == promoted }, 5*time.Second, 10*time.Millisecond, "b follows the primary from %s to %s", old, promoted)
+	guard := b.Masters()[0].Guard
+	assert.True(t, guard.After(time.Now()), "the moved master is held out")
+	require.NoError(t, l.Unlock(bg))
+
+	l, err = b.TryLock(bg, "k", 3*time.Second)
+	require.NoError(t, err, "the two standalone masters make a quorum meanwhile")
+	require.NoError(t, l.Unlock(bg))
+
+	time.Sleep(time.Until(guard) + 50*time.Millisecond)
+	l, err = b.TryLock(bg, "k", 3*time.Second)
+	require.NoError(t, err)
+	states, err := l.Inspect(bg)
+	require.NoError(t, err)
+	assert.True(t, states[0].Ours, "the new primary %s votes again after the guard", promoted)
+	assert.Equal(t, promoted, states[0].Addr)
+
+	// A waiter of a is woken by b's release, heard on the new primary too.
+	got := make(chan error, 1)
+	go func() {
+		wl, err := a.Lock(ctx, "k", 3*time.Second)
+		if err == nil {
+			err = wl.Unlock(bg)
+		}
+		got <- err
+	}()
+	require.Eventually(t, func() bool { return a.room.waiting.Load() > 0 }, 5*time.Second, time.Millisecond)
+	time.Sleep(50 * time.Millisecond)
+	require.NoError(t, l.Unlock(bg))
+	require.NoError(t, <-got)
+}
+
+// TestSentinelNewRefuses: a name no Sentinel knows, Sentinels that do not
+// answer, and the same server under a Sentinel entry and a standalone one:
+// clear errors from New.
+func TestSentinelNewRefuses(t *testing.T) {
+	g := redistest.StartSentinelGroupT(t, redistest.SentinelOptions{Sentinels: 1, Quorum: 1, Replicas: -1})
+	down := redistest.Start(t, redistest.Options{})
+	downAddr := down.Addr()
+	down.Stop()
+	for name, tt := range map[string]struct {
+		addrs      []string
+		want       string
+		isUnusable bool
+	}{
+		"unknown name":    {[]string{"redis-sentinel://" + g.SentinelAddrs()[0] + "/nosuch"}, "nosuch", true},
+		"no Sentinel":     {[]string{"redis-sentinel://" + downAddr + "/mymaster"}, "no Sentinel", false},
+		"the same server": {[]string{sentinelAddr(g), g.Primary().Addr()}, "same server", true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c, err := New(bg, Config{Addrs: tt.addrs, DisableRestartGuard: true, Conn: Connection{DialTimeout: time.Second}})
+			if err == nil {
+				c.Close()
+			}
+			require.ErrorContains(t, err, tt.want)
+			assert.Equal(t, tt.isUnusable, errors.Is(err, ErrMasterUnusable))
+		})
 	}
 }
