@@ -52,75 +52,15 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, err
 	}
 	c := &Client{cfg: cfg}
-	var cluster *clusterEntry
-	seen := make(map[string]bool, len(cfg.Addrs))
-	for _, addr := range cfg.Addrs {
-		if isClusterAddr(addr) {
-			e, err := c.addCluster(ctx, addr)
-			if err != nil {
-				c.closeMasters()
-				return nil, err
-			}
-			cluster = e
-			continue
-		}
-		if isSentinelAddr(addr) {
-			if err := c.addSentinel(ctx, addr); err != nil {
-				c.closeMasters()
-				return nil, err
-			}
-			continue
-		}
-		opts, err := conn.ParseAddr(addr, cfg.Conn.options(cfg.MasterTimeout))
-		if err != nil {
-			c.closeMasters()
-			return nil, fmt.Errorf("redlock: Config.Addrs: %w", err)
-		}
-		// The same master twice would vote twice: a broken quorum.
-		id := opts.Network + " " + opts.Addr + " " + fmt.Sprint(opts.DB)
-		if seen[id] {
-			c.closeMasters()
-			return nil, fmt.Errorf("redlock: Config.Addrs: %s (db %d) is listed twice", opts.Addr, opts.DB)
-		}
-		seen[id] = true
-		opts = c.masterOptions(opts)
-		cn, err := conn.New(opts)
-		if err != nil {
-			c.closeMasters()
-			return nil, fmt.Errorf("redlock: Config.Addrs: %w", err)
-		}
-		c.masters = append(c.masters, newMaster(opts.Addr, opts, cn))
+	cluster, err := c.addMasters(ctx)
+	if err == nil {
+		err = c.checkMasters(ctx, cluster != nil)
+	}
+	if err != nil {
+		c.closeMasters()
+		return nil, err
 	}
 	c.quorum = len(c.masters)/2 + 1
-	var unusables []error
-	for _, m := range c.masters {
-		// A connect error stays in the Conn (it reconnects); only ctx's end
-		// stops the wait, and errors no retry can fix fail New.
-		err := m.conn().WaitReady(ctx)
-		if err != nil && ctx.Err() != nil {
-			c.closeMasters()
-			return nil, fmt.Errorf("redlock: New: waiting for %s: %w", m.addr, ctxerr.Of(ctx))
-		}
-		if uerr := unusable(m, err); uerr != nil {
-			unusables = append(unusables, uerr)
-		} else if err == nil {
-			if perr := scriptsDenied(ctx, m, cfg.Conn.dialTimeout()); perr != nil {
-				unusables = append(unusables, perr)
-			}
-		}
-	}
-	if err := sameServers(c.masters); err != nil {
-		unusables = append(unusables, err)
-	}
-	if cluster != nil && len(unusables) == 0 {
-		if err := c.agreeOnCopies(ctx); err != nil {
-			unusables = append(unusables, err)
-		}
-	}
-	if len(unusables) > 0 {
-		c.closeMasters()
-		return nil, errors.Join(unusables...)
-	}
 	conns := make([]*conn.Conn, len(c.masters))
 	for i, m := range c.masters {
 		conns[i] = m.conn()
@@ -140,6 +80,79 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		c.repairFence(ctx)
 	}
 	return c, nil
+}
+
+// addMasters makes the masters of every Config.Addrs entry, with their
+// connections (connecting in the background), and returns the cluster
+// entry if there is one. On error the caller closes what was made.
+func (c *Client) addMasters(ctx context.Context) (*clusterEntry, error) {
+	var cluster *clusterEntry
+	seen := make(map[string]bool, len(c.cfg.Addrs))
+	for _, addr := range c.cfg.Addrs {
+		switch {
+		case isClusterAddr(addr):
+			e, err := c.addCluster(ctx, addr)
+			if err != nil {
+				return nil, err
+			}
+			cluster = e
+			continue
+		case isSentinelAddr(addr):
+			if err := c.addSentinel(ctx, addr); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		opts, err := conn.ParseAddr(addr, c.cfg.Conn.options(c.cfg.MasterTimeout))
+		if err != nil {
+			return nil, fmt.Errorf("redlock: Config.Addrs: %w", err)
+		}
+		// The same master twice would vote twice: a broken quorum.
+		id := opts.Network + " " + opts.Addr + " " + fmt.Sprint(opts.DB)
+		if seen[id] {
+			return nil, fmt.Errorf("redlock: Config.Addrs: %s (db %d) is listed twice", opts.Addr, opts.DB)
+		}
+		seen[id] = true
+		opts = c.masterOptions(opts)
+		cn, err := conn.New(opts)
+		if err != nil {
+			return nil, fmt.Errorf("redlock: Config.Addrs: %w", err)
+		}
+		c.masters = append(c.masters, newMaster(opts.Addr, opts, cn))
+	}
+	return cluster, nil
+}
+
+// checkMasters waits for every master's first connect attempt (as long as
+// ctx allows) and returns what makes one unusable (see unusable,
+// scriptsDenied, sameServers and, over a cluster, agreeOnCopies), or ctx's
+// error. A master that is merely unreachable is not an error.
+func (c *Client) checkMasters(ctx context.Context, cluster bool) error {
+	var unusables []error
+	for _, m := range c.masters {
+		// A connect error stays in the Conn (it reconnects); only ctx's end
+		// stops the wait, and errors no retry can fix fail New.
+		err := m.conn().WaitReady(ctx)
+		if err != nil && ctx.Err() != nil {
+			return fmt.Errorf("redlock: New: waiting for %s: %w", m.addr, ctxerr.Of(ctx))
+		}
+		if uerr := unusable(m, err); uerr != nil {
+			unusables = append(unusables, uerr)
+		} else if err == nil {
+			if perr := scriptsDenied(ctx, m, c.cfg.Conn.dialTimeout()); perr != nil {
+				unusables = append(unusables, perr)
+			}
+		}
+	}
+	if err := sameServers(c.masters); err != nil {
+		unusables = append(unusables, err)
+	}
+	if cluster && len(unusables) == 0 {
+		if err := c.agreeOnCopies(ctx); err != nil {
+			unusables = append(unusables, err)
+		}
+	}
+	return errors.Join(unusables...)
 }
 
 // masterOptions completes a master's connection options: the scripts every
