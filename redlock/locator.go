@@ -117,6 +117,10 @@ func (l *locator) refresh() {
 		if err != nil {
 			continue
 		}
+		// Moved once connected (or once the look's time is up): a
+		// connection still dialing would fail the master's requests fast
+		// meanwhile.
+		cn.WaitReady(ctx)
 		c.move(i, cn, opts, time.Now())
 	}
 }
