@@ -84,9 +84,17 @@ func TestLockOnFreshMastersWaitsForTheGuard(t *testing.T) {
 	require.NoError(t, err, "the guard ends within 3s: Lock must wait for it")
 	assert.LessOrEqual(t, attempts, 3, "Tries bounds the attempts")
 	assert.LessOrEqual(t, commands, int64(maxFirstContactCommands), "commands per master")
+	// The guard ends on each master by its own uptime (whole seconds, and
+	// fresh servers start at slightly different moments): the lock needs a
+	// quorum out of it, not every master (make test-stress saw the third
+	// still guarded).
+	free := 0
 	for _, m := range c.Masters() {
-		assert.True(t, m.Guard.IsZero(), "acquired while guarded")
+		if m.Guard.IsZero() {
+			free++
+		}
 	}
+	assert.GreaterOrEqual(t, free, c.Quorum(), "acquired while a quorum was guarded")
 }
 
 // TestLockFailsAtOnceWhenTheGuardOutlastsCtx: a Lock whose ctx ends before
