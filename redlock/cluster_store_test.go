@@ -186,8 +186,11 @@ func TestClusterFailover(t *testing.T) {
 	assert.True(t, guard.After(time.Now()), "the moved copy is held out")
 
 	require.NoError(t, l.Unlock(bg))
-	l, err = b.TryLock(bg, "k", time.Second)
+	// A Lock, not a TryLock: a's release may reach a copy after b's first
+	// attempt does (two connections), under load.
+	l, err = b.Lock(ctx, "k", time.Second)
 	require.NoError(t, err, "copies 1 and 2 make a quorum while copy 0 is held out")
+	assert.True(t, time.Now().Before(guard), "taken while the moved master was held out")
 	_, err = a.TryLock(bg, "k", time.Second)
 	require.ErrorIs(t, err, ErrNotAcquired)
 	require.NoError(t, l.Unlock(bg))
