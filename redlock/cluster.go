@@ -2,11 +2,9 @@ package redlock
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
-	"net/url"
 	"strconv"
 	"strings"
 
@@ -42,31 +40,14 @@ func isClusterAddr(addr string) bool {
 // parseClusterAddr parses a cluster entry over base. Its errors never
 // contain the password.
 func parseClusterAddr(addr string, base conn.Options) (clusterEntry, error) {
-	e := clusterEntry{opts: base}
-	scheme, rest, _ := strings.Cut(addr, "://")
-	rest, query, _ := strings.Cut(rest, "?")
-	if at := strings.LastIndexByte(rest, '@'); at >= 0 {
-		user, err := url.Parse("redis://" + rest[:at+1] + "x")
-		if err != nil || user.User == nil {
-			return e, errors.New("redlock: malformed credentials in a redis-cluster:// address")
-		}
-		if pw, ok := user.User.Password(); ok {
-			e.opts.Username, e.opts.Password = user.User.Username(), pw
-		} else {
-			e.opts.Username, e.opts.Password = "", user.User.Username()
-		}
-		rest = rest[at+1:]
-	}
-	rest = strings.TrimSuffix(rest, "/")
-	for _, h := range strings.Split(rest, ",") {
-		if _, _, err := net.SplitHostPort(h); err != nil {
-			return e, fmt.Errorf("redlock: %s address: seed %q: want host:port", scheme, h)
-		}
-		e.seeds = append(e.seeds, h)
-	}
-	q, err := url.ParseQuery(query)
+	scheme, rest, q, opts, err := parseEntry(addr, base)
 	if err != nil {
-		return e, fmt.Errorf("redlock: %s address: bad query: %w", scheme, err)
+		return clusterEntry{}, err
+	}
+	e := clusterEntry{opts: opts}
+	e.opts.DB = 0
+	if e.seeds, err = hostPorts(strings.TrimSuffix(rest, "/"), scheme, "seed"); err != nil {
+		return e, err
 	}
 	for k, v := range q {
 		switch k {
@@ -80,29 +61,11 @@ func parseClusterAddr(addr string, base conn.Options) (clusterEntry, error) {
 			return e, fmt.Errorf("redlock: %s address: unknown parameter %q", scheme, k)
 		}
 	}
-	e.opts.Network, e.opts.DB = "tcp", 0
-	if scheme == "rediss-cluster" {
-		if e.opts.TLS == nil {
-			e.opts.TLS = &tls.Config{MinVersion: tls.VersionTLS12}
-		} else {
-			e.opts.TLS = e.opts.TLS.Clone()
-		}
-	}
 	return e, nil
 }
 
 // nodeOptions returns e's options for the node at addr.
-func (e *clusterEntry) nodeOptions(addr string) conn.Options {
-	o := e.opts
-	o.Addr = addr
-	if o.TLS != nil {
-		o.TLS = o.TLS.Clone()
-		if o.TLS.ServerName == "" {
-			o.TLS.ServerName, _, _ = net.SplitHostPort(addr)
-		}
-	}
-	return o
-}
+func (e *clusterEntry) nodeOptions(addr string) conn.Options { return atAddr(e.opts, addr) }
 
 // slotRange is a range of slots and the address of the primary that owns
 // it.

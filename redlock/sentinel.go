@@ -2,11 +2,9 @@ package redlock
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
-	"net/url"
 	"strings"
 
 	"github.com/volleylock/volley/conn"
@@ -43,35 +41,18 @@ func isSentinelAddr(addr string) bool {
 // parseSentinelAddr parses a Sentinel entry over base. Its errors never
 // contain the password.
 func parseSentinelAddr(addr string, base conn.Options) (*sentinelEntry, error) {
-	scheme, rest, _ := strings.Cut(addr, "://")
-	e := &sentinelEntry{opts: base}
-	rest, query, _ := strings.Cut(rest, "?")
-	if at := strings.LastIndexByte(rest, '@'); at >= 0 {
-		u, err := url.Parse("redis://" + rest[:at+1] + "x")
-		if err != nil || u.User == nil {
-			return nil, fmt.Errorf("redlock: malformed credentials in a %s:// address", scheme)
-		}
-		if pw, ok := u.User.Password(); ok {
-			e.opts.Username, e.opts.Password = u.User.Username(), pw
-		} else {
-			e.opts.Username, e.opts.Password = "", u.User.Username()
-		}
-		rest = rest[at+1:]
+	scheme, rest, q, opts, err := parseEntry(addr, base)
+	if err != nil {
+		return nil, err
 	}
+	e := &sentinelEntry{opts: opts}
 	hosts, name, ok := strings.Cut(rest, "/")
 	if !ok || name == "" || strings.Contains(name, "/") {
 		return nil, fmt.Errorf("redlock: %s address: want %s://host:port[,host:port...]/name", scheme, scheme)
 	}
 	e.name = name
-	for _, h := range strings.Split(hosts, ",") {
-		if _, _, err := net.SplitHostPort(h); err != nil {
-			return nil, fmt.Errorf("redlock: %s address: Sentinel %q: want host:port", scheme, h)
-		}
-		e.sentinels = append(e.sentinels, h)
-	}
-	q, err := url.ParseQuery(query)
-	if err != nil {
-		return nil, fmt.Errorf("redlock: %s address: bad query: %w", scheme, err)
+	if e.sentinels, err = hostPorts(hosts, scheme, "Sentinel"); err != nil {
+		return nil, err
 	}
 	for k, v := range q {
 		switch k {
@@ -85,14 +66,6 @@ func parseSentinelAddr(addr string, base conn.Options) (*sentinelEntry, error) {
 			return nil, fmt.Errorf("redlock: %s address: unknown parameter %q", scheme, k)
 		}
 	}
-	e.opts.Network = "tcp"
-	if scheme == "rediss-sentinel" {
-		if e.opts.TLS == nil {
-			e.opts.TLS = &tls.Config{MinVersion: tls.VersionTLS12}
-		} else {
-			e.opts.TLS = e.opts.TLS.Clone()
-		}
-	}
 	e.ask = base
 	e.ask.Network, e.ask.Username, e.ask.Password, e.ask.DB, e.ask.TLS = "tcp", "", "", 0, nil
 	return e, nil
@@ -100,17 +73,7 @@ func parseSentinelAddr(addr string, base conn.Options) (*sentinelEntry, error) {
 
 // primaryOptions returns the options of a connection to the primary at
 // addr.
-func (e *sentinelEntry) primaryOptions(addr string) conn.Options {
-	o := e.opts
-	o.Addr = addr
-	if o.TLS != nil {
-		o.TLS = o.TLS.Clone()
-		if o.TLS.ServerName == "" {
-			o.TLS.ServerName, _, _ = net.SplitHostPort(addr)
-		}
-	}
-	return o
-}
+func (e *sentinelEntry) primaryOptions(addr string) conn.Options { return atAddr(e.opts, addr) }
 
 // errUnknownName: the Sentinels answered, and none knows the name.
 var errUnknownName = errors.New("no Sentinel knows a primary by that name")
