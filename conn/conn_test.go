@@ -388,7 +388,8 @@ func TestOnConnectSeesEveryConnect(t *testing.T) {
 }
 
 // A pub/sub Conn hands messages to OnMessage, in RESP2 arrays and RESP3
-// pushes alike, and pairs every other reply with its request.
+// pushes alike, shard channels' too, and pairs every other reply with its
+// request.
 func TestOnMessageTakesMessagesNotReplies(t *testing.T) {
 	got := make(chan string, 4)
 	c, _, p := newPipeConn(t, Options{OnMessage: func(ch, payload []byte) { got <- string(ch) + "=" + string(payload) }})
@@ -397,6 +398,7 @@ func TestOnMessageTakesMessagesNotReplies(t *testing.T) {
 		p.send("*3\r\n$7\r\nmessage\r\n$1\r\na\r\n$2\r\nm0\r\n") // before the confirmation
 		p.send("*3\r\n$9\r\nsubscribe\r\n$1\r\na\r\n:1\r\n")
 		p.send(">3\r\n$7\r\nmessage\r\n$1\r\na\r\n$2\r\nm1\r\n")
+		p.send("*3\r\n$8\r\nsmessage\r\n$1\r\nb\r\n$2\r\nm2\r\n") // a shard channel's
 		p.expect("PING")
 		p.send("*2\r\n$4\r\npong\r\n$0\r\n\r\n")
 	}()
@@ -408,4 +410,5 @@ func TestOnMessageTakesMessagesNotReplies(t *testing.T) {
 	assert.Equal(t, "pong", string(vals[1].Bytes))
 	assert.Equal(t, "a=m0", <-got)
 	assert.Equal(t, "a=m1", <-got)
+	assert.Equal(t, "b=m2", <-got)
 }

@@ -61,11 +61,16 @@ type Options struct {
 
 	// OnMessage, when set, makes the Conn a pub/sub connection: every
 	// published message that arrives (RESP2's ["message", channel,
-	// payload], or the RESP3 push of the same) goes to OnMessage instead of
-	// to a request; every other reply completes a request as usual,
-	// confirmations of SUBSCRIBE and UNSUBSCRIBE included, so send those
-	// with exactly one channel each (one command, one confirmation). Over
-	// RESP2 a subscribed connection accepts only (UN)SUBSCRIBE and PING.
+	// payload] or, from a shard channel, ["smessage", channel, payload], or
+	// the RESP3 push of either) goes to OnMessage instead of to a request;
+	// every other reply completes a request as usual, confirmations of
+	// (S)SUBSCRIBE and (S)UNSUBSCRIBE included, so send those with exactly
+	// one channel each (one command, one confirmation). A confirmation the
+	// server sends unasked (the SUNSUBSCRIBE of a Redis Cluster node that
+	// lost the channel's slot) completes the oldest request, or, with none
+	// pending, fails the socket (ErrUnexpectedReply) and the Conn
+	// reconnects. Over RESP2 a subscribed connection accepts only the
+	// pub/sub commands and PING.
 	// Subscriptions end with the socket: after a reconnect (see
 	// ServerInfo.Generation) the caller subscribes again.
 	//

@@ -142,31 +142,38 @@ func TestRealRedisSetupRunsBeforeEveryConnectsRequests(t *testing.T) {
 	assert.ErrorContains(t, err, "Setup[0]")
 }
 
+// TestRealRedisPubSub: messages of global and shard channels reach
+// OnMessage, in RESP2 and RESP3, and confirmations complete requests.
 func TestRealRedisPubSub(t *testing.T) {
 	srv := redistest.Start(t, redistest.Options{})
 	pub := dialT(t, Options{Addr: srv.Addr()})
 	for _, proto := range []int{2, 3} {
-		got := make(chan string, 4)
-		sub := dialT(t, Options{Addr: srv.Addr(), Protocol: proto, OnMessage: func(ch, payload []byte) {
-			got <- string(ch) + "=" + string(payload)
-		}})
-		vals, err := sub.Do(context.Background(), "SUBSCRIBE", "news")
-		require.NoError(t, err)
-		require.Len(t, vals, 4, "the confirmation completes the request")
-		assert.Equal(t, "subscribe", string(vals[1].Bytes))
-		assert.Equal(t, "1", doT(t, pub, "PUBLISH", "news", "hello"))
-		select {
-		case m := <-got:
-			assert.Equal(t, "news=hello", m)
-		case <-time.After(5 * time.Second):
-			t.Fatalf("RESP%d: no message", proto)
+		for _, way := range []struct{ sub, unsub, publish string }{
+			{"SUBSCRIBE", "UNSUBSCRIBE", "PUBLISH"},
+			{"SSUBSCRIBE", "SUNSUBSCRIBE", "SPUBLISH"},
+		} {
+			got := make(chan string, 4)
+			sub := dialT(t, Options{Addr: srv.Addr(), Protocol: proto, OnMessage: func(ch, payload []byte) {
+				got <- string(ch) + "=" + string(payload)
+			}})
+			vals, err := sub.Do(context.Background(), way.sub, "news")
+			require.NoError(t, err)
+			require.Len(t, vals, 4, "the confirmation completes the request")
+			assert.Equal(t, strings.ToLower(way.sub), string(vals[1].Bytes))
+			assert.Equal(t, "1", doT(t, pub, way.publish, "news", "hello"))
+			select {
+			case m := <-got:
+				assert.Equal(t, "news=hello", m)
+			case <-time.After(5 * time.Second):
+				t.Fatalf("RESP%d %s: no message", proto, way.sub)
+			}
+			_, err = sub.Do(context.Background(), "PING")
+			require.NoError(t, err, "PING while subscribed")
+			_, err = sub.Do(context.Background(), way.unsub, "news")
+			require.NoError(t, err)
+			assert.Equal(t, "0", doT(t, pub, way.publish, "news", "unheard"))
+			assert.Empty(t, got)
 		}
-		_, err = sub.Do(context.Background(), "PING")
-		require.NoError(t, err, "PING while subscribed")
-		_, err = sub.Do(context.Background(), "UNSUBSCRIBE", "news")
-		require.NoError(t, err)
-		assert.Equal(t, "0", doT(t, pub, "PUBLISH", "news", "unheard"))
-		assert.Empty(t, got)
 	}
 }
 

@@ -217,13 +217,13 @@ func isPush(vals []resp.Value) bool {
 }
 
 // message reports whether a reply is a published message, RESP2's array
-// ["message", channel, payload] or the RESP3 push of the same, and returns
-// its channel and payload.
+// ["message", channel, payload] (["smessage", ...] for a shard channel) or
+// the RESP3 push of the same, and returns its channel and payload.
 func message(vals []resp.Value) (channel, payload []byte, ok bool) {
 	if len(vals) != 4 || (vals[0].Type != resp.TypeArray && vals[0].Type != resp.TypePush) || vals[0].Int != 3 {
 		return nil, nil, false
 	}
-	if vals[1].Type != resp.TypeBulk || string(vals[1].Bytes) != "message" {
+	if vals[1].Type != resp.TypeBulk || (string(vals[1].Bytes) != "message" && string(vals[1].Bytes) != "smessage") {
 		return nil, nil, false
 	}
 	return vals[2].Bytes, vals[3].Bytes, true

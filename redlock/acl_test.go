@@ -26,7 +26,7 @@ var minimalACL = []string{
 	"+set", "+eval", "+evalsha", "+get", "+del", "+pexpire", "+pttl",
 	"~app:lock:*",
 	// Waiting: the release publishes, waiters subscribe.
-	"+publish", "+subscribe", "+unsubscribe", "&volley:released:app:lock:*",
+	"+spublish", "+ssubscribe", "+sunsubscribe", "&volley:released:app:lock:*",
 	// Fencing: its counter and bookkeeping keys.
 	"+hget", "+hset", "+time", "~volley:fence", "~volley:fence:*",
 }
@@ -123,7 +123,7 @@ func TestACLOptionalCommandsDegrade(t *testing.T) {
 	servers := masters(t, 3)
 	for _, s := range servers {
 		require.NoError(t, s.Command(aclUser("noload", "+script|load")...))
-		require.NoError(t, s.Command(aclUser("nopubsub", "+publish", "+subscribe", "+unsubscribe", "&volley:released:app:lock:*")...))
+		require.NoError(t, s.Command(aclUser("nopubsub", "+spublish", "+ssubscribe", "+sunsubscribe", "&volley:released:app:lock:*")...))
 		require.NoError(t, s.Command(aclUser("noname")...))
 	}
 	conn := func(user string) Connection { return Connection{Username: user, Password: "volley-pw"} }
@@ -158,7 +158,7 @@ func TestACLOptionalCommandsDegrade(t *testing.T) {
 			got <- err
 		}()
 		// Released once b waits: its second attempt (after its refused
-		// SUBSCRIBE) failed too.
+		// SSUBSCRIBE) failed too.
 		require.Eventually(t, func() bool { return failed.Load() >= 2 }, 5*time.Second, time.Millisecond)
 		require.NoError(t, l.Unlock(bg))
 		require.NoError(t, <-got, "a waiter without pub/sub must still get the lock, by RetryDelay")

@@ -63,7 +63,7 @@ func lockCost(t *testing.T, c *Client, servers []*redistest.Server, ctx context.
 
 // The commands a Lock may send each master in these tests, whatever
 // happens: the attempts Tries allows, each with its release, the pub/sub
-// connection's handshake and SUBSCRIBE, the Unlock, and INFO stats' own
+// connection's handshake and SSUBSCRIBE, the Unlock, and INFO stats' own
 // two. Before #31 a Lock on just-started masters sent tens of thousands.
 const maxFirstContactCommands = 40
 

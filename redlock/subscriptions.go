@@ -38,14 +38,15 @@ type seenRelease struct {
 // subscribe makes sure that every key of w is subscribed to on every
 // master's current pub/sub socket, waiting up to MasterTimeout for the
 // confirmations (less if ctx ends). A master that does not confirm in time
-// (down, slow, or refusing SUBSCRIBE by ACL) is left out until the next
+// (down, slow, or refusing SSUBSCRIBE by ACL) is left out until the next
 // call: its releases then reach w only through the other masters, or the
 // retry delay.
 func (room *waitRoom) subscribe(ctx context.Context, w *waiter) {
 	type pending struct {
-		kw  *keyWaiters
-		i   int
-		gen uint64
+		kw      *keyWaiters
+		i       int
+		gen     uint64
+		channel string
 	}
 	room.mu.Lock()
 	if room.closed {
@@ -78,7 +79,7 @@ func (room *waitRoom) subscribe(ctx context.Context, w *waiter) {
 		room.mu.Unlock()
 		return
 	}
-	// Sent under mu, so that a SUBSCRIBE and the UNSUBSCRIBE of a key whose
+	// Sent under mu, so that an SSUBSCRIBE and the SUNSUBSCRIBE of a key whose
 	// last waiter left (see leave) reach the master in the order of the
 	// decisions that made them.
 	for _, k := range w.keys {
@@ -91,10 +92,11 @@ func (room *waitRoom) subscribe(ctx context.Context, w *waiter) {
 			if info == nil || kw.subGen[i] == info.Generation {
 				continue
 			}
-			cmd = resp.AppendCommand(cmd[:0], "SUBSCRIBE", room.channel(i, k))
+			ch := room.channel(i, k)
+			cmd = resp.AppendCommand(cmd[:0], "SSUBSCRIBE", ch)
 			kw.tried[i] = info.Generation
 			b.Send(len(todo), sc, cmd)
-			todo = append(todo, pending{kw: kw, i: i, gen: info.Generation})
+			todo = append(todo, pending{kw: kw, i: i, gen: info.Generation, channel: ch})
 		}
 	}
 	room.mu.Unlock()
@@ -104,8 +106,7 @@ func (room *waitRoom) subscribe(ctx context.Context, w *waiter) {
 		if r == nil {
 			return
 		}
-		if r.Err() == nil && subscribed(r.Reply()) {
-			p := todo[r.Tag]
+		if p := todo[r.Tag]; r.Err() == nil && subscribed(r.Reply(), p.channel) {
 			room.mu.Lock()
 			p.kw.subGen[p.i] = p.gen
 			room.mu.Unlock()
@@ -113,20 +114,24 @@ func (room *waitRoom) subscribe(ctx context.Context, w *waiter) {
 	}
 }
 
-// channel is the channel on which master i publishes the releases of key:
-// the release scripts' releasedChannelPrefix and their key, which for a
-// cluster copy starts with the copy's tag (see wire). (Over a cluster the
-// scripts' PUBLISH reaches every node through the cluster bus; each
-// Client hears copy i's releases on copy i's server only, as it subscribes
-// there alone to that copy's channel.)
+// channel is the shard channel on which master i publishes the releases
+// of key: the release scripts' releasedChannelPrefix and their key, which
+// for a cluster copy starts with the copy's tag (see wire), so that the
+// channel is in the copy's slot: the scripts' SPUBLISH stays on that
+// shard (a PUBLISH would cross the cluster bus to every node).
 func (room *waitRoom) channel(i int, key string) string {
 	return releasedChannelPrefix + room.c.masters[i].tag + key
 }
 
-// subscribed reports whether a reply confirms a SUBSCRIBE.
-func subscribed(vals []resp.Value) bool {
+// subscribed reports whether a reply confirms the SSUBSCRIBE of channel.
+// The channel is checked, not the kind alone: a cluster node that loses a
+// slot sends its subscribers an SUNSUBSCRIBE unasked, which the Conn pairs
+// with the oldest pending request; every confirmation after it is then
+// paired one request late, and none confirms (until the surplus reply,
+// with no request left, fails the socket and the Conn reconnects).
+func subscribed(vals []resp.Value, channel string) bool {
 	return len(vals) == 4 && (vals[0].Type == resp.TypeArray || vals[0].Type == resp.TypePush) &&
-		string(vals[1].Bytes) == "subscribe"
+		string(vals[1].Bytes) == "ssubscribe" && string(vals[2].Bytes) == channel
 }
 
 // moved learns that master i moved to the server that opts name (see
@@ -242,7 +247,7 @@ func (room *waitRoom) ownLocked(id [releaseIDLen]byte) bool {
 
 // enoughLocked is how many messages of a release show that it ran on a
 // quorum: a quorum of them, or as many as kw has confirmed subscriptions
-// when that is fewer (a SUBSCRIBE not confirmed within MasterTimeout), but
+// when that is fewer (an SSUBSCRIBE not confirmed within MasterTimeout), but
 // at least one (mu held).
 func (room *waitRoom) enoughLocked(kw *keyWaiters) int {
 	confirmed := 0
@@ -282,7 +287,7 @@ func (room *waitRoom) onConnect(info *conn.ServerInfo) {
 }
 
 // staleLocked reports whether one of w's keys was not subscribed to on a
-// pub/sub socket that is up (mu held). A SUBSCRIBE sent but not confirmed
+// pub/sub socket that is up (mu held). An SSUBSCRIBE sent but not confirmed
 // (refused, or late) is not tried again before a reconnect.
 func (room *waitRoom) staleLocked(w *waiter) bool {
 	for _, k := range w.keys {

@@ -50,7 +50,7 @@ type keyWaiters struct {
 	members int       // waiters in the room for this key, woken or not
 	queue   []*waiter // those waiting for a wake-up, by ticket: longest waiting first
 	// subGen is, per master, the Generation of the pub/sub socket on which
-	// a SUBSCRIBE to the key's channel was confirmed, tried the one it was
+	// an SSUBSCRIBE to the key's channel was confirmed, tried the one it was
 	// last sent on (confirmed or not: refused by an ACL, say); 0 for none.
 	subGen, tried []uint64
 	seen          [seenReleases]seenRelease // recent releases, a ring
@@ -280,7 +280,8 @@ func (room *waitRoom) takeUnheardLocked(w *waiter) bool {
 
 // leave takes w out of the room. A waiter that leaves without the lock
 // passes a wake-up on to the next waiter of its keys, in case it took one
-// it did not use. The last waiter of a key unsubscribes from its channel.
+// it did not use. The last waiter of a key unsubscribes from its channel
+// (SUNSUBSCRIBE).
 // A lock handed to w that it did not take is returned, for the caller to
 // release: nobody can hand w one after leave.
 func (room *waitRoom) leave(w *waiter, acquired bool) (gift handover, gifted bool) {
@@ -309,7 +310,7 @@ func (room *waitRoom) leave(w *waiter, acquired bool) (gift handover, gifted boo
 		for i, sc := range room.subs {
 			if sc != nil && kw.tried[i] != 0 {
 				r := conn.NewRequest()
-				r.Cmd = resp.AppendCommand(r.Cmd[:0], "UNSUBSCRIBE", room.channel(i, k))
+				r.Cmd = resp.AppendCommand(r.Cmd[:0], "SUNSUBSCRIBE", room.channel(i, k))
 				sc.SendForget(r)
 			}
 		}

@@ -30,10 +30,10 @@ type client struct {
 	id   int64         // CLIENT ID, set before serve starts
 
 	// pub/sub
-	subs map[string]struct{} // channels subscribed to
-	msgs []byte              // messages published to c, not yet in out nor written
-	idle bool                // the serve goroutine waits for input: push writes msgs
-	wake chan struct{}       // wakes push; made by the first SUBSCRIBE, read by serve unlocked
+	subs [numNamespaces]map[string]struct{} // channels subscribed to, by namespace
+	msgs []byte                             // messages published to c, not yet in out nor written
+	idle bool                               // the serve goroutine waits for input: push writes msgs
+	wake chan struct{}                      // wakes push; made by the first (S)SUBSCRIBE, read by serve unlocked
 
 	// connection state
 	out     []byte // replies not yet written

@@ -486,10 +486,11 @@ func holderShape(token string, lo, hi int64) func(t *testing.T, reply string) {
 	}
 }
 
-// unsubscribeAllShape checks the reply to UNSUBSCRIBE without arguments
-// from a connection subscribed to channels: one confirmation per channel,
-// counting down to 0, in an order that Redis takes from its hash table.
-func unsubscribeAllShape(resp3 bool, channels ...string) func(t *testing.T, reply string) {
+// unsubscribeAllShape checks the reply to UNSUBSCRIBE or SUNSUBSCRIBE (kind
+// names it in lower case) without arguments from a connection subscribed
+// to channels in that namespace: one confirmation per channel, counting
+// down to 0, in an order that Redis takes from its hash table.
+func unsubscribeAllShape(resp3 bool, kind string, channels ...string) func(t *testing.T, reply string) {
 	return func(t *testing.T, reply string) {
 		head := "*3\r\n"
 		if resp3 {
@@ -500,7 +501,7 @@ func unsubscribeAllShape(resp3 bool, channels ...string) func(t *testing.T, repl
 		for i := range channels {
 			frame, err := readFrame(nil, br)
 			require.NoError(t, err)
-			prefix := head + bulk("unsubscribe")
+			prefix := head + bulk(kind)
 			require.True(t, strings.HasPrefix(string(frame), prefix), "frame %q", frame)
 			rest := string(frame[len(prefix):])
 			count := ":" + strconv.Itoa(len(channels)-1-i) + "\r\n"
@@ -517,10 +518,13 @@ func unsubscribeAllShape(resp3 bool, channels ...string) func(t *testing.T, repl
 	}
 }
 
-// diffPubSubScript covers pub/sub and the scripts of waiting over three
-// connections: 0 sends commands and publishes (RESP2), 1 subscribes in
-// RESP2 and 2 in RESP3. Each part ends with a PING on the subscribers, so
-// a message one server sent and the other did not shows as a difference.
+// diffPubSubScript covers pub/sub, channels and shard channels, and the
+// scripts of waiting over three connections: 0 sends commands and
+// publishes (RESP2), 1 subscribes in RESP2 and 2 in RESP3. Each part ends
+// with a PING on the subscribers, so a message one server sent and the
+// other did not shows as a difference. Subscribers of the released
+// channels subscribe in both namespaces, so that a release's message
+// published on the wrong one shows too.
 func diffPubSubScript() []step {
 	rel, relM := scripts.Release.Source, scripts.ReleaseMulti.Source
 	wait, lockM := scripts.LockWait.Source, scripts.LockMulti.Source
@@ -574,7 +578,52 @@ func diffPubSubScript() []step {
 		on(1, 1, "PING"),
 		on(1, 1, "GET", "k"),
 		on(1, 4, "SUBSCRIBE", "x", "y", "z", "a"),
-		{args: []string{"UNSUBSCRIBE"}, on: 1, frames: 4, shape: unsubscribeAllShape(false, "x", "y", "z", "a")},
+		{args: []string{"UNSUBSCRIBE"}, on: 1, frames: 4, shape: unsubscribeAllShape(false, "unsubscribe", "x", "y", "z", "a")},
+		on(1, 1, "PING"),
+
+		// RESP2: shard channels, counted apart from channels
+		on(1, 1, "SUNSUBSCRIBE"),
+		on(1, 2, "SUNSUBSCRIBE", "nope", ""),
+		on(1, 1, "SSUBSCRIBE"),
+		on(1, 1, "SPUBLISH", "a"),
+		on(1, 1, "SPUBLISH", "a", "b", "c"),
+		on(1, 1, "SPUBLISH", "a", "nobody listens"),
+		on(1, 3, "SSUBSCRIBE", "a", "b", "a"),
+		on(1, 1, "PING"),
+		on(1, 1, "PING", "hi"),
+		on(1, 1, "GET", "k"),
+		on(1, 1, "SPUBLISH", "a", "x"),
+		on(1, 1, "PUBLISH", "a", "x"),
+		on(1, 1, "SUBSCRIBE", "a"),
+		on(1, 1, "SUNSUBSCRIBE", "zz"),
+		on(1, 1, "UNSUBSCRIBE", "zz"),
+		cmd("SPUBLISH", "a", "shard"),
+		recv(1, 1),
+		cmd("PUBLISH", "a", "global"),
+		recv(1, 1),
+		cmd("PUBLISH", "b", "to no channel"),
+		cmd("SPUBLISH", "b", "x\r\ny\x00z"),
+		recv(1, 1),
+		cmd("SPUBLISH", "c", "nobody"),
+		on(1, 1, "UNSUBSCRIBE"),
+		on(1, 1, "UNSUBSCRIBE"),
+		on(1, 1, "PING"), // still subscribed to shard channels
+		on(1, 1, "GET", "k"),
+		cmd("PUBLISH", "a", "gone"),
+		cmd("SPUBLISH", "a", "kept"),
+		recv(1, 1),
+		on(1, 1, "SSUBSCRIBE", ""),
+		cmd("SPUBLISH", "", "empty channel"),
+		recv(1, 1),
+		on(1, 3, "SUNSUBSCRIBE", "b", "zz", ""),
+		cmd("SPUBLISH", "b", "gone"),
+		on(1, 1, "SUNSUBSCRIBE"),
+		on(1, 1, "SUNSUBSCRIBE"),
+		on(1, 1, "PING"),
+		on(1, 1, "GET", "k"),
+		on(1, 4, "SSUBSCRIBE", "x", "y", "z", "a"),
+		on(1, 1, "UNSUBSCRIBE"),
+		{args: []string{"SUNSUBSCRIBE"}, on: 1, frames: 4, shape: unsubscribeAllShape(false, "sunsubscribe", "x", "y", "z", "a")},
 		on(1, 1, "PING"),
 
 		// RESP3: push frames, and commands allowed
@@ -582,10 +631,14 @@ func diffPubSubScript() []step {
 		on(2, 1, "UNSUBSCRIBE"),
 		on(2, 1, "UNSUBSCRIBE", "nope"),
 		on(2, 2, "SUBSCRIBE", "a", "volley:released:lock"),
+		on(2, 1, "SUNSUBSCRIBE"),
+		on(2, 1, "SUNSUBSCRIBE", "nope"),
+		on(2, 2, "SSUBSCRIBE", "a", "volley:released:lock"),
 		on(2, 1, "PING"),
 		on(2, 1, "PING", "x"),
 		on(2, 1, "GET", "missing"),
 		on(2, 1, "CLIENT", "GETNAME"),
+		on(2, 1, "SPUBLISH", "zz", "x"),
 		on(1, 1, "SUBSCRIBE", "a"),
 		cmd("PUBLISH", "a", "both"),
 		recv(1, 1),
@@ -593,6 +646,14 @@ func diffPubSubScript() []step {
 		on(2, 2, "PUBLISH", "a", "self"), // the message to itself comes first
 		recv(1, 1),
 		cmd("PUBLISH", "volley:released:lock", "one"),
+		recv(2, 1),
+		on(1, 1, "SSUBSCRIBE", "a"),
+		cmd("SPUBLISH", "a", "both"),
+		recv(1, 1),
+		recv(2, 1),
+		on(2, 2, "SPUBLISH", "a", "self"),
+		recv(1, 1),
+		cmd("SPUBLISH", "volley:released:lock", "one"),
 		recv(2, 1),
 		on(1, 1, "PING"),
 		on(2, 1, "PING"),
@@ -618,6 +679,7 @@ func diffPubSubScript() []step {
 
 		// scripts.ReleaseMulti
 		on(1, 2, "SUBSCRIBE", "volley:released:m2", "volley:released:m3"),
+		on(1, 2, "SSUBSCRIBE", "volley:released:m2", "volley:released:m3"),
 		cmd("SET", "m1", "tok", "PX", "30000"),
 		cmd("SET", "m2", "tok", "PX", "30000"),
 		cmd("SET", "m3", "other", "PX", "30000"),
@@ -683,12 +745,21 @@ func diffPubSubScript() []step {
 		cmd("PUBLISH", "a", "resp2 now"),
 		recv(1, 1),
 		recv(2, 1),
+		cmd("SPUBLISH", "a", "resp2 now"),
+		recv(1, 1),
+		recv(2, 1),
 		on(2, 1, "HELLO", "3"),
-		{args: []string{"UNSUBSCRIBE"}, on: 2, frames: 2, shape: unsubscribeAllShape(false, "a", "volley:released:lock")},
+		{args: []string{"UNSUBSCRIBE"}, on: 2, frames: 2, shape: unsubscribeAllShape(false, "unsubscribe", "a", "volley:released:lock")},
+		on(2, 1, "HELLO", "3"), // shard channels left: still refused
+		on(2, 1, "PING"),
+		{args: []string{"SUNSUBSCRIBE"}, on: 2, frames: 2, shape: unsubscribeAllShape(false, "sunsubscribe", "a", "volley:released:lock")},
 		on(2, 1, "HELLO", "3"),
 		on(2, 2, "SUBSCRIBE", "p", "q"),
-		{args: []string{"UNSUBSCRIBE"}, on: 2, frames: 2, shape: unsubscribeAllShape(true, "p", "q")},
+		{args: []string{"UNSUBSCRIBE"}, on: 2, frames: 2, shape: unsubscribeAllShape(true, "unsubscribe", "p", "q")},
+		on(2, 2, "SSUBSCRIBE", "p", "q"),
+		{args: []string{"SUNSUBSCRIBE"}, on: 2, frames: 2, shape: unsubscribeAllShape(true, "sunsubscribe", "p", "q")},
 		on(2, 1, "UNSUBSCRIBE"),
+		on(2, 1, "SUNSUBSCRIBE"),
 		on(1, 1, "PING"),
 		on(1, 1, "QUIT"),
 	}
@@ -818,8 +889,9 @@ func diffHashScript() []step {
 
 // diffHandoverScript covers scripts.Handover in every branch, by EVAL,
 // EVALSHA and SCRIPT LOAD, in RESP2 and then RESP3, over two connections:
-// 0 runs the script, 1 is subscribed to the key's channel and PINGs at the
-// end of each protocol, so a message either server published would show.
+// 0 runs the script, 1 is subscribed to the key's channel and shard channel
+// and PINGs at the end of each protocol, so a message either server
+// published would show.
 func diffHandoverScript() []step {
 	ho := scripts.Handover.Source
 	hoSHA := sha1Hex([]byte(ho))
@@ -873,6 +945,7 @@ func diffHandoverScript() []step {
 	add := func(s ...step) { steps = append(steps, s...) }
 	add(
 		on(1, 1, "SUBSCRIBE", releasedChannelPrefix+"lock"),
+		on(1, 1, "SSUBSCRIBE", releasedChannelPrefix+"lock"),
 		cmd("HSET", "h", "f", "tok"),
 		cmd("SCRIPT", "EXISTS", hoSHA),
 		evalSHA("1", "lock", "tok", "next", "60000"),

@@ -15,32 +15,46 @@
 // QUIT, INFO (sections server and keyspace), TIME, GET, SET (NX, XX, GET,
 // EX, PX, EXAT, PXAT, KEEPTTL), DEL, EXISTS, TYPE, PEXPIRE (NX, XX, GT,
 // LT), PTTL, TTL, HSET, HGET, HGETALL, EVAL, EVALSHA, SCRIPT
-// LOAD|EXISTS|FLUSH, SUBSCRIBE, UNSUBSCRIBE and PUBLISH. Values are
-// strings, or hashes (for fencing's "volley:fence:unsure"), with Redis'
-// WRONGTYPE error where one is used as the other; HGETALL lists a hash's
-// fields in the order they were first set, as Redis does for hashes of up
-// to 128 fields of up to 64 bytes. Scripts are not interpreted: EVAL and
-// SCRIPT LOAD accept only the lock scripts redlock sends, those of
-// internal/scripts (scripts.All; whitespace and quote style may differ),
-// which run natively in Go, their PUBLISH, INFO and
-// TIME included, with Lua's reading and comparison of numbers (doubles);
+// LOAD|EXISTS|FLUSH, SUBSCRIBE, UNSUBSCRIBE, PUBLISH, SSUBSCRIBE,
+// SUNSUBSCRIBE and SPUBLISH. Values are strings, or hashes (for fencing's
+// "volley:fence:unsure"), with Redis' WRONGTYPE error where one is used as
+// the other; HGETALL lists a hash's fields in the order they were first
+// set, as Redis does for hashes of up to 128 fields of up to 64 bytes.
+// Scripts are not interpreted: EVAL and SCRIPT LOAD accept only the lock
+// scripts redlock sends, those of internal/scripts (scripts.All;
+// whitespace and quote style may differ), which run natively in Go, their
+// SPUBLISH, INFO and TIME included, with Lua's reading and comparison of
+// numbers (doubles);
 // any other script is refused with an error that says so. A script that
 // fails (a missing argument, a key of the wrong type, a counter Lua cannot
 // compare) keeps what it changed before, and replies with Redis' error.
 //
 // # Pub/sub
 //
-// Channels work as on Redis (no patterns, no shard channels): a message
-// goes to every connection subscribed to its channel, as a RESP2 array or
-// a RESP3 push, and PUBLISH answers how many there are. A RESP2 connection
-// with subscriptions runs only SUBSCRIBE, UNSUBSCRIBE, PING (answered as
+// Channels and shard channels work as on a standalone Redis 7 (no
+// patterns). They are two namespaces that never meet: PUBLISH reaches only
+// the subscribers of SUBSCRIBE, SPUBLISH only those of SSUBSCRIBE, also on
+// a channel of the same name. The release scripts publish with SPUBLISH,
+// on the shard channel "volley:released:" followed by the key. The count a
+// confirmation carries is the connection's subscriptions in that
+// namespace alone, as Redis 7 counts them. UNSUBSCRIBE and SUNSUBSCRIBE
+// without channels confirm them in the order of their names (Redis'
+// order is that of its hash table, unpredictable); with no subscription
+// in their namespace, they answer one confirmation with a null channel and
+// a count of 0, as Redis 7.0 does (Valkey 8 answers a NOSUB error instead
+// when the connection has no subscription at all).
+//
+// A message goes to every connection subscribed to its channel, as a RESP2
+// array or a RESP3 push (["message", channel, payload], or "smessage" for
+// a shard channel), and PUBLISH or SPUBLISH answers how many there are. A
+// RESP2 connection with subscriptions in either namespace runs only
+// SUBSCRIBE, UNSUBSCRIBE, SSUBSCRIBE, SUNSUBSCRIBE, PING (answered as
 // ["pong", message]) and QUIT, and refuses the rest with Redis' error; a
 // RESP3 one runs anything. A message reaches a connection between two of
 // its replies, never inside one, after the replies of the commands that
-// ran before the PUBLISH: a connection that publishes to itself gets the
-// message before the PUBLISH's (or the script's) reply, as on Redis.
-// UNSUBSCRIBE without channels confirms them in the order of their names
-// (Redis' order is that of its hash table, unpredictable).
+// ran before the PUBLISH or SPUBLISH: a connection that publishes to
+// itself gets the message before the command's (or the script's) reply,
+// as on Redis 7.0 (Valkey 8 sends the reply first).
 //
 // Messages wait for a connection in a buffer of at most 8 MiB: a
 // subscriber that does not read them, or that hangs on a fault, is
@@ -48,8 +62,9 @@
 // client-output-buffer-limit for pub/sub clients (32 MiB at once, or
 // 8 MiB for a minute, by default), so that it never delays the publisher
 // or anyone else. Server.DropMessages loses deliveries on purpose, and
-// Server.KillSubscribers closes the subscribed connections, as CLIENT KILL
-// TYPE pubsub does; Restart and Close close them too.
+// Server.KillSubscribers closes the subscribed connections (to channels or
+// shard channels), as CLIENT KILL TYPE pubsub does; Restart and Close
+// close them too.
 //
 // Keys expire by the Options.Clock, lazily when read, and a few at a time
 // as commands run, so no goroutine sweeps them; a ManualClock lets tests
@@ -74,8 +89,8 @@
 // that hang on a fault or are blocked writing to a client that does not
 // read. Every command runs under one server-wide lock, as on Redis' single
 // thread, so each command and each script is atomic with respect to every
-// other, and a PUBLISH hands its message to every subscriber before the
-// lock is released. A connection answers its commands in order, writing
+// other, and a PUBLISH or SPUBLISH hands its message to every subscriber
+// before the lock is released. A connection answers its commands in order, writing
 // the replies to everything it has read in one write; a fault's Latency
 // delays only its own connection. ManualClock is safe for concurrent use;
 // a custom Clock must be too.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,14 +18,59 @@ import (
 	"github.com/volleylock/volley/internal/scripts"
 )
 
-// message returns the frame of a published message in RESP2 (*3) or RESP3
-// (>3).
-func message(resp3 bool, channel, payload string) string {
+// pubsubNS is a namespace as the tests see it: its commands, whose
+// lower-case names are the kinds of their confirmations, and the kind of
+// its messages, spelled out here rather than taken from frameKinds.
+type pubsubNS struct {
+	name                  string
+	sub, unsub, pub, kind string
+}
+
+var (
+	globalNS = pubsubNS{"global", "SUBSCRIBE", "UNSUBSCRIBE", "PUBLISH", "message"}
+	shardNS  = pubsubNS{"shard", "SSUBSCRIBE", "SUNSUBSCRIBE", "SPUBLISH", "smessage"}
+	bothNS   = []pubsubNS{globalNS, shardNS}
+)
+
+// message returns the frame of a message published in ns, in RESP2 (*3) or
+// RESP3 (>3).
+func (ns pubsubNS) message(resp3 bool, channel, payload string) string {
 	head := "*3\r\n"
 	if resp3 {
 		head = ">3\r\n"
 	}
-	return head + bulk("message") + bulk(channel) + bulk(payload)
+	return head + bulk(ns.kind) + bulk(channel) + bulk(payload)
+}
+
+// subscribed returns the RESP2 confirmation of ns's SUBSCRIBE command.
+func (ns pubsubNS) subscribed(channel string, count int) string {
+	return subscription(strings.ToLower(ns.sub), channel, count)
+}
+
+// unsubscribed returns the RESP2 confirmation of ns's UNSUBSCRIBE command.
+func (ns pubsubNS) unsubscribed(channel string, count int) string {
+	return subscription(strings.ToLower(ns.unsub), channel, count)
+}
+
+// unsubscribedNone returns the RESP2 reply of ns's UNSUBSCRIBE command
+// without arguments from a connection with no subscription in ns.
+func (ns pubsubNS) unsubscribedNone() string {
+	return "*3\r\n" + bulk(strings.ToLower(ns.unsub)) + "$-1\r\n:0\r\n"
+}
+
+// subscribe subscribes c to channels in ns and checks the confirmations.
+func (ns pubsubNS) subscribe(t *testing.T, c *testConn, channels ...string) {
+	t.Helper()
+	c.send(append([]string{ns.sub}, channels...)...)
+	head := `^[*>]3\r\n` + regexp.QuoteMeta(bulk(strings.ToLower(ns.sub)))
+	for range channels {
+		require.Regexp(t, head, c.read())
+	}
+}
+
+// message returns the frame of a message published with PUBLISH.
+func message(resp3 bool, channel, payload string) string {
+	return globalNS.message(resp3, channel, payload)
 }
 
 // subscription returns a (un)subscribe confirmation frame in RESP2.
@@ -32,58 +78,121 @@ func subscription(kind, channel string, count int) string {
 	return "*3\r\n" + bulk(kind) + bulk(channel) + ":" + strconv.Itoa(count) + "\r\n"
 }
 
-// subscribe subscribes c to channels and checks the confirmations.
+// subscribe subscribes c to channels with SUBSCRIBE and checks the
+// confirmations.
 func subscribe(t *testing.T, c *testConn, channels ...string) {
 	t.Helper()
-	c.send(append([]string{"SUBSCRIBE"}, channels...)...)
-	for range channels {
-		require.Regexp(t, `^[*>]3\r\n\$9\r\nsubscribe\r\n`, c.read())
+	globalNS.subscribe(t, c, channels...)
+}
+
+// errSubscribed is the error RESP2's subscribed mode answers cmd with.
+func errSubscribed(cmd string) string {
+	return "-ERR Can't execute '" + cmd + "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET " +
+		"are allowed in this context\r\n"
+}
+
+// TestPubSubDelivery runs the same sequence in each namespace.
+func TestPubSubDelivery(t *testing.T) {
+	for _, ns := range bothNS {
+		t.Run(ns.name, func(t *testing.T) { testPubSubDelivery(t, ns) })
 	}
 }
 
-func TestPubSubDelivery(t *testing.T) {
+func testPubSubDelivery(t *testing.T, ns pubsubNS) {
 	s := StartT(t, Options{})
 	pub, sub2, sub3 := dial(t, s.Addr()), dial(t, s.Addr()), dial(t, s.Addr())
 	require.Regexp(t, `^%7\r\n`, sub3.do("HELLO", "3"))
 
-	sub2.send("SUBSCRIBE", "a", "b")
-	require.Equal(t, subscription("subscribe", "a", 1), sub2.read())
-	require.Equal(t, subscription("subscribe", "b", 2), sub2.read())
-	subscribe(t, sub3, "a")
+	sub2.send(ns.sub, "a", "b")
+	require.Equal(t, ns.subscribed("a", 1), sub2.read())
+	require.Equal(t, ns.subscribed("b", 2), sub2.read())
+	ns.subscribe(t, sub3, "a")
 
-	require.Equal(t, ":2\r\n", pub.do("PUBLISH", "a", "hello"))
-	require.Equal(t, message(false, "a", "hello"), sub2.read())
-	require.Equal(t, message(true, "a", "hello"), sub3.read())
-	require.Equal(t, ":1\r\n", pub.do("PUBLISH", "b", "only sub2"))
-	require.Equal(t, ":0\r\n", pub.do("PUBLISH", "c", "nobody"))
-	require.Equal(t, message(false, "b", "only sub2"), sub2.read())
+	require.Equal(t, ":2\r\n", pub.do(ns.pub, "a", "hello"))
+	require.Equal(t, ns.message(false, "a", "hello"), sub2.read())
+	require.Equal(t, ns.message(true, "a", "hello"), sub3.read())
+	require.Equal(t, ":1\r\n", pub.do(ns.pub, "b", "only sub2"))
+	require.Equal(t, ":0\r\n", pub.do(ns.pub, "c", "nobody"))
+	require.Equal(t, ns.message(false, "b", "only sub2"), sub2.read())
 
 	// Messages keep their order, also many in a row.
 	var batch []byte
 	for i := range 100 {
-		batch = encodeCommand(batch, "PUBLISH", "a", strconv.Itoa(i))
+		batch = encodeCommand(batch, ns.pub, "a", strconv.Itoa(i))
 	}
 	pub.write(batch)
 	for i := range 100 {
 		require.Equal(t, ":2\r\n", pub.read())
-		require.Equal(t, message(false, "a", strconv.Itoa(i)), sub2.read())
-		require.Equal(t, message(true, "a", strconv.Itoa(i)), sub3.read())
+		require.Equal(t, ns.message(false, "a", strconv.Itoa(i)), sub2.read())
+		require.Equal(t, ns.message(true, "a", strconv.Itoa(i)), sub3.read())
 	}
 
-	// RESP2 refuses other commands while subscribed; RESP3 does not.
-	require.Equal(t, "-ERR Can't execute 'get': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET "+
-		"are allowed in this context\r\n", sub2.do("GET", "k"))
+	// RESP2 refuses other commands while subscribed, publishing included;
+	// RESP3 does not.
+	require.Equal(t, errSubscribed("get"), sub2.do("GET", "k"))
+	require.Equal(t, errSubscribed(strings.ToLower(ns.pub)), sub2.do(ns.pub, "a", "x"))
 	require.Equal(t, "*2\r\n"+bulk("pong")+bulk(""), sub2.do("PING"))
 	require.Equal(t, "_\r\n", sub3.do("GET", "k"))
 	require.Equal(t, "+PONG\r\n", sub3.do("PING"))
 
 	// A connection that leaves its channels gets nothing more.
-	sub2.send("UNSUBSCRIBE")
-	require.Equal(t, subscription("unsubscribe", "a", 1), sub2.read())
-	require.Equal(t, subscription("unsubscribe", "b", 0), sub2.read())
-	require.Equal(t, ":1\r\n", pub.do("PUBLISH", "a", "sub3 only"))
-	require.Equal(t, message(true, "a", "sub3 only"), sub3.read())
-	require.Equal(t, "+PONG\r\n", sub2.do("PING"), "a message after UNSUBSCRIBE")
+	sub2.send(ns.unsub)
+	require.Equal(t, ns.unsubscribed("a", 1), sub2.read())
+	require.Equal(t, ns.unsubscribed("b", 0), sub2.read())
+	require.Equal(t, ns.unsubscribedNone(), sub2.do(ns.unsub))
+	require.Equal(t, ":1\r\n", pub.do(ns.pub, "a", "sub3 only"))
+	require.Equal(t, ns.message(true, "a", "sub3 only"), sub3.read())
+	require.Equal(t, "+PONG\r\n", sub2.do("PING"), "a message after "+ns.unsub)
+}
+
+// TestPubSubNamespaces checks that channels and shard channels of the same
+// name are apart: messages, counts, and leaving all of one namespace, with
+// RESP2's subscribed mode lasting while the other has subscriptions.
+func TestPubSubNamespaces(t *testing.T) {
+	s := StartT(t, Options{})
+	pub, sub := dial(t, s.Addr()), dial(t, s.Addr())
+	sub.send("SSUBSCRIBE", "a", "b", "a")
+	require.Equal(t, shardNS.subscribed("a", 1), sub.read())
+	require.Equal(t, shardNS.subscribed("b", 2), sub.read())
+	require.Equal(t, shardNS.subscribed("a", 2), sub.read())
+	require.Equal(t, globalNS.subscribed("a", 1), sub.do("SUBSCRIBE", "a"), "counted with the shard channels")
+
+	require.Equal(t, ":0\r\n", pub.do("PUBLISH", "b", "to nobody"), "a shard subscriber counted")
+	require.Equal(t, ":1\r\n", pub.do("SPUBLISH", "a", "shard"))
+	require.Equal(t, shardNS.message(false, "a", "shard"), sub.read())
+	require.Equal(t, ":1\r\n", pub.do("PUBLISH", "a", "global"))
+	require.Equal(t, message(false, "a", "global"), sub.read())
+
+	// Leaving the channels keeps the shard channels, and subscribed mode.
+	require.Equal(t, globalNS.unsubscribed("a", 0), sub.do("UNSUBSCRIBE"))
+	require.Equal(t, globalNS.unsubscribedNone(), sub.do("UNSUBSCRIBE"))
+	require.Equal(t, shardNS.unsubscribed("zz", 2), sub.do("SUNSUBSCRIBE", "zz"))
+	require.Equal(t, "*2\r\n"+bulk("pong")+bulk(""), sub.do("PING"))
+	require.Equal(t, errSubscribed("get"), sub.do("GET", "k"))
+	require.Equal(t, ":0\r\n", pub.do("PUBLISH", "a", "gone"))
+	require.Equal(t, ":1\r\n", pub.do("SPUBLISH", "b", "kept"))
+	require.Equal(t, shardNS.message(false, "b", "kept"), sub.read())
+	sub.send("SUNSUBSCRIBE")
+	require.Equal(t, shardNS.unsubscribed("a", 1), sub.read())
+	require.Equal(t, shardNS.unsubscribed("b", 0), sub.read())
+	require.Equal(t, shardNS.unsubscribedNone(), sub.do("SUNSUBSCRIBE"))
+	require.Equal(t, "+PONG\r\n", sub.do("PING"), "still in subscribed mode")
+	require.Equal(t, ":0\r\n", pub.do("SPUBLISH", "a", "x"))
+
+	// The same in RESP3, where the null channel is RESP3's null.
+	require.Regexp(t, `^%7\r\n`, sub.do("HELLO", "3"))
+	require.Equal(t, ">3\r\n"+bulk("sunsubscribe")+"_\r\n:0\r\n", sub.do("SUNSUBSCRIBE"))
+	require.Equal(t, ">3\r\n"+bulk("ssubscribe")+bulk("a")+":1\r\n", sub.do("SSUBSCRIBE", "a"))
+	require.Equal(t, ">3\r\n"+bulk("subscribe")+bulk("b")+":1\r\n", sub.do("SUBSCRIBE", "b"))
+	require.Equal(t, ":0\r\n", pub.do("SPUBLISH", "b", "x"))
+	require.Equal(t, ":1\r\n", pub.do("SPUBLISH", "a", "r3"))
+	require.Equal(t, shardNS.message(true, "a", "r3"), sub.read())
+
+	// A subscriber that leaves is forgotten in both namespaces.
+	require.Equal(t, "+OK\r\n", sub.do("QUIT"))
+	require.Eventually(t, func() bool {
+		return pub.do("SPUBLISH", "a", "x") == ":0\r\n" && pub.do("PUBLISH", "b", "x") == ":0\r\n"
+	}, 10*time.Second, time.Millisecond)
 }
 
 // TestPubSubMessagesBetweenReplies publishes to a RESP3 subscriber that
@@ -139,7 +248,8 @@ func TestPubSubMessagesBetweenReplies(t *testing.T) {
 }
 
 // TestPubSubPublishToSelf checks that a RESP3 connection receives its own
-// message before the reply of the command that published it, as on Redis.
+// message before the reply of the command that published it, as on Redis
+// 7.0, in both namespaces.
 func TestPubSubPublishToSelf(t *testing.T) {
 	s := StartT(t, Options{})
 	c := dial(t, s.Addr())
@@ -148,16 +258,23 @@ func TestPubSubPublishToSelf(t *testing.T) {
 	require.Equal(t, message(true, "volley:released:lock", "x"), c.do("PUBLISH", "volley:released:lock", "x"))
 	require.Equal(t, ":1\r\n", c.read())
 
+	shardNS.subscribe(t, c, "volley:released:lock")
+	require.Equal(t, shardNS.message(true, "volley:released:lock", "y"), c.do("SPUBLISH", "volley:released:lock", "y"))
+	require.Equal(t, ":1\r\n", c.read())
+
 	require.Equal(t, "+OK\r\n", c.do("SET", "lock", "tok"))
 	c.send("EVAL", scripts.Release.Source, "1", "lock", "tok")
-	require.Equal(t, message(true, "volley:released:lock", holderID([]byte("tok"))), c.read())
+	require.Equal(t, shardNS.message(true, "volley:released:lock", holderID([]byte("tok"))), c.read())
 	require.Equal(t, ":1\r\n", c.read())
 }
 
+// TestReleaseScriptsPublish checks that the release scripts publish on the
+// keys' shard channels, and nothing on the channels of the same names.
 func TestReleaseScriptsPublish(t *testing.T) {
 	s := StartT(t, Options{})
-	c, sub := dial(t, s.Addr()), dial(t, s.Addr())
-	subscribe(t, sub, "volley:released:a", "volley:released:b")
+	c, sub, global := dial(t, s.Addr()), dial(t, s.Addr()), dial(t, s.Addr())
+	shardNS.subscribe(t, sub, "volley:released:a", "volley:released:b")
+	subscribe(t, global, "volley:released:a", "volley:released:b")
 	id := holderID([]byte("tok"))
 	require.Equal(t, "79bead8e6d65862a", id, "the first 16 hex digits of sha1(tok), as Redis 7.0.15 computes them")
 
@@ -172,16 +289,16 @@ func TestReleaseScriptsPublish(t *testing.T) {
 	}
 	require.Equal(t, "+OK\r\n", c.do("SET", "a", "tok"))
 	require.Equal(t, ":1\r\n", c.do("EVAL", scripts.Release.Source, "1", "a", "tok"))
-	require.Equal(t, message(false, "volley:released:a", id), sub.read())
+	require.Equal(t, shardNS.message(false, "volley:released:a", id), sub.read())
 	require.Equal(t, ":0\r\n", c.do("EVAL", scripts.Release.Source, "1", "a", "tok"), "released twice")
 
 	require.Equal(t, "+OK\r\n", c.do("SET", "a", "tok"))
 	require.Equal(t, "+OK\r\n", c.do("SET", "b", "tok"))
 	require.Equal(t, ":1\r\n", c.do("EVAL", scripts.ReleaseMulti.Source, "2", "a", "b", "tok"))
-	require.Equal(t, message(false, "volley:released:a", id), sub.read())
-	require.Equal(t, message(false, "volley:released:b", id), sub.read())
+	require.Equal(t, shardNS.message(false, "volley:released:a", id), sub.read())
+	require.Equal(t, shardNS.message(false, "volley:released:b", id), sub.read())
 	require.Equal(t, "*2\r\n"+bulk("pong")+bulk(""), sub.do("PING"), "a quiet release published")
-
+	require.Equal(t, "*2\r\n"+bulk("pong")+bulk(""), global.do("PING"), "a release published on a channel")
 }
 
 func TestLockWaitScript(t *testing.T) {
@@ -205,41 +322,50 @@ func TestLockWaitScript(t *testing.T) {
 }
 
 func TestDropMessages(t *testing.T) {
-	s := StartT(t, Options{})
-	pub, sub := dial(t, s.Addr()), dial(t, s.Addr())
-	subscribe(t, sub, "ch")
+	for _, ns := range bothNS {
+		t.Run(ns.name, func(t *testing.T) {
+			s := StartT(t, Options{})
+			pub, sub := dial(t, s.Addr()), dial(t, s.Addr())
+			ns.subscribe(t, sub, "ch")
 
-	s.DropMessages(1)
-	require.Equal(t, ":1\r\n", pub.do("PUBLISH", "ch", "dropped"), "a dropped delivery still counts")
-	require.Equal(t, ":1\r\n", pub.do("PUBLISH", "ch", "kept"))
-	require.Equal(t, message(false, "ch", "kept"), sub.read())
+			s.DropMessages(1)
+			require.Equal(t, ":1\r\n", pub.do(ns.pub, "ch", "dropped"), "a dropped delivery still counts")
+			require.Equal(t, ":1\r\n", pub.do(ns.pub, "ch", "kept"))
+			require.Equal(t, ns.message(false, "ch", "kept"), sub.read())
 
-	s.DropMessages(-1)
-	for range 3 {
-		require.Equal(t, ":1\r\n", pub.do("PUBLISH", "ch", "dropped"))
+			s.DropMessages(-1)
+			for range 3 {
+				require.Equal(t, ":1\r\n", pub.do(ns.pub, "ch", "dropped"))
+			}
+			s.DropMessages(0)
+			require.Equal(t, ":1\r\n", pub.do(ns.pub, "ch", "kept again"))
+			require.Equal(t, ns.message(false, "ch", "kept again"), sub.read())
+		})
 	}
-	s.DropMessages(0)
-	require.Equal(t, ":1\r\n", pub.do("PUBLISH", "ch", "kept again"))
-	require.Equal(t, message(false, "ch", "kept again"), sub.read())
 }
 
 func TestKillSubscribers(t *testing.T) {
 	s := StartT(t, Options{})
 	pub, sub2, sub3 := dial(t, s.Addr()), dial(t, s.Addr()), dial(t, s.Addr())
-	left := dial(t, s.Addr())
+	shard, left := dial(t, s.Addr()), dial(t, s.Addr())
 	subscribe(t, sub2, "a")
 	require.Regexp(t, `^%7\r\n`, sub3.do("HELLO", "3"))
 	subscribe(t, sub3, "b")
+	shardNS.subscribe(t, shard, "a")
 	subscribe(t, left, "a")
+	shardNS.subscribe(t, left, "a")
 	left.send("UNSUBSCRIBE")
 	require.Equal(t, subscription("unsubscribe", "a", 0), left.read())
+	left.send("SUNSUBSCRIBE")
+	require.Equal(t, shardNS.unsubscribed("a", 0), left.read())
 
-	require.Equal(t, 2, s.KillSubscribers())
-	for _, c := range []*testConn{sub2, sub3} {
+	require.Equal(t, 3, s.KillSubscribers())
+	for _, c := range []*testConn{sub2, sub3, shard} {
 		_, err := c.readAll()
 		require.True(t, isClosed(err), "want EOF, got %v", err)
 	}
 	require.Equal(t, ":0\r\n", pub.do("PUBLISH", "a", "x"))
+	require.Equal(t, ":0\r\n", pub.do("SPUBLISH", "a", "x"))
 	require.Equal(t, "+PONG\r\n", left.do("PING"), "a connection without subscriptions was closed")
 	require.Equal(t, 0, s.KillSubscribers())
 }
@@ -248,23 +374,32 @@ func TestRestartForgetsSubscriptions(t *testing.T) {
 	s := StartT(t, Options{})
 	sub := dial(t, s.Addr())
 	subscribe(t, sub, "a")
+	shardNS.subscribe(t, sub, "a")
 	s.Restart()
 	_, err := sub.readAll()
 	require.True(t, isClosed(err), "want EOF, got %v", err)
-	require.Equal(t, ":0\r\n", dial(t, s.Addr()).do("PUBLISH", "a", "x"))
+	pub := dial(t, s.Addr())
+	require.Equal(t, ":0\r\n", pub.do("PUBLISH", "a", "x"))
+	require.Equal(t, ":0\r\n", pub.do("SPUBLISH", "a", "x"))
 }
 
 // TestStuckSubscribers checks that a subscriber hung on a fault, or one
 // that does not read, delays neither the publisher nor other subscribers,
 // and that the one that does not read is disconnected once the messages
-// waiting for it pass the limit.
+// waiting for it pass the limit, in each namespace.
 func TestStuckSubscribers(t *testing.T) {
+	for _, ns := range bothNS {
+		t.Run(ns.name, func(t *testing.T) { testStuckSubscribers(t, ns) })
+	}
+}
+
+func testStuckSubscribers(t *testing.T, ns pubsubNS) {
 	s := StartT(t, Options{})
 	s.SetFault("ECHO", Fault{Hang: true})
 	pub, hung, good := dial(t, s.Addr()), dial(t, s.Addr()), dial(t, s.Addr())
-	subscribe(t, good, "ch")
+	ns.subscribe(t, good, "ch")
 	require.Regexp(t, `^%7\r\n`, hung.do("HELLO", "3"))
-	subscribe(t, hung, "ch")
+	ns.subscribe(t, hung, "ch")
 	hung.send("ECHO", "x")
 
 	// A connection that stops reading, on a small socket buffer.
@@ -272,22 +407,22 @@ func TestStuckSubscribers(t *testing.T) {
 	if tcp, ok := slow.nc.(*net.TCPConn); ok {
 		require.NoError(t, tcp.SetReadBuffer(4096))
 	}
-	subscribe(t, slow, "ch")
-	require.Equal(t, ":3\r\n", pub.do("PUBLISH", "ch", "first"))
-	require.Equal(t, message(false, "ch", "first"), good.read())
+	ns.subscribe(t, slow, "ch")
+	require.Equal(t, ":3\r\n", pub.do(ns.pub, "ch", "first"))
+	require.Equal(t, ns.message(false, "ch", "first"), good.read())
 
 	// Socket buffers take some before the server's buffer fills.
 	payload := strings.Repeat("m", 1<<20)
 	n := 0
 	for ; n < 8*maxPendingMessages/len(payload); n++ {
-		reply := pub.do("PUBLISH", "ch", payload)
-		require.Equal(t, message(false, "ch", payload), good.read(), "message %d", n)
+		reply := pub.do(ns.pub, "ch", payload)
+		require.Equal(t, ns.message(false, "ch", payload), good.read(), "message %d", n)
 		if reply == ":1\r\n" {
 			break // both stuck ones are gone
 		}
 	}
-	require.Equal(t, ":1\r\n", pub.do("PUBLISH", "ch", "last"), "after %d messages of 1 MiB", n)
-	require.Equal(t, message(false, "ch", "last"), good.read())
+	require.Equal(t, ":1\r\n", pub.do(ns.pub, "ch", "last"), "after %d messages of 1 MiB", n)
+	require.Equal(t, ns.message(false, "ch", "last"), good.read())
 	_, err := hung.readAll()
 	require.True(t, isClosed(err), "want EOF, got %v", err)
 }
@@ -336,9 +471,10 @@ func TestPubSubFaults(t *testing.T) {
 	require.Equal(t, bulk("slow")+message(true, "ch", "m")+"$1\r", got)
 }
 
-// TestPubSubChurn subscribes and unsubscribes on many connections while
-// messages are published and subscribers are killed, checking every frame
-// a subscriber reads: the race detector watches the rest.
+// TestPubSubChurn subscribes and unsubscribes on many connections, half of
+// them in each namespace, while messages are published in both and
+// subscribers are killed, checking every frame a subscriber reads (none
+// from the other namespace): the race detector watches the rest.
 func TestPubSubChurn(t *testing.T) {
 	s := StartT(t, Options{})
 	const subscribers, rounds = 8, 100
@@ -346,7 +482,7 @@ func TestPubSubChurn(t *testing.T) {
 	stop := make(chan struct{})
 	var subs, pubs sync.WaitGroup
 	for i := range subscribers {
-		subs.Go(func() { errs <- churn(s.Addr(), i%2 == 1, rounds) })
+		subs.Go(func() { errs <- churn(s.Addr(), i%2 == 1, bothNS[i/2%2], rounds) })
 	}
 	pubs.Go(func() { errs <- publishUntil(s.Addr(), stop) })
 	for k := range int64(3) {
@@ -362,11 +498,11 @@ func TestPubSubChurn(t *testing.T) {
 	}
 }
 
-// churn runs rounds of SUBSCRIBE, PING, UNSUBSCRIBE in one write each on a
-// connection subscribed to another channel, and checks the frames that
-// come back, messages included. A connection killed on the way is dialled
-// again.
-func churn(addr string, resp3 bool, rounds int) error {
+// churn runs rounds of SUBSCRIBE, PING, UNSUBSCRIBE (those of ns) in one
+// write each on a connection subscribed to another channel, and checks the
+// frames that come back, messages included. A connection killed on the way
+// is dialled again.
+func churn(addr string, resp3 bool, ns pubsubNS, rounds int) error {
 	var nc net.Conn
 	defer func() {
 		if nc != nil {
@@ -378,9 +514,9 @@ func churn(addr string, resp3 bool, rounds int) error {
 	if resp3 {
 		head, pong = ">3\r\n", "+PONG\r\n"
 	}
-	batch := encodeCommand(nil, "SUBSCRIBE", "ch")
+	batch := encodeCommand(nil, ns.sub, "ch")
 	batch = encodeCommand(batch, "PING")
-	batch = encodeCommand(batch, "UNSUBSCRIBE", "ch")
+	batch = encodeCommand(batch, ns.unsub, "ch")
 	for range rounds {
 		if nc == nil {
 			var err error
@@ -396,7 +532,7 @@ func churn(addr string, resp3 bool, rounds int) error {
 				hello = encodeCommand(hello, "HELLO", "3")
 			}
 			// A lasting subscription, so that kills find it.
-			hello = encodeCommand(hello, "SUBSCRIBE", "keep")
+			hello = encodeCommand(hello, ns.sub, "keep")
 			if _, err := nc.Write(hello); err != nil {
 				return err
 			}
@@ -411,8 +547,8 @@ func churn(addr string, resp3 bool, rounds int) error {
 			nc = nil
 			continue
 		}
-		want := []string{head + bulk("subscribe") + bulk("ch") + ":2\r\n", pong,
-			head + bulk("unsubscribe") + bulk("ch") + ":1\r\n"}
+		want := []string{head + bulk(strings.ToLower(ns.sub)) + bulk("ch") + ":2\r\n", pong,
+			head + bulk(strings.ToLower(ns.unsub)) + bulk("ch") + ":1\r\n"}
 		for len(want) > 0 {
 			frame, err := readFrame(nil, br)
 			if err != nil {
@@ -426,7 +562,7 @@ func churn(addr string, resp3 bool, rounds int) error {
 			switch string(frame) {
 			case want[0]:
 				want = want[1:]
-			case head + bulk("message") + bulk("ch") + bulk("payload"):
+			case head + bulk(ns.kind) + bulk("ch") + bulk("payload"):
 				if len(want) == 3 {
 					return errors.New("a message before the subscribe confirmation")
 				}
@@ -438,7 +574,8 @@ func churn(addr string, resp3 bool, rounds int) error {
 	return nil
 }
 
-// publishUntil publishes on "ch" until stop is closed.
+// publishUntil publishes on "ch", in turn with PUBLISH and SPUBLISH, until
+// stop is closed.
 func publishUntil(addr string, stop <-chan struct{}) error {
 	nc, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -449,14 +586,14 @@ func publishUntil(addr string, stop <-chan struct{}) error {
 		return err
 	}
 	br := bufio.NewReader(nc)
-	cmd := encodeCommand(nil, "PUBLISH", "ch", "payload")
-	for {
+	cmds := [][]byte{encodeCommand(nil, "PUBLISH", "ch", "payload"), encodeCommand(nil, "SPUBLISH", "ch", "payload")}
+	for i := 0; ; i++ {
 		select {
 		case <-stop:
 			return nil
 		default:
 		}
-		if _, err := nc.Write(cmd); err != nil {
+		if _, err := nc.Write(cmds[i%2]); err != nil {
 			return err
 		}
 		reply, err := readFrame(nil, br)
@@ -464,7 +601,7 @@ func publishUntil(addr string, stop <-chan struct{}) error {
 			return err
 		}
 		if reply[0] != ':' {
-			return fmt.Errorf("PUBLISH: %q", reply)
+			return fmt.Errorf("%q: %q", cmds[i%2], reply)
 		}
 	}
 }

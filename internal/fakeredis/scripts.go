@@ -13,7 +13,8 @@ import (
 // The Redlock scripts the fake runs natively in Go are those of
 // internal/scripts, recognised by their text or SHA-1 (see scriptTable).
 
-// releasedChannelPrefix starts the channel the release scripts publish on.
+// releasedChannelPrefix starts the shard channel the release scripts
+// publish on.
 const releasedChannelPrefix = "volley:released:"
 
 // scriptKind names a script the fake knows how to run.
@@ -264,10 +265,11 @@ func (c *client) runScriptLocked(kind scriptKind, sha string, keys, argv [][]byt
 }
 
 // publishReleaseLocked publishes what the release scripts do when they
-// delete key, which held token: the release's id on the key's channel.
+// delete key, which held token: the release's id on the key's shard
+// channel (SPUBLISH).
 func (c *client) publishReleaseLocked(key, token []byte) {
 	channel := append([]byte(releasedChannelPrefix), key...)
-	c.s.publishLocked(c, channel, []byte(holderID(token)))
+	c.s.publishLocked(c, shard, channel, []byte(holderID(token)))
 }
 
 // holderID returns the id the scripts give a token: the first 16 of the

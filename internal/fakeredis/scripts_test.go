@@ -18,7 +18,7 @@ func TestHandoverScript(t *testing.T) {
 	clock := NewManualClock(time.Unix(1_700_000_000, 0))
 	s := StartT(t, Options{Clock: clock})
 	c, sub := dial(t, s.Addr()), dial(t, s.Addr())
-	subscribe(t, sub, releasedChannelPrefix+"lock")
+	shardNS.subscribe(t, sub, releasedChannelPrefix+"lock")
 	sha := c.do("SCRIPT", "LOAD", scripts.Handover.Source)
 	require.Equal(t, bulk("655186e72d899174676eb3a8f0bb0f46cc70ec5a"), sha, "the SHA-1 Redis 7.0.15 gives it")
 	sha = sha[len("$40\r\n") : len(sha)-2]

@@ -65,8 +65,8 @@ type Server struct {
 	runID    string
 	started  time.Time
 	clients  map[*client]struct{}
-	channels map[string]map[*client]struct{} // subscribers by channel
-	dropMsgs int                             // deliveries to drop (DropMessages)
+	channels [numNamespaces]map[string]map[*client]struct{} // subscribers by namespace and channel
+	dropMsgs int                                            // deliveries to drop (DropMessages)
 	nextID   int64
 	ops      uint64 // commands run, to pace the expired-key sweep
 	closed   bool
@@ -223,7 +223,9 @@ func (s *Server) resetLocked() {
 		s.dbs[i] = make(map[string]entry)
 	}
 	s.scripts = make(map[string]scriptKind)
-	s.channels = make(map[string]map[*client]struct{})
+	for i := range s.channels {
+		s.channels[i] = make(map[string]map[*client]struct{})
+	}
 	s.runID = newRunID()
 	s.started = s.clock.Now()
 }

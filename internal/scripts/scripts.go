@@ -39,11 +39,12 @@ func load(name string) Script {
 // the token.
 var (
 	// Release deletes KEYS[1] if it holds the token ARGV[1], then wakes
-	// its waiters: it publishes the release's id (the first 16 hex digits
-	// of ARGV[1]'s SHA-1; the token itself never leaves the master) on the
-	// channel "volley:released:" followed by the key, and returns 1. Else
-	// it returns 0. It publishes with redis.pcall, so that an ACL that
-	// forbids PUBLISH costs the waiters their retry delay, not the release.
+	// its waiters: it publishes (SPUBLISH) the release's id (the first 16
+	// hex digits of ARGV[1]'s SHA-1; the token itself never leaves the
+	// master) on the shard channel "volley:released:" followed by the key,
+	// in the key's slot on a cluster, and returns 1. Else it returns 0. It
+	// publishes with redis.pcall, so that an ACL that forbids SPUBLISH
+	// costs the waiters their retry delay, not the release.
 	Release = load("release")
 	// ReleaseQuiet is Release without the wake-up: it deletes KEYS[1] if
 	// it holds ARGV[1] and returns DEL's reply (1), else 0. It releases a
