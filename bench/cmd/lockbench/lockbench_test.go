@@ -44,6 +44,9 @@ func smokeOptions(defs []contenderDef) Options {
 		RenewalTTL:      300 * time.Millisecond,
 		HandoffProcs:    2,
 		HandoffG:        2,
+		// Long enough for Volley (a quorum of primaries is still up), not
+		// for a peer that waits for the promotion and longer.
+		ClusterRecoveryBound: 5 * time.Second,
 		Setup: Setup{
 			MasterTimeout: 50 * time.Millisecond,
 			TTL:           10 * time.Second,
@@ -98,6 +101,9 @@ func TestHarnessSmoke(t *testing.T) {
 	if _, err := findCCompiler(); err != nil && slices.ContainsFunc(defs, func(d contenderDef) bool { return d.name == nameFloorC }) {
 		skipped = append(skipped, nameFloorC+": "+errNoCCompiler.Error())
 		defs = slices.DeleteFunc(defs, func(d contenderDef) bool { return d.name == nameFloorC })
+	}
+	if ms.Kind == kindFake {
+		skipped = append(skipped, modeCluster+" mode: "+errClusterNeedsServers)
 	}
 	require.Equal(t, skipped, rep.Skipped)
 	require.Len(t, rep.Contenders, len(defs)+floors)
@@ -167,12 +173,31 @@ func TestHarnessSmoke(t *testing.T) {
 		assert.Positive(t, h.AcqPerSec, "%s %s", h.Name, h.Setting)
 		assert.Zero(t, h.Overlaps, "%s %s", h.Name, h.Setting)
 	}
-	require.Len(t, rep.Targets, 18)
+	// Cluster: on real servers only, every cluster contender, and Volley
+	// locks again after a primary's death while a quorum of primaries is up.
+	if ms.Kind != kindFake {
+		require.Len(t, rep.ClusterLatency, len(clusterContenders))
+		for _, c := range rep.ClusterLatency {
+			assert.Positive(t, c.Lat.N, c.Name)
+			assert.Zero(t, c.Errors, c.Name)
+		}
+		require.Len(t, rep.ClusterRecovery, len(clusterContenders)-1, "every contender on a cluster")
+		v := rep.ClusterRecovery[slices.IndexFunc(rep.ClusterRecovery, func(c ClusterRecovery) bool { return c.Name == nameVolleyCluster })]
+		assert.False(t, v.NeverLocked, "volley over a cluster that lost one of 3 primaries: %s", v.LastError)
+		assert.Empty(t, v.PromoteError)
+	} else {
+		assert.Empty(t, rep.ClusterLatency)
+	}
+	require.Len(t, rep.Targets, 21)
 
 	var out bytes.Buffer
 	rep.WriteTables(&out)
 	text := out.String()
-	for _, section := range []string{"LATENCY:", "THROUGHPUT:", "CONTENDED:", "ALLOCS:", "SKEW:", "MULTI:", "RENEWAL:", "HANDOFF:", "TARGETS"} {
+	sections := []string{"LATENCY:", "THROUGHPUT:", "CONTENDED:", "ALLOCS:", "SKEW:", "MULTI:", "RENEWAL:", "HANDOFF:", "TARGETS"}
+	if ms.Kind != kindFake {
+		sections = append(sections, "CLUSTER:", "CLUSTER RECOVERY:")
+	}
+	for _, section := range sections {
 		assert.Contains(t, text, section)
 	}
 	for _, d := range defs {

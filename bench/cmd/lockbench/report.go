@@ -28,14 +28,16 @@ type Report struct {
 	SkewProfiles []SkewProfile      `json:"skew_profiles,omitempty"`
 	Skew         []SkewResult       `json:"skew,omitempty"`
 	// DegradedSchedule is the slow-master schedule every contender ran.
-	DegradedSchedule []SlowWindow     `json:"degraded_schedule,omitempty"`
-	Degraded         []DegradedResult `json:"degraded,omitempty"`
-	Adapters         []AdapterResult  `json:"adapters,omitempty"`
-	Multi            []MultiResult    `json:"multi,omitempty"`
-	Renewal          []RenewalResult  `json:"renewal,omitempty"`
-	RenewalTTL       time.Duration    `json:"renewal_ttl_ns,omitempty"`
-	Handoff          []HandoffResult  `json:"handoff,omitempty"`
-	Targets          []Target         `json:"targets"`
+	DegradedSchedule []SlowWindow      `json:"degraded_schedule,omitempty"`
+	Degraded         []DegradedResult  `json:"degraded,omitempty"`
+	Adapters         []AdapterResult   `json:"adapters,omitempty"`
+	Multi            []MultiResult     `json:"multi,omitempty"`
+	Renewal          []RenewalResult   `json:"renewal,omitempty"`
+	RenewalTTL       time.Duration     `json:"renewal_ttl_ns,omitempty"`
+	Handoff          []HandoffResult   `json:"handoff,omitempty"`
+	ClusterLatency   []ClusterLatency  `json:"cluster_latency,omitempty"`
+	ClusterRecovery  []ClusterRecovery `json:"cluster_recovery,omitempty"`
+	Targets          []Target          `json:"targets"`
 }
 
 // ReportConfig records the knobs of the run.
@@ -253,6 +255,32 @@ func evaluateTargets(r *Report) []Target {
 			ratio := v.OpsPerSec / b.OpsPerSec
 			ts = append(ts, Target{Goal: goal, Measured: true, Met: ratio >= peer.want,
 				Figure: fmt.Sprintf("%.0f vs %.0f ops/s = %.2fx", v.OpsPerSec, b.OpsPerSec, ratio)})
+		}
+	}
+	// Cluster: a cluster's primaries cost little more than as many
+	// standalone masters, and Volley stays ahead of the cluster-native peers.
+	{
+		v := r.clusterLatencyOf(nameVolleyCluster)
+		for _, o := range []struct {
+			name string
+			want float64
+		}{{nameVolleyStandalone, 1.2}, {nameRueidislockCluster, 1}, {nameRedsyncCluster, 1}} {
+			goal := fmt.Sprintf("cluster Lock+Unlock p50 <= %gx %s", o.want, o.name)
+			if o.want == 1 {
+				goal = "cluster Lock+Unlock p50 below " + o.name
+			}
+			b := r.clusterLatencyOf(o.name)
+			if v == nil || b == nil || b.Lat.P50 <= 0 {
+				notMeasured(goal)
+				continue
+			}
+			x := v.Lat.P50 / b.Lat.P50
+			met := x <= o.want
+			if o.want == 1 {
+				met = x < 1
+			}
+			ts = append(ts, Target{Goal: goal, Measured: true, Met: met,
+				Figure: fmt.Sprintf("%.3fms vs %.3fms = %.2fx", v.Lat.P50, b.Lat.P50, x)})
 		}
 	}
 	// Multi-key: 16 keys in one lock cost at most half again one key's.
@@ -634,6 +662,29 @@ func (r *Report) WriteTables(w io.Writer) {
 				}
 				fmt.Fprintf(w, "first error, %s %s: %s\n", h.Name, h.Setting, msg)
 			}
+		}
+	}
+	if len(r.ClusterLatency) > 0 {
+		section(fmt.Sprintf("CLUSTER: Lock+Unlock, 1 goroutine, fresh key, on a local %d-primary Redis Cluster (no replicas); x standalone: to %s's p50", clusterShards, nameVolleyStandalone))
+		fmt.Fprintln(tw, "contender\tp50 ms\tp99 ms\tx standalone\terrors\tsetup\t")
+		ref := field(r.clusterLatencyOf(nameVolleyStandalone), func(c *ClusterLatency) float64 { return c.Lat.P50 })
+		for _, c := range r.ClusterLatency {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t\n", c.Name, f3(c.Lat.P50), f3(c.Lat.P99), ratio(c.Lat.P50, ref), c.Errors, c.Note)
+		}
+	}
+	if len(r.ClusterRecovery) > 0 {
+		section("CLUSTER RECOVERY: the primary of the lock key's slot killed (SIGKILL; cluster-node-timeout 1s), fresh cluster (a replica per primary) per contender, attempts bounded by " + clusterAttempt.String())
+		fmt.Fprintln(tw, "contender\tfirst lock after ms\treplica promoted after ms\tfailed attempts\tlast error\t")
+		for _, c := range r.ClusterRecovery {
+			first := f3(c.FirstLockMs)
+			if c.NeverLocked {
+				first = "none in " + dur(c.BoundMs).String()
+			}
+			promoted := f3(c.PromotedMs)
+			if c.PromoteError != "" {
+				promoted = "not promoted"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t\n", c.Name, first, promoted, c.FailedTries, c.LastError)
 		}
 	}
 	tw.Flush()

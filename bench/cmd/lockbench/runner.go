@@ -27,7 +27,7 @@ const (
 	modeHandoff    = "handoff"
 )
 
-var allModes = []string{modeLatency, modeThroughput, modeContended, modeAllocs, modeSkew, modeDegraded, modeAdapters, modeMulti, modeRenewal, modeHandoff}
+var allModes = []string{modeLatency, modeThroughput, modeContended, modeAllocs, modeSkew, modeDegraded, modeAdapters, modeMulti, modeRenewal, modeHandoff, modeCluster}
 
 // Options configure one run of the harness.
 type Options struct {
@@ -63,6 +63,10 @@ type Options struct {
 	// contend for one key in the handoff mode.
 	HandoffProcs int
 	HandoffG     int
+
+	// ClusterRecoveryBound [30s] bounds the cluster mode's wait for the
+	// first lock after a primary's death.
+	ClusterRecoveryBound time.Duration
 
 	// StartProxy starts a fault proxy in front of a master (skew and
 	// degraded modes).
@@ -126,6 +130,9 @@ func NewRunner(opts Options, masters Masters, p *progress) *Runner {
 	}
 	if opts.HandoffG <= 0 {
 		opts.HandoffG = 4
+	}
+	if opts.ClusterRecoveryBound <= 0 {
+		opts.ClusterRecoveryBound = 30 * time.Second
 	}
 	if p == nil {
 		p = newProgress(nil)
@@ -222,6 +229,11 @@ func (r *Runner) Run(ctx context.Context) (*Report, error) {
 	}
 	if want[modeHandoff] {
 		if err := r.handoff(ctx); err != nil {
+			return rep, err
+		}
+	}
+	if want[modeCluster] {
+		if err := r.cluster(ctx); err != nil {
 			return rep, err
 		}
 	}
