@@ -25,7 +25,7 @@ SUBMODULES     ?= bench redlockotel redlockprom
 # test-stress: how many times the unit suite must pass under CPU hogs in a row.
 STRESS_RUNS    ?= 3
 
-.PHONY: all test test-stress deps vet cross staticcheck fmt-check unit fuzz-smoke bench bench-go bench-go-compare fuzz torture cover lint redis-up redis-down
+.PHONY: all test test-stress deps vet cross staticcheck fmt-check unit fuzz-smoke bench bench-go bench-go-compare fuzz torture torture-cluster cover lint redis-up redis-down
 
 all: test
 
@@ -181,6 +181,11 @@ bench-go-compare:
 ## proxies; exits non-zero on any violation, panic or stuck operation.
 torture: deps
 	$(GO) run ./internal/cmd/torture -duration $(TORTURE_TIME) $(if $(SEED),-seed $(SEED)) -json torture.json
+
+## torture-cluster: the same over a local 3-primary Redis Cluster (a
+## replica each) whose primaries fail over, die and lose slots.
+torture-cluster: deps
+	$(GO) run ./internal/cmd/torture -cluster -duration $(TORTURE_TIME) $(if $(SEED),-seed $(SEED)) -json torture-cluster.json
 
 ## cover: tests with a coverage profile and a per-function summary.
 cover: deps

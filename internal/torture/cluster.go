@@ -3,16 +3,30 @@ package torture
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/volleylock/volley/internal/faultproxy"
 	"github.com/volleylock/volley/internal/redistest"
 )
 
-// cluster is the masters and the proxy in front of each.
+// cluster is the masters and the proxy in front of each, or, for
+// Config.Cluster, a Redis Cluster (rc), whose nodes the clients reach
+// directly: they follow its slot map, which names the nodes themselves.
 type cluster struct {
 	servers []*redistest.Server
 	proxies []*faultproxy.Proxy
+	rc      *redistest.Cluster
+}
+
+// startRedisCluster starts a Redis Cluster of n primaries with a replica
+// each.
+func startRedisCluster(n int) (*cluster, error) {
+	rc, err := redistest.StartCluster(redistest.ClusterOptions{Shards: n})
+	if err != nil {
+		return nil, fmt.Errorf("torture: starting a cluster: %w", err)
+	}
+	return &cluster{rc: rc}, nil
 }
 
 // startCluster starts n redis-servers (concurrently) and a proxy for each.
@@ -44,8 +58,12 @@ func startCluster(n int) (*cluster, error) {
 	return cl, nil
 }
 
-// addrs returns the proxies' addresses: what the clients dial.
+// addrs returns what the clients dial: the proxies' addresses, or the
+// cluster's entry.
 func (cl *cluster) addrs() []string {
+	if cl.rc != nil {
+		return []string{"redis-cluster://" + strings.Join(cl.rc.SeedAddrs(), ",")}
+	}
 	out := make([]string, len(cl.proxies))
 	for i, p := range cl.proxies {
 		out[i] = p.Addr()
@@ -55,6 +73,9 @@ func (cl *cluster) addrs() []string {
 
 // stop closes the proxies and kills the servers (paused ones included).
 func (cl *cluster) stop() {
+	if cl.rc != nil {
+		cl.rc.Stop()
+	}
 	for _, p := range cl.proxies {
 		if p != nil {
 			p.Close()

@@ -37,6 +37,25 @@ const (
 	FaultMajorityPartition Fault = "majority-partition"
 )
 
+// The faults of a Redis Cluster (Config.Cluster). Each picks one shard.
+const (
+	// FaultFailover has a replica of one shard take over from its primary
+	// (CLUSTER FAILOVER); the deposed primary becomes its replica.
+	FaultFailover Fault = "failover"
+	// FaultKillPrimary kills one shard's primary (SIGKILL) and waits for the
+	// cluster to promote its replica; the heal restarts the killed node,
+	// empty, and it rejoins as a replica.
+	FaultKillPrimary Fault = "kill-primary"
+	// FaultMoveSlot moves the slot of one lock copy (a slot that holds a
+	// lock key) to another shard, keys included, as a resharding does; the
+	// heal moves it back.
+	FaultMoveSlot Fault = "move-slot"
+)
+
+// ClusterFaults is the rotation of a Redis Cluster run, which must never
+// produce a violation with the restart guard on.
+func ClusterFaults() []Fault { return []Fault{FaultFailover, FaultKillPrimary, FaultMoveSlot} }
+
 // SafeFaults is the rotation that must never produce a violation with the
 // restart guard on.
 func SafeFaults() []Fault {
@@ -46,10 +65,12 @@ func SafeFaults() []Fault {
 	}
 }
 
-// ParseFaults parses a comma-separated list of fault names.
+// ParseFaults parses a comma-separated list of fault names: those of
+// SafeFaults and of ClusterFaults (Run refuses a fault of the other
+// topology).
 func ParseFaults(names []string) ([]Fault, error) {
 	known := map[Fault]bool{}
-	for _, f := range SafeFaults() {
+	for _, f := range append(SafeFaults(), ClusterFaults()...) {
 		known[f] = true
 	}
 	var out []Fault
@@ -64,13 +85,19 @@ func ParseFaults(names []string) ([]Fault, error) {
 
 // Config configures a Run. Zero fields mean the defaults in brackets.
 type Config struct {
-	Duration   time.Duration // how long to run [1m]; with Cycles, an upper bound
-	Cycles     int           // stop after this many full fault rotations (0: run for Duration)
-	Seed       uint64        // drives every random choice; 0 is a valid seed
-	Masters    int           // [5]
-	Clients    int           // independent lock clients [4]
-	Goroutines int           // per client [16]
-	Keys       int           // contended keys [3]
+	Duration time.Duration // how long to run [1m]; with Cycles, an upper bound
+	Cycles   int           // stop after this many full fault rotations (0: run for Duration)
+	Seed     uint64        // drives every random choice; 0 is a valid seed
+	Masters  int           // [5]; with Cluster, the primaries [3]
+	// Cluster runs the masters as a Redis Cluster: Masters primaries with
+	// a replica each, over which the clients lock with one redis-cluster://
+	// entry (a copy of each lock per primary). Its faults are ClusterFaults
+	// [all of them]; the others need the standalone masters' proxies.
+	// Fencing is refused over a cluster.
+	Cluster    bool
+	Clients    int // independent lock clients [4]
+	Goroutines int // per client [16]
+	Keys       int // contended keys [3]
 	// MultiKey is the share of rounds that lock two of the keys at once
 	// (LockMulti), overlapping the single-key rounds and each other [0.25];
 	// negative: none.
@@ -78,6 +105,7 @@ type Config struct {
 
 	TTL           time.Duration // lock TTL [800ms]
 	MaxTTL        time.Duration // redlock MaxTTL, the restart guard's window [2s]
+	FailoverGrace time.Duration // redlock FailoverGrace, added to the guard after a copy moves [1s]
 	MasterTimeout time.Duration // redlock MasterTimeout [30ms]
 	RetryDelay    time.Duration // redlock RetryDelay [50ms]
 	LockTimeout   time.Duration // ctx deadline of each Lock call [2*TTL]
@@ -119,6 +147,9 @@ func (c Config) withDefaults() Config {
 		}
 	}
 	defd(&c.Duration, time.Minute)
+	if c.Cluster {
+		def(&c.Masters, 3)
+	}
 	def(&c.Masters, 5)
 	def(&c.Clients, 4)
 	def(&c.Goroutines, 16)
@@ -131,6 +162,7 @@ func (c Config) withDefaults() Config {
 	}
 	defd(&c.TTL, 800*time.Millisecond)
 	defd(&c.MaxTTL, 2*time.Second)
+	defd(&c.FailoverGrace, time.Second)
 	defd(&c.MasterTimeout, 30*time.Millisecond)
 	defd(&c.RetryDelay, 50*time.Millisecond)
 	defd(&c.LockTimeout, 2*c.TTL)
@@ -140,6 +172,9 @@ func (c Config) withDefaults() Config {
 	defd(&c.RecoveryTimeout, 15*time.Second)
 	if c.Faults == nil {
 		c.Faults = SafeFaults()
+		if c.Cluster {
+			c.Faults = ClusterFaults()
+		}
 	}
 	if c.Logf == nil {
 		c.Logf = func(string, ...any) {}

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/volleylock/volley/conn"
 	"github.com/volleylock/volley/redlock"
+	"github.com/volleylock/volley/resp"
 )
 
 // Locker is a lock client under test: one per simulated client process.
@@ -171,9 +173,54 @@ func (h *redlockHeld) Fence() uint64                    { return h.l.Fence() }
 // master, so it "acquires" whatever others hold. The checker must catch it.
 type brokenLocker struct {
 	conns  []*conn.Conn
+	tags   []string // per master, what its keys start with ("" but on a cluster)
 	mu     sync.Mutex
 	rng    *rand.Rand
 	quorum int
+}
+
+// NewBrokenClusterLocker returns the broken Locker on the primaries of a
+// Redis Cluster, entry's seed nodes (redis-cluster://host:port,...), each
+// of which must be a primary: on each, the keys carry a hash tag of a slot
+// it owns, found by asking it (a GET answered with MOVED names a slot of
+// another).
+func NewBrokenClusterLocker(entry string, seed uint64) (Locker, error) {
+	addrs := strings.Split(strings.TrimPrefix(entry, "redis-cluster://"), ",")
+	lk, err := NewBrokenLocker(addrs, conn.Options{ReadTimeout: 200 * time.Millisecond}, seed)
+	if err != nil {
+		return nil, err
+	}
+	b := lk.(*brokenLocker)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := b.WaitReady(ctx); err != nil {
+		b.Close()
+		return nil, fmt.Errorf("torture: broken cluster locker: %w", err)
+	}
+	for _, c := range b.conns {
+		for j := 0; ; j++ {
+			tag := "{broken" + strconv.Itoa(j) + "}"
+			_, err := c.Do(ctx, "GET", tag)
+			if err == nil {
+				b.tags = append(b.tags, tag)
+				break
+			}
+			var se *resp.ServerError
+			if !errors.As(err, &se) || se.Prefix != "MOVED" {
+				b.Close()
+				return nil, fmt.Errorf("torture: broken cluster locker: %w", err)
+			}
+		}
+	}
+	return b, nil
+}
+
+// key is key as master i stores it.
+func (b *brokenLocker) key(i int, key string) string {
+	if b.tags == nil {
+		return key
+	}
+	return b.tags[i] + key
 }
 
 // NewBrokenLocker returns the broken Locker on addrs.
@@ -224,10 +271,10 @@ func (b *brokenLocker) LockMulti(ctx context.Context, keys []string, ttl time.Du
 	b.mu.Unlock()
 	start := time.Now()
 	ok := 0
-	for _, c := range b.conns {
+	for i, c := range b.conns {
 		set := 0
 		for _, key := range keys {
-			if _, err := c.Do(ctx, "SET", key, tok, "PX", ttl.Milliseconds()); err == nil {
+			if _, err := c.Do(ctx, "SET", b.key(i, key), tok, "PX", ttl.Milliseconds()); err == nil {
 				set++
 			}
 		}
@@ -258,9 +305,9 @@ func (h *brokenHeld) Extend(context.Context, time.Duration) error {
 }
 
 func (h *brokenHeld) Unlock(ctx context.Context) error {
-	for _, c := range h.b.conns {
+	for i, c := range h.b.conns {
 		for _, key := range h.keys {
-			c.Do(ctx, "EVAL", `if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("del",KEYS[1]) else return 0 end`, 1, key, h.tok)
+			c.Do(ctx, "EVAL", `if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("del",KEYS[1]) else return 0 end`, 1, h.b.key(i, key), h.tok)
 		}
 	}
 	return nil

@@ -143,6 +143,9 @@ func (in *injection) slowOne(i int, drip bool) string {
 // the fault on in (in.dur already holds a random length in [FaultTime/2,
 // FaultTime], which it may change) and sets what heals it.
 var faultSpecs = map[Fault]func(in *injection){
+	FaultFailover:    (*injection).failover,
+	FaultKillPrimary: (*injection).killPrimary,
+	FaultMoveSlot:    (*injection).moveSlot,
 	FaultMinorityPartition: func(in *injection) {
 		in.targets = in.minority()
 		in.onProxies(func(p *faultproxy.Proxy) { p.Blackhole(true) }, func(p *faultproxy.Proxy) { p.Blackhole(false) })

@@ -95,6 +95,7 @@ func DefaultLockerConfig(cfg Config, addrs []string) redlock.Config {
 		RetryDelay:          cfg.RetryDelay,
 		MasterTimeout:       cfg.MasterTimeout,
 		MaxTTL:              cfg.MaxTTL,
+		FailoverGrace:       cfg.FailoverGrace,
 		DisableRestartGuard: cfg.DisableRestartGuard,
 		Fencing:             cfg.Fencing,
 		DriftFactor:         0.01,
@@ -111,7 +112,16 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Masters < 1 || cfg.TTL > cfg.MaxTTL {
 		return nil, fmt.Errorf("torture: bad config: %d masters, TTL %v, MaxTTL %v", cfg.Masters, cfg.TTL, cfg.MaxTTL)
 	}
-	cl, err := startCluster(cfg.Masters)
+	for _, f := range cfg.Faults {
+		if slices.Contains(ClusterFaults(), f) != cfg.Cluster {
+			return nil, fmt.Errorf("torture: bad config: fault %s with Cluster %v", f, cfg.Cluster)
+		}
+	}
+	start := startCluster
+	if cfg.Cluster {
+		start = startRedisCluster
+	}
+	cl, err := start(cfg.Masters)
 	if err != nil {
 		return nil, err
 	}

@@ -1,8 +1,10 @@
 // Command torture runs Redlock against five real redis-server masters
-// behind fault-injecting proxies and checks that no two clients ever hold
-// the same lock. See package internal/torture.
+// behind fault-injecting proxies (or, with -cluster, over a Redis Cluster
+// whose primaries fail over, die and lose slots) and checks that no two
+// clients ever hold the same lock. See package internal/torture.
 //
 //	go run ./internal/cmd/torture -duration 10m -seed 42
+//	go run ./internal/cmd/torture -cluster -duration 10m
 //
 // It first runs the safe schedule (restart guard on, every fault in
 // rotation) for -duration, then, unless -unsafe-duration is 0, the crash
@@ -48,16 +50,28 @@ func main() {
 		faults         = flag.String("faults", "", "comma-separated faults (default: all): "+faultNames())
 		jsonPath       = flag.String("json", "", "write the report as JSON to this file")
 		quiet          = flag.Bool("q", false, "do not log each fault")
-		fencing        = flag.Bool("fencing", true, "fenced locks (redlock Config.Fencing), with every holder's token checked against earlier holders'")
+		fencing        = flag.Bool("fencing", true, "fenced locks (redlock Config.Fencing), with every holder's token checked against earlier holders' (not with -cluster)")
+		clusterMode    = flag.Bool("cluster", false, "run over a Redis Cluster of -masters primaries (default 3) with a replica each, under its faults ("+clusterFaultNames()+"); no fencing, no unsafe schedule")
 	)
 	flag.Parse()
 	log.SetFlags(0)
+	if *clusterMode {
+		set := map[string]bool{}
+		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		if !set["masters"] {
+			*masters = 3
+		}
+		// Fencing is refused over a cluster, and the unsafe schedule's
+		// crash needs standalone masters.
+		*fencing, *unsafeDuration = false, 0
+	}
 
 	cfg := torture.Config{
 		Duration: *duration, Seed: *seed,
 		Masters: *masters, Clients: *clients, Goroutines: *goroutines, Keys: *keys,
 		TTL: *ttl, MaxTTL: *maxTTL, MasterTimeout: *masterTimeout,
 		FaultTime: *faultTime, HealTime: *healTime, Fencing: *fencing,
+		Cluster: *clusterMode,
 	}
 	if *faults != "" {
 		fs, err := torture.ParseFaults(strings.Split(*faults, ","))
@@ -125,9 +139,13 @@ func main() {
 	fmt.Printf("\nPASS (seed %d)\n", *seed)
 }
 
-func faultNames() string {
+func faultNames() string { return joinFaults(torture.SafeFaults()) }
+
+func clusterFaultNames() string { return joinFaults(torture.ClusterFaults()) }
+
+func joinFaults(fs []torture.Fault) string {
 	var names []string
-	for _, f := range torture.SafeFaults() {
+	for _, f := range fs {
 		names = append(names, string(f))
 	}
 	return strings.Join(names, ",")
