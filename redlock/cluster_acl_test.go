@@ -1,0 +1,79 @@
+package redlock
+
+import (
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/volleylock/volley/internal/redistest"
+)
+
+// clusterACL is the least-privileged user of docs/deployments.md ("The
+// ACL a deployment needs") over a Redis Cluster, for locks on keys under
+// app:lock:, without fencing (refused over a cluster): the standalone
+// user's rules with the copies' tags in its key and channel patterns,
+// plus the slot map and the record of the number of copies.
+var clusterACL = []string{
+	"ACL", "SETUSER", "volley", "on", ">volley-pw", "resetkeys", "resetchannels", "-@all",
+	"+auth", "+hello", "+script|load", "+info",
+	"+set", "+eval", "+evalsha", "+get", "+del", "+pexpire", "+pttl",
+	"~{vl*}app:lock:*",
+	"+spublish", "+ssubscribe", "+sunsubscribe", "&volley:released:{vl*}app:lock:*",
+	"+cluster|slots", "~{vl*}volley:copies",
+}
+
+// TestClusterMinimalACL: over a cluster whose every node has only the
+// documented user, New reads the slot map and records the copies, and a
+// lock, its extension, a waiter woken by the release and Inspect work.
+// Without +cluster|slots (the broken variant) New fails, naming NOPERM.
+func TestClusterMinimalACL(t *testing.T) {
+	cl := redistest.StartClusterT(t, redistest.ClusterOptions{Replicas: -1})
+	for _, n := range cl.Nodes() {
+		require.NoError(t, n.Command(clusterACL...))
+		rules := slices.DeleteFunc(slices.Clone(clusterACL), func(r string) bool { return r == "+cluster|slots" })
+		rules[2] = "noslots"
+		require.NoError(t, n.Command(rules...))
+	}
+	user := Connection{Username: "volley", Password: "volley-pw"}
+	a := clusterClient(t, cl, Config{Conn: user})
+	// A waiter that is not woken waits 5-10 s (RetryDelay, and the
+	// holder's 10 s TTL) before it tries again.
+	var failed atomic.Int32
+	b := clusterClient(t, cl, Config{Conn: user, RetryDelay: 10 * time.Second,
+		Hooks: Hooks{Event: func(ev Event, _ string) {
+			if ev == EventFailed {
+				failed.Add(1)
+			}
+		}}})
+	key := "app:lock:cluster-acl"
+
+	l, err := a.Lock(bg, key, 10*time.Second)
+	require.NoError(t, err)
+	require.NoError(t, l.Extend(bg, 10*time.Second))
+	got := make(chan error, 1)
+	go func() {
+		l2, err := b.Lock(bg, key, time.Second)
+		if err == nil {
+			err = l2.Unlock(bg)
+		}
+		got <- err
+	}()
+	// Released once b waits: its attempts before and after it subscribed
+	// failed.
+	require.Eventually(t, func() bool { return failed.Load() >= 2 }, 5*time.Second, time.Millisecond)
+	released := time.Now()
+	require.NoError(t, l.Unlock(bg))
+	require.NoError(t, <-got)
+	assert.Less(t, time.Since(released), 3*time.Second, "the waiter was woken by the release (SSUBSCRIBE allowed)")
+	states, err := a.Inspect(bg, key)
+	require.NoError(t, err)
+	assert.Len(t, states, 3)
+
+	_, err = New(bg, Config{Addrs: []string{clusterAddr(cl, "")}, Conn: Connection{Username: "noslots", Password: "volley-pw"}})
+	require.Error(t, err, "New must refuse a user that may not read the slot map")
+	assert.Contains(t, err.Error(), "NOPERM")
+}
