@@ -102,7 +102,8 @@ func TestAllocs(t *testing.T) {
 	require.Zero(t, testing.AllocsPerRun(200, takenMulti), "TryLockMulti on taken keys")
 	require.NoError(t, heldMulti.Unlock(bg))
 
-	// Fenced: two rounds, still nothing allocated, on success or taken.
+	// Fenced: one round (the proposal taken), still nothing allocated, on
+	// success or taken; the fallback round is TestFenceOneRound's.
 	f := client(t, servers, Config{MasterTimeout: time.Second, Fencing: true})
 	fencedLockUnlock := func() {
 		l, err := f.TryLock(bg, "alloc:fenced", ttl)
@@ -148,7 +149,7 @@ func TestAllocs(t *testing.T) {
 	round := func() {
 		tok := newToken()
 		o.waiting = true
-		o.encode(other.lockCommand(false, true), "alloc:wait", nil, &tok, o.ttlArg(ttl))
+		o.encode(other.lockCommand(false, true), "alloc:wait", nil, &tok, o.ttlArg(ttl), nil)
 		br := o.run(nil)
 		if br.ok >= other.quorum || br.taken < other.quorum {
 			t.Fatalf("a waiting attempt on a held key: %+v", br)

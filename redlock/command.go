@@ -24,6 +24,8 @@ type command struct {
 	fenceKey bool
 	// arg: a number follows the token (a TTL, or a fence token).
 	arg bool
+	// propose: a proposed fence token follows arg (scripts.FenceLock).
+	propose bool
 	// guarded: a yes from a master the restart guard holds out does not
 	// count (see Client.guarded): the command takes or keeps a lock.
 	guarded bool
@@ -47,7 +49,7 @@ var (
 	cmdSet           = command{arg: true, guarded: true, answer: answerSet}
 	cmdLockWait      = command{script: &scripts.LockWait, arg: true, guarded: true, answer: answerLock}
 	cmdLockMulti     = command{script: &scripts.LockMulti, arg: true, guarded: true, answer: answerLock}
-	cmdFenceLock     = command{script: &scripts.FenceLock, fenceKey: true, arg: true, guarded: true, answer: answerFenceLock}
+	cmdFenceLock     = command{script: &scripts.FenceLock, fenceKey: true, arg: true, propose: true, guarded: true, answer: answerFenceLock}
 	cmdFenceWrite    = command{script: &scripts.FenceWrite, fenceKey: true, arg: true, guarded: true, answer: answerFenceWrite}
 	cmdExtend        = command{script: &scripts.Extend, arg: true, guarded: true, answer: answerVote}
 	cmdExtendMulti   = command{script: &scripts.ExtendMulti, arg: true, guarded: true, answer: answerVote}
@@ -100,14 +102,17 @@ func releaseCommand(multi, wake bool) *command {
 
 // encode makes cmd the op's command and writes it (and, for an EVALSHA, its
 // EVAL form for NOSCRIPT): for key alone when keys is nil, else for the
-// lock on keys (sorted, deduplicated, see LockMulti), with tok, and arg
-// when cmd takes one.
-func (o *op) encode(cmd *command, key string, keys []string, tok *token, arg []byte) {
+// lock on keys (sorted, deduplicated, see LockMulti), with tok, arg when
+// cmd takes one, and proposal when cmd proposes a fence token.
+func (o *op) encode(cmd *command, key string, keys []string, tok *token, arg, proposal []byte) {
 	o.command = cmd
 	o.cmd.reset()
 	o.alt.reset()
 	if !cmd.arg {
 		arg = nil
+	}
+	if !cmd.propose {
+		proposal = nil
 	}
 	fence := ""
 	if cmd.fenceKey {
@@ -123,10 +128,10 @@ func (o *op) encode(cmd *command, key string, keys []string, tok *token, arg []b
 		o.cmd.b = resp.AppendBulkString(o.cmd.b, "PX")
 		o.cmd.b = resp.AppendBulk(o.cmd.b, arg)
 	case cmd.eval:
-		o.cmd.script(o.c, "EVAL", cmd.script.Source, key, keys, fence, tok, arg)
+		o.cmd.script(o.c, "EVAL", cmd.script.Source, key, keys, fence, tok, arg, proposal)
 	default:
-		o.cmd.script(o.c, "EVALSHA", cmd.script.SHA, key, keys, fence, tok, arg)
-		o.alt.script(o.c, "EVAL", cmd.script.Source, key, keys, fence, tok, arg)
+		o.cmd.script(o.c, "EVALSHA", cmd.script.SHA, key, keys, fence, tok, arg, proposal)
+		o.alt.script(o.c, "EVAL", cmd.script.Source, key, keys, fence, tok, arg, proposal)
 	}
 }
 
@@ -159,15 +164,18 @@ func (w *wire) handover(c *Client, verb, script, key string, old, next *token, t
 	w.b = resp.AppendBulk(w.b, ttl)
 }
 
-// script appends "EVAL[SHA] script numkeys key... token [arg]": the keys
-// are keys, or key alone when keys is nil, then last when not "".
-func (w *wire) script(c *Client, verb, script, key string, keys []string, last string, tok *token, arg []byte) {
+// script appends "EVAL[SHA] script numkeys key... token [arg [proposal]]":
+// the keys are keys, or key alone when keys is nil, then last when not "".
+func (w *wire) script(c *Client, verb, script, key string, keys []string, last string, tok *token, arg, proposal []byte) {
 	nkeys := max(1, len(keys))
 	if last != "" {
 		nkeys++
 	}
 	n := 4 + nkeys
 	if arg != nil {
+		n++
+	}
+	if proposal != nil {
 		n++
 	}
 	w.b = resp.AppendArrayHeader(w.b, n)
@@ -186,5 +194,8 @@ func (w *wire) script(c *Client, verb, script, key string, keys []string, last s
 	w.b = resp.AppendBulk(w.b, tok[:])
 	if arg != nil {
 		w.b = resp.AppendBulk(w.b, arg)
+	}
+	if proposal != nil {
+		w.b = resp.AppendBulk(w.b, proposal)
 	}
 }

@@ -92,8 +92,10 @@ type Config struct {
 	// (Lock.Fence): a number that strictly increases from one holder of a
 	// key to the next, across all clients with Fencing on, for the
 	// resource to check, so that a holder that paused past its validity is
-	// turned away. It costs a second round trip per acquisition and one
-	// extra command per connect. Every client of the same masters must set
+	// turned away. It costs a longer script per acquisition, a second
+	// round trip when the token the Client proposes is not above a
+	// quorum's counters (see "Fencing"), and one extra command per
+	// connect. Every client of the same masters must set
 	// it (a client without it hands out no tokens) and the same MaxTTL.
 	// See "Fencing" in the package documentation for how tokens
 	// are made, why they cannot go backwards, and what a master restart

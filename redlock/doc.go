@@ -176,33 +176,51 @@
 // Each master keeps one counter, the key "volley:fence", for all keys and
 // clients: fencing adds three keys per master, whatever the number of
 // locks ("volley:fence:run" and the hash "volley:fence:unsure" are the
-// other two), so counters cannot pile up. A fenced Lock takes two rounds.
-// The first sets the keys, as any Lock, and reads, in the same script, the
-// counter of each master that set them. Once a quorum of masters that
-// vouch for their counter (see below) set the keys, the token is the
-// largest counter read plus one, and the second round raises the counter
-// to the token on every master whose keys still hold the lock's token
-// (never lowering it). The lock is acquired when a quorum did so within
-// the validity, counted from the first round. The counter is never an
-// INCR: failed attempts would raise some masters' counters and not others,
-// and a later holder whose quorum misses the high ones would get a smaller
-// token (the torture's INCR-and-max variant shows it within seconds).
+// other two), so counters cannot pile up. A fenced Lock takes one round in
+// the common case, two otherwise. The first round sets the keys, as any
+// Lock, and in the same script reads the counter of each master that set
+// them and raises it to a token the Client proposes, where that is larger
+// (never lowering it). The proposal is the clock in microseconds, or one
+// more than the largest counter or token the Client has seen, whichever is
+// larger. If a quorum of masters that vouch for their counter (see below)
+// set the keys and each read a counter below the proposal, the proposal
+// is the token: one round. Otherwise (a Client whose clock is behind the
+// others' tokens, or fresh counters ahead of the clock), once a quorum of
+// such masters set the keys, the token is the largest counter read plus
+// one, and a second round raises the counter to it on every master whose
+// keys still hold the lock's token (never lowering it). The lock is
+// acquired when a quorum took its token within the validity, counted from
+// the first round. The counter is never an INCR: failed attempts would
+// raise some masters' counters and not others, and a later holder whose
+// quorum misses the high ones would get a smaller token (the torture's
+// INCR-and-max variant shows it within seconds).
 //
 // Why a token cannot go backwards. Let A hold a key and B be the next
-// holder, and let W be the quorum that took A's token in the second round,
-// and R the quorum whose counters B read. W and R share a master m. On m,
-// A's write ran while m held A's key, and B's read ran while m held no key
-// (it then set B's). If B's read came after A's write, B read at least A's
-// token: counters only grow. Otherwise B's key was on m before A's, and
-// had gone from m before A set its key there: released by B (then B held
-// the lock before A did) or expired (then B's validity, which ends before
-// its key expires on m, was over before A's set, so again B came first).
-// Either way B came before A, a contradiction. So B's token is greater.
-// Case by case:
+// holder. Let W be the quorum that took A's token: in one round, the
+// masters whose counter A's lock script raised to it; in two, those of the
+// second round. Let R be the quorum of B's first round that decided B's
+// token (those below its proposal, or those whose counters it read). W and
+// R share a master m. On m, A's write ran while m held A's key (in one
+// round, in the same script that set it), and B's lock script ran while m
+// held no key (it then set B's). If B's script came after A's write, it
+// found m's counter at least A's token: counters only grow. Then, in one
+// round, B's proposal exceeded that counter, so B's token exceeds A's; in
+// two, B's token is larger than every counter R read, that one included.
+// Otherwise B's key was on m before A's, and had gone from m before A set
+// its key there: released by B (then B held the lock before A did) or
+// expired (then B's validity, which ends before its key expires on m, was
+// over before A's set, so again B came first). Either way B came before A,
+// a contradiction. So B's token is greater. The proposal's clock is only a
+// guess that makes one round likely: no step of the argument rests on it,
+// and a wrong guess (a clock behind, or far ahead) costs the second round,
+// or larger tokens, never a smaller one (TestFenceSkewedClocks; its broken
+// variant, which takes every proposal without reading the counters, hands
+// out tokens that go backwards). Case by case:
 //
 //   - Contention and failed attempts: a loser may have raised some
-//     counters in its second round, which only makes later tokens larger;
-//     it hands out no token, and what it read is irrelevant.
+//     counters, to its proposal in its lock round or in its second round,
+//     which only makes later tokens larger; it hands out no token, and
+//     what it read is irrelevant.
 //   - Timeouts and partitions: a master that did not answer is in neither
 //     W nor R; both are quorums of masters that did answer.
 //   - Expiry and takeover: the argument above; a holder whose validity ran
@@ -242,8 +260,9 @@
 //     needs every master that might vouch to answer: while some of them
 //     may, fenced locks wait rather than guess.
 //
-// The cost is a second round trip per acquisition (lockbench's latency
-// mode reports volley-fenced next to volley), one script per connect, and,
+// The cost is a longer script per acquisition, a second round trip when
+// the proposal loses (lockbench's latency mode reports volley-fenced next
+// to volley), one script per connect, and,
 // after a restart, up to MaxTTL during which that master does not count
 // for fenced locks. All clients of the same masters must fence (a client
 // without Fencing hands out no tokens and ignores the counters) and use

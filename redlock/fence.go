@@ -15,14 +15,17 @@ import (
 )
 
 // Fencing (Config.Fencing): each master keeps one counter (fenceKey), and
-// a fenced Lock takes two rounds:
+// a fenced Lock takes one round, or two:
 //
-//  1. scripts.FenceLock sets the keys, as any Lock does, and reads the
-//     counter of every master that set them;
-//  2. once a quorum of masters that vouch for their counter set the keys,
-//     the token is the largest counter read plus one, and scripts.FenceWrite
-//     raises the counter to it on every master that still holds the keys;
-//     the lock is acquired when a quorum did, within the validity.
+//  1. scripts.FenceLock sets the keys, as any Lock does, reads the counter
+//     of every master that set them and, in the same step, raises it to
+//     the token the Client proposes (fencer.propose) if that is larger;
+//     if a quorum of masters that vouch for their counter set the keys and
+//     each read a counter below the proposal, the proposal is the token;
+//  2. else, once a quorum of such masters set the keys, the token is the
+//     largest counter read plus one, and scripts.FenceWrite raises the
+//     counter to it on every master that still holds the keys; the lock
+//     is acquired when a quorum did, within the validity.
 //
 // The argument that tokens only grow, and what restarts do, is in the
 // package documentation ("Fencing").
@@ -102,6 +105,37 @@ func parseCounter(b []byte) (uint64, bool) {
 	return n, n <= maxFence
 }
 
+// proposalTaken returns the proposed token p when a quorum of the masters
+// that set the keys in the lock round (OutcomeOK: they vouch for their
+// counter) read a counter below p, and so raised it to p in the same
+// step; else 0, and the lock needs its second round (fenceWrite).
+func (o *op) proposalTaken(p uint64) uint64 {
+	if blindProposals {
+		return p
+	}
+	n := 0
+	for i := range o.res {
+		if o.res[i].Outcome == OutcomeOK && o.hasCounter[i] && o.counter[i] < p {
+			n++
+		}
+	}
+	if n >= o.c.quorum {
+		return p
+	}
+	return 0
+}
+
+// topCounter is the largest counter the last lock round read; 0 if none.
+func (o *op) topCounter() uint64 {
+	var top uint64
+	for i := range o.res {
+		if o.hasCounter[i] {
+			top = max(top, o.counter[i])
+		}
+	}
+	return top
+}
+
 // fenceWrite is a fenced Lock's second round, after a first round (run by
 // the same op) in which a quorum of masters that vouch for their counter
 // set the keys: the token is the largest counter read plus one, written to
@@ -109,15 +143,9 @@ func parseCounter(b []byte) (uint64, bool) {
 // tok. It returns the token and the round's result (its start is not the
 // lock's: the validity counts from the first round's).
 func (o *op) fenceWrite(key string, keys []string, tok *token, done <-chan struct{}) (uint64, burstResult) {
-	var top uint64
-	for i := range o.res {
-		if o.hasCounter[i] {
-			top = max(top, o.counter[i])
-		}
-	}
-	fence := top + 1
+	fence := o.topCounter() + 1
 	o.fenceNum = strconv.AppendUint(o.fenceNum[:0], fence, 10)
-	o.encode(&cmdFenceWrite, key, keys, tok, o.fenceNum)
+	o.encode(&cmdFenceWrite, key, keys, tok, o.fenceNum, nil)
 	return fence, o.run(done)
 }
 
@@ -183,6 +211,11 @@ type fencer struct {
 	// the count at the start of the latest repair that found every
 	// master answering and none unsure.
 	connects, cleared atomic.Int64
+	// top is the largest counter or token this Client has seen: the floor
+	// of its next proposal (see propose).
+	top atomic.Uint64
+	// now is the clock of propose; nil means time.Now (tests skew it).
+	now func() time.Time
 
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -209,6 +242,37 @@ func (c *Client) repairSoon() {
 		defer f.running.Store(false)
 		c.repairFence(f.ctx)
 	})
+}
+
+// propose returns the token a fenced Lock proposes in its lock round: the
+// clock in microseconds, or one more than the largest counter or token
+// this Client has seen (top) if that is larger, so that the proposal
+// exceeds the counters in the common case and the lock takes one round.
+// Safety does not rest on it: a proposal becomes the token only where a
+// quorum's counters were below it (see op.proposalTaken); a low one costs
+// the second round, no more. At most maxFence.
+func (f *fencer) propose() uint64 {
+	now := time.Now
+	if f.now != nil {
+		now = f.now
+	}
+	p := max(uint64(now().UnixMicro()), f.top.Load()+1)
+	return min(p, maxFence)
+}
+
+// blindProposals, set by tests only, makes every fenced Lock take its
+// proposal as its token without looking at the counters: the broken
+// variant that TestFenceSkewedClocks must catch.
+var blindProposals bool
+
+// saw raises top to v.
+func (f *fencer) saw(v uint64) {
+	for {
+		t := f.top.Load()
+		if v <= t || f.top.CompareAndSwap(t, v) {
+			return
+		}
+	}
 }
 
 // suspect reports whether a master may be unsure: a connection opened

@@ -278,3 +278,72 @@ func TestFenceFlushedMasterIsRepaired(t *testing.T) {
 	}, 10*time.Second, 10*time.Millisecond, "the flushed master never got a counter back")
 	assert.Equal(t, 1, int(c.Masters()[0].Info.Generation), "repaired without a reconnect")
 }
+
+// TestFenceOneRound: a fenced Lock whose proposal (the clock in
+// microseconds) exceeds a quorum's counters takes it as its token in one
+// round; when a quorum's counters are ahead, the second round gives the
+// largest plus one; and the Client proposes above what it saw, so its
+// next Lock takes one round again.
+func TestFenceOneRound(t *testing.T) {
+	servers := masters(t, 3)
+	c := fenced(t, servers)
+	before := uint64(time.Now().UnixMicro())
+	l, err := c.Lock(bg, "one", ttlF)
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, l.Fence(), before, "the proposal, from the clock, is the token")
+	require.NoError(t, l.Unlock(bg))
+
+	ahead := uint64(time.Now().Add(time.Hour).UnixMicro())
+	for _, s := range servers[:2] {
+		_, err := masterDo(t, s, "SET", fenceKey, strconv.FormatUint(ahead, 10))
+		require.NoError(t, err)
+	}
+	l, err = c.Lock(bg, "one", ttlF)
+	require.NoError(t, err)
+	assert.Equal(t, ahead+1, l.Fence(), "a quorum's counters ahead of the proposal: their largest plus one")
+	require.NoError(t, l.Unlock(bg))
+	raised := 0
+	for _, s := range servers {
+		if n, ok := counterOn(t, s); ok && n == ahead+1 {
+			raised++
+		}
+	}
+	assert.GreaterOrEqual(t, raised, 2, "the second round wrote the token to a quorum")
+
+	l, err = c.Lock(bg, "one", ttlF)
+	require.NoError(t, err)
+	assert.Equal(t, ahead+2, l.Fence(), "the next proposal is above the token the Client saw")
+	require.NoError(t, l.Unlock(bg))
+}
+
+// TestFenceSkewedClocks: two Clients whose clocks are a second apart take
+// turns on one key. The one behind proposes tokens below the counters;
+// they must still grow from holder to holder (it falls back to the second
+// round). The broken variant, which takes every proposal as its token
+// (blindProposals), must show a token going backwards.
+func TestFenceSkewedClocks(t *testing.T) {
+	run := func(t *testing.T) (regressions int) {
+		servers := masters(t, 3)
+		ahead, behind := fenced(t, servers), fenced(t, servers)
+		behind.fence.now = func() time.Time { return time.Now().Add(-time.Second) }
+		var last uint64
+		for i := range 20 {
+			c := ahead
+			if i%2 == 1 {
+				c = behind
+			}
+			l, err := c.Lock(bg, "skewed", ttlF)
+			require.NoError(t, err)
+			if l.Fence() <= last {
+				regressions++
+			}
+			last = l.Fence()
+			require.NoError(t, l.Unlock(bg))
+		}
+		return regressions
+	}
+	assert.Zero(t, run(t), "tokens went backwards")
+	blindProposals = true
+	defer func() { blindProposals = false }()
+	assert.Positive(t, run(t), "the broken variant (proposals taken blindly) was not caught")
+}

@@ -3,6 +3,7 @@ package redlock
 import (
 	"context"
 	"math/rand/v2"
+	"strconv"
 	"time"
 
 	"github.com/volleylock/volley/conn"
@@ -185,14 +186,25 @@ func (c *Client) acquire(ctx context.Context, key string, keys *keySet, ttl time
 // the first burst took, unfenced whether a master without a fencing
 // counter it vouches for took part in the first round.
 func (c *Client) attempt(o *op, key string, keys *keySet, keyList []string, tok *token, ttl time.Duration, done <-chan struct{}) (l Lock, br burstResult, took time.Duration, unfenced, ok bool) {
-	o.encode(c.lockCommand(keyList != nil, o.waiting), key, keyList, tok, o.ttlArg(ttl))
+	var proposal uint64
+	if c.cfg.Fencing {
+		proposal = c.fence.propose()
+		o.fenceNum = strconv.AppendUint(o.fenceNum[:0], proposal, 10)
+	}
+	o.encode(c.lockCommand(keyList != nil, o.waiting), key, keyList, tok, o.ttlArg(ttl), o.fenceNum)
 	br = o.run(done)
 	took = time.Since(br.start)
 	until := c.validUntil(br.start, ttl)
 	var fence uint64
-	if c.cfg.Fencing && !br.cancelled && br.ok >= c.quorum && time.Now().Before(until) {
-		unfenced = o.unfenced()
-		fence, br = o.fenceWrite(key, keyList, tok, done)
+	if c.cfg.Fencing {
+		c.fence.saw(o.topCounter())
+		if !br.cancelled && br.ok >= c.quorum && time.Now().Before(until) {
+			unfenced = o.unfenced()
+			if fence = o.proposalTaken(proposal); fence == 0 {
+				fence, br = o.fenceWrite(key, keyList, tok, done)
+			}
+			c.fence.saw(fence)
+		}
 	}
 	o.report(OpLock)
 	if br.cancelled || br.ok < c.quorum || !time.Now().Before(until) {
@@ -307,7 +319,7 @@ func (o *op) releaseAfterFailure(key string, keys []string, tok *token, wake boo
 	if wake {
 		o.c.room.noteOwn(tok.releaseID())
 	}
-	o.encode(releaseCommand(keys != nil, wake), key, keys, tok, nil)
+	o.encode(releaseCommand(keys != nil, wake), key, keys, tok, nil, nil)
 	o.sendForget(true)
 }
 
@@ -354,7 +366,7 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) (err error) {
 			defer func() { end(CallEnd{Err: err, Took: time.Since(start), Attempts: 1, Masters: o.res}) }()
 		}
 	}
-	o.encode(extendCommand(l.keyList() != nil), l.key, l.keyList(), &l.tok, o.ttlArg(ttl))
+	o.encode(extendCommand(l.keyList() != nil), l.key, l.keyList(), &l.tok, o.ttlArg(ttl), nil)
 	br := o.run(ctx.Done())
 	o.report(OpExtend)
 	until := c.validUntil(br.start, ttl)
@@ -421,7 +433,7 @@ func (l *Lock) Unlock(ctx context.Context) (err error) {
 		l.ended()
 		return nil
 	}
-	o.encode(releaseCommand(l.keyList() != nil, true), l.key, l.keyList(), &l.tok, nil)
+	o.encode(releaseCommand(l.keyList() != nil, true), l.key, l.keyList(), &l.tok, nil, nil)
 	br := o.run(done)
 	o.report(OpUnlock)
 	l.until = time.Time{}

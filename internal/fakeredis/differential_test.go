@@ -1029,13 +1029,28 @@ func diffFenceScript() []step {
 
 		// a vouched master: the lock reads the counter, the write raises it
 		// and never lowers it
-		cmd("EVAL", lock, "3", "k2", "k3", F, "tok", "30000"),
+		cmd("EVAL", lock, "3", "k2", "k3", F, "tok", "30000", "2"),
 		cmd("EVAL", write, "3", "k2", "k3", F, "tok", "8"),
 		cmd("GET", F),
 		cmd("EVAL", write, "3", "k2", "k3", F, "tok", "3"),
 		cmd("EVAL", write, "3", "k2", "k3", F, "tok", "8"),
 		cmd("GET", F),
-		cmd("EVAL", lock, "2", "k4", F, "tok", "30000"),
+		cmd("EVAL", lock, "2", "k4", F, "tok", "30000", "1"),
+		// the proposal: raised to when larger, never lowered, read before
+		cmd("GET", F),
+		cmd("EVAL", lock, "2", "p1", F, "tok", "30000", "100"),
+		cmd("GET", F),
+		cmd("EVAL", lock, "2", "p2", F, "tok", "30000", "99"),
+		cmd("EVAL", lock, "2", "p3", F, "tok", "30000", "100"),
+		cmd("GET", F),
+		cmd("EVAL", lock, "2", "p4", F, "tok", "30000", "1e3"),
+		cmd("GET", F),
+		cmd("EVAL", lock, "2", "p5", F, "tok", "30000", "x"),
+		cmd("EXISTS", "p5"),
+		cmd("EVAL", lock, "2", "p6", F, "tok", "30000"),
+		cmd("EXISTS", "p6"),
+		cmd("GET", F),
+		cmd("SET", F, "8"),
 		// a key not ours
 		cmd("EVAL", write, "3", "k2", "k3", F, "other", "9"),
 		cmd("EVAL", write, "3", "k2", "missing", F, "tok", "9"),
@@ -1064,7 +1079,7 @@ func diffFenceScript() []step {
 		masked("GET", R),
 		cmd("EVAL", check, "3", F, R, U),
 		masked("EVAL", state, "2", F, U),
-		cmd("EVAL", lock, "2", "k5", F, "tok", "30000"),
+		cmd("EVAL", lock, "2", "k5", F, "tok", "30000", "20"),
 		cmd("EVAL", write, "2", "k5", F, "tok", "21"),
 		cmd("HSET", U, "since", "1"),
 		cmd("EVAL", repair, "2", F, U, "2", "21"),
@@ -1166,7 +1181,7 @@ func diffFenceScript() []step {
 
 		// keys of the wrong type, and keys passed twice
 		cmd("HSET", F, "a", "b"),
-		cmd("EVAL", lock, "2", "k7", F, "tok", "30000"),
+		cmd("EVAL", lock, "2", "k7", F, "tok", "30000", "9"),
 		cmd("EXISTS", "k7"),
 		cmd("EVAL", write, "2", "k7", F, "tok", "5"),
 		cmd("EVAL", state, "2", F, U),
@@ -1229,7 +1244,8 @@ func diffFenceScript() []step {
 		// RESP3: the same shapes; HGETALL a map, HGET's nil a null
 		cmd("HELLO", "3"),
 		cmd("EVAL", check, "3", F, R, U),
-		cmd("EVAL", lock, "2", "k12", F, "tok", "30000"),
+		cmd("EVAL", lock, "2", "k12", F, "tok", "30000", "45"),
+		cmd("GET", F),
 		cmd("SET", "kept3", "tok"),
 		cmd("EVAL", lock, "2", "kept3", F, "tok", "30000"),
 		cmd("EVAL", write, "2", "k12", F, "tok", "41"),
@@ -1238,7 +1254,7 @@ func diffFenceScript() []step {
 		cmd("EVAL", repair, "2", F, U, "x", "50"),
 		cmd("SET", R, otherRun),
 		cmd("EVAL", check, "3", F, R, U),
-		cmd("EVAL", lock, "2", "k13", F, "tok", "30000"),
+		cmd("EVAL", lock, "2", "k13", F, "tok", "30000", "50"),
 		cmd("EVAL", write, "2", "k13", F, "tok", "51"),
 		masked("EVAL", state, "2", F, U),
 		masked("HGETALL", U),

@@ -68,7 +68,13 @@ func (s *Server) fenceLockLocked(out []byte, db int, sha string, keys, argv [][]
 	case msg != "":
 		return appendScriptError(out, msg, sha)
 	case found:
-		out = resp.AppendArrayHeader(out, 2)
+		// Raise the counter to the proposal ARGV[3], then answer what it was.
+		mark := len(out)
+		out = s.raiseCounterLocked(out, db, sha, keys[len(keys)-1], g, argv, 2)
+		if out[mark] == '-' {
+			return out
+		}
+		out = resp.AppendArrayHeader(out[:mark], 2)
 		out = append(out, replyOne...)
 		return resp.AppendBulkString(out, g)
 	default:
@@ -98,20 +104,21 @@ func (s *Server) fenceWriteLocked(out []byte, db int, sha string, keys, argv [][
 	if !found {
 		return append(out, ":2\r\n"...)
 	}
-	return s.raiseCounterLocked(out, db, sha, keys[last], g, argv)
+	return s.raiseCounterLocked(out, db, sha, keys[last], g, argv, 1)
 }
 
-// raiseCounterLocked is what scripts.FenceWrite and scripts.FenceRepair end
-// with, given the counter g at key: if tonumber(g)<tonumber(ARGV[2]), set
-// the key to ARGV[2]; return 1.
-func (s *Server) raiseCounterLocked(out []byte, db int, sha string, key []byte, g string, argv [][]byte) []byte {
-	raise, msg := luaLess(luaToNumber([]byte(g)), luaArgNumber(argv, 1))
+// raiseCounterLocked raises the counter g at key to the script's argument
+// argv[i] (ARGV[i+1]), as scripts.FenceLock (i = 2), scripts.FenceWrite
+// and scripts.FenceRepair (i = 1) do: if tonumber(g)<tonumber(argv[i]),
+// set the key to argv[i]; it appends 1, or the error of the comparison.
+func (s *Server) raiseCounterLocked(out []byte, db int, sha string, key []byte, g string, argv [][]byte, i int) []byte {
+	raise, msg := luaLess(luaToNumber([]byte(g)), luaArgNumber(argv, i))
 	if msg != "" {
 		return appendScriptError(out, msg, sha)
 	}
 	if raise {
-		// tonumber(nil) is nil, which compares with nothing: ARGV[2] exists.
-		s.dbs[db][string(key)] = entry{val: string(argv[1])}
+		// tonumber(nil) is nil, which compares with nothing: argv[i] exists.
+		s.dbs[db][string(key)] = entry{val: string(argv[i])}
 	}
 	return append(out, replyOne...)
 }
@@ -156,7 +163,7 @@ func (s *Server) fenceRepairLocked(out []byte, db int, sha string, keys, argv []
 		return appendScriptError(out, msg, sha)
 	}
 	if found {
-		return s.raiseCounterLocked(out, db, sha, keys[0], g, argv)
+		return s.raiseCounterLocked(out, db, sha, keys[0], g, argv, 1)
 	}
 	since, found, msg := s.scriptHgetLocked(db, keys, 1, "since", now)
 	if msg != "" {

@@ -118,11 +118,14 @@ var (
 	// to TIME in microseconds, sets the run key to the run_id and returns
 	// 0. Without a run_id in INFO it fails with an error.
 	FenceCheck = load("fence_check")
-	// FenceLock is a fenced Lock's first round: LockMulti over all of KEYS
-	// but the last, which is the counter. If a key exists it returns that
-	// key's holder id and PTTL; else it sets the keys to the token ARGV[1]
-	// with a TTL of ARGV[2] milliseconds and returns {1, counter}, or {1}
-	// if there is no counter.
+	// FenceLock is a fenced Lock's first round, and in the common case its
+	// only one: LockMulti over all of KEYS but the last, which is the
+	// counter. If a key exists it returns that key's holder id and PTTL;
+	// else it sets the keys to the token ARGV[1] with a TTL of ARGV[2]
+	// milliseconds and, if there is a counter, raises it to the proposed
+	// token ARGV[3] when that is larger (never lowering it) and returns
+	// {1, counter}, the counter as it was before; with no counter it
+	// returns {1} and writes none.
 	FenceLock = load("fence_lock")
 	// FenceWrite is a fenced Lock's second round. It returns 0 if one of
 	// KEYS but the last does not hold the token ARGV[1]; else 2 if there is
