@@ -64,7 +64,7 @@ func (v *volley) Name() string {
 
 func (v *volley) Note() string {
 	if v.fencing {
-		return "DisableRestartGuard (fresh masters); Config.Fencing: a second round trip per Lock"
+		return "DisableRestartGuard (fresh masters); Config.Fencing: one round per Lock while its proposed token exceeds the counters, two otherwise"
 	}
 	if v.defaults {
 		return "DisableRestartGuard (fresh masters); defaults: redlock.Config zero values but Addrs, MaxTTL and DisableRestartGuard"

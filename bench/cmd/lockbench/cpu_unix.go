@@ -15,3 +15,13 @@ func processCPU() (time.Duration, bool) {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), true
 }
+
+// contextSwitches returns the voluntary and involuntary context switches
+// of this process's threads so far.
+func contextSwitches() (int64, bool) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, false
+	}
+	return int64(ru.Nvcsw) + int64(ru.Nivcsw), true
+}

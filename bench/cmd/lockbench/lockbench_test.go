@@ -127,6 +127,11 @@ func TestHarnessSmoke(t *testing.T) {
 	require.Len(t, rep.Throughput, 2*(in(modeThroughput)+floors))
 	for _, th := range rep.Throughput {
 		assert.Positive(t, th.OpsPerSec, th.Name)
+		if runtime.GOOS == "linux" {
+			assert.Positive(t, th.Cost.CPUUs, th.Name)
+			assert.Positive(t, th.Cost.IOCalls, th.Name, "a Lock+Unlock reads and writes sockets")
+			assert.GreaterOrEqual(t, th.Cost.Switches, 0.0, th.Name)
+		}
 	}
 	require.Len(t, rep.Contended, in(modeContended))
 	for _, c := range rep.Contended {
@@ -188,12 +193,12 @@ func TestHarnessSmoke(t *testing.T) {
 	} else {
 		assert.Empty(t, rep.ClusterLatency)
 	}
-	require.Len(t, rep.Targets, 21)
+	require.Len(t, rep.Targets, 25)
 
 	var out bytes.Buffer
 	rep.WriteTables(&out)
 	text := out.String()
-	sections := []string{"LATENCY:", "THROUGHPUT:", "CONTENDED:", "ALLOCS:", "SKEW:", "MULTI:", "RENEWAL:", "HANDOFF:", "TARGETS"}
+	sections := []string{"LATENCY:", "THROUGHPUT:", "THROUGHPUT COST:", "CONTENDED:", "ALLOCS:", "SKEW:", "MULTI:", "RENEWAL:", "HANDOFF:", "TARGETS"}
 	if ms.Kind != kindFake {
 		sections = append(sections, "CLUSTER:", "CLUSTER RECOVERY:")
 	}

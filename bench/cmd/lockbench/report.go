@@ -81,6 +81,8 @@ type ThroughputResult struct {
 	OpsPerSec  float64   `json:"ops_per_sec"`
 	Rounds     []float64 `json:"rounds"`
 	Errors     int       `json:"errors"`
+	// Cost is this process's cost per operation, medians over rounds.
+	Cost OpCost `json:"cost"`
 }
 
 type ContendedResult struct {
@@ -255,6 +257,45 @@ func evaluateTargets(r *Report) []Target {
 			ratio := v.OpsPerSec / b.OpsPerSec
 			ts = append(ts, Target{Goal: goal, Measured: true, Met: ratio >= peer.want,
 				Figure: fmt.Sprintf("%.0f vs %.0f ops/s = %.2fx", v.OpsPerSec, b.OpsPerSec, ratio)})
+		}
+	}
+	// Client CPU per operation at the largest load, to the masters'
+	// capacity's.
+	{
+		goal := "client CPU per Lock+Unlock G=256 <= 1.5x " + nameFloorPipelined
+		v, f := r.throughput(nameVolley, 256), r.throughput(nameFloorPipelined, 256)
+		switch {
+		case v == nil || f == nil || v.Cost.CPUUs < 0 || f.Cost.CPUUs <= 0:
+			notMeasured(goal)
+		case r.Masters.Kind == kindFake:
+			ts = append(ts, Target{Goal: goal, Figure: "not measured: the in-process fake masters' work is in this process"})
+		default:
+			x := v.Cost.CPUUs / f.Cost.CPUUs
+			ts = append(ts, Target{Goal: goal, Measured: true, Met: x <= 1.5,
+				Figure: fmt.Sprintf("%.2f vs %.2f us = %.2fx", v.Cost.CPUUs, f.Cost.CPUUs, x)})
+		}
+	}
+	// Fencing: a token in one round in the common case costs little.
+	{
+		goal := "fenced Lock+Unlock p50 <= 1.15x unfenced"
+		f, v := r.latency(nameVolleyFenced), r.latency(nameVolley)
+		if f != nil && v != nil && v.P50 > 0 {
+			x := f.P50 / v.P50
+			ts = append(ts, Target{Goal: goal, Measured: true, Met: x <= 1.15,
+				Figure: fmt.Sprintf("%.3fms vs %.3fms = %.2fx", f.P50, v.P50, x)})
+		} else {
+			notMeasured(goal)
+		}
+		for _, g := range []int{64, 256} {
+			goal := fmt.Sprintf("fenced throughput G=%d >= 0.8x unfenced", g)
+			f, v := r.throughput(nameVolleyFenced, g), r.throughput(nameVolley, g)
+			if f == nil || v == nil || v.OpsPerSec <= 0 {
+				notMeasured(goal)
+				continue
+			}
+			x := f.OpsPerSec / v.OpsPerSec
+			ts = append(ts, Target{Goal: goal, Measured: true, Met: x >= 0.8,
+				Figure: fmt.Sprintf("%.0f vs %.0f ops/s = %.2fx", f.OpsPerSec, v.OpsPerSec, x)})
 		}
 	}
 	// Cluster: a cluster's primaries cost little more than as many
@@ -513,6 +554,34 @@ func (r *Report) WriteTables(w io.Writer) {
 			fmt.Fprintln(tw, line+errNote(errs)+"\t")
 		}
 	}
+	if len(r.Throughput) > 0 {
+		section("THROUGHPUT COST: this process per Lock+Unlock, same rounds: CPU us (user + system), read+write system calls, context switches")
+		if r.Masters.Kind == kindFake {
+			fmt.Fprintln(w, "(the in-process fake masters' own work is included: not the client's figure)")
+		}
+		hdr := "contender\t"
+		for _, g := range r.Config.Goroutines {
+			hdr += fmt.Sprintf("G=%d CPU us\tx floor\tcalls\tswitches\t", g)
+		}
+		fmt.Fprintln(tw, hdr)
+		for _, n := range names {
+			line := n + "\t"
+			measured := false
+			for _, g := range r.Config.Goroutines {
+				t, fl := r.throughput(n, g), r.throughput(nameFloorPipelined, g)
+				if t == nil {
+					line += "-\t-\t-\t-\t"
+					continue
+				}
+				measured = true
+				cpu := func(b *ThroughputResult) float64 { return b.Cost.CPUUs }
+				line += fmt.Sprintf("%s\t%s\t%s\t%s\t", costFigure(t.Cost.CPUUs), ratio(t.Cost.CPUUs, field(fl, cpu)), costFigure(t.Cost.IOCalls), costFigure(t.Cost.Switches))
+			}
+			if measured {
+				fmt.Fprintln(tw, line)
+			}
+		}
+	}
 	if len(r.Contended) > 0 {
 		section(fmt.Sprintf("CONTENDED: %d goroutines on one key, hold %v; hand-off = release started -> next holder has it; %s retries after the retry delay (no wake-ups)",
 			r.Config.ContendedG, dur(r.Config.HoldMs), nameFloor))
@@ -701,6 +770,14 @@ func (r *Report) WriteTables(w io.Writer) {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t\n", t.Goal, t.Figure, status)
 	}
+}
+
+// costFigure formats one figure of an OpCost: "-" when not measured.
+func costFigure(v float64) string {
+	if v < 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
 }
 
 // dur formats float milliseconds as a Duration.

@@ -495,22 +495,28 @@ func (r *Runner) throughput(ctx context.Context, cs []Contender) error {
 		}
 		r.progress.phase("throughput G=%d: %d rounds x %d contenders x %v", g, r.opts.Rounds, len(cases), r.opts.Duration)
 		ops := map[string][]float64{}
+		costs := map[string][]OpCost{}
 		errs := map[string]int{}
 		err := eachRound(ctx, r, "throughput G="+strconv.Itoa(g), cases, func(_ int, tc throughputCase) error {
 			if tc.pipe != nil {
 				prefix := "lb:" + r.run + ":" + tc.Name() + ":" + modeThroughput + strconv.Itoa(g) + ":"
+				m0 := meterCost()
 				n, e, el, err := tc.pipe.Pipelined(ctx, prefix, r.opts.Setup.TTL, r.opts.Duration)
+				cost := meterCost().since(m0, n)
 				if err != nil {
 					r.skip(tc.Name(), err.Error())
 					return nil
 				}
 				ops[tc.Name()] = append(ops[tc.Name()], float64(n)/el.Seconds())
+				costs[tc.Name()] = append(costs[tc.Name()], cost)
 				errs[tc.Name()] += int(e)
 				return nil
 			}
 			c := tc.c
 			warm(ctx, c, keys[c.Name()][0][:min(20, len(keys[c.Name()][0]))], r.opts.Setup.TTL)
+			m0 := meterCost()
 			n, e, el := parallel(ctx, c, keys[c.Name()], r.opts.Setup.TTL, r.opts.Duration)
+			costs[c.Name()] = append(costs[c.Name()], meterCost().since(m0, n))
 			ops[c.Name()] = append(ops[c.Name()], float64(n)/el.Seconds())
 			errs[c.Name()] += int(e)
 			return nil
@@ -525,7 +531,7 @@ func (r *Runner) throughput(ctx context.Context, cs []Contender) error {
 			}
 			r.report.Throughput = append(r.report.Throughput, ThroughputResult{
 				Name: n, Goroutines: g, OpsPerSec: median(ops[n]),
-				Rounds: ops[n], Errors: errs[n],
+				Rounds: ops[n], Errors: errs[n], Cost: medianCost(costs[n]),
 			})
 		}
 	}
