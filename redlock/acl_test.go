@@ -42,14 +42,22 @@ func TestMinimalACL(t *testing.T) {
 		t.Run("RESP"+string(rune('0'+proto)), func(t *testing.T) {
 			cfg := Config{Fencing: true, Conn: Connection{Username: "volley", Password: "volley-pw", Protocol: proto}}
 			a := client(t, servers, cfg)
+			// A waiter in another Client, woken by the release: not woken,
+			// it would wait 5-10 s (RetryDelay, and the holder's TTL).
+			var failed atomic.Int32
+			cfg.RetryDelay = 10 * time.Second
+			cfg.Hooks.Event = func(ev Event, _ string) {
+				if ev == EventFailed {
+					failed.Add(1)
+				}
+			}
 			b := client(t, servers, cfg)
 			key := "app:lock:" + t.Name()
 
-			l, err := a.Lock(bg, key, time.Second)
+			l, err := a.Lock(bg, key, 10*time.Second)
 			require.NoError(t, err)
 			assert.NotZero(t, l.Fence())
-			require.NoError(t, l.Extend(bg, time.Second))
-			// A waiter in another Client, woken by the release.
+			require.NoError(t, l.Extend(bg, 10*time.Second))
 			got := make(chan error, 1)
 			go func() {
 				l2, err := b.Lock(bg, key, time.Second)
@@ -58,9 +66,13 @@ func TestMinimalACL(t *testing.T) {
 				}
 				got <- err
 			}()
-			require.Eventually(t, func() bool { return b.room.busy(key, nil) }, 5*time.Second, time.Millisecond)
+			// Released once b waits: its attempts before and after it
+			// subscribed failed.
+			require.Eventually(t, func() bool { return failed.Load() >= 2 }, 5*time.Second, time.Millisecond)
+			released := time.Now()
 			require.NoError(t, l.Unlock(bg))
 			require.NoError(t, <-got)
+			assert.Less(t, time.Since(released), 3*time.Second, "the waiter was woken by the release (SSUBSCRIBE and SPUBLISH allowed)")
 
 			require.NoError(t, a.Do(bg, key, 150*time.Millisecond, func(ctx context.Context) error {
 				select {
