@@ -42,37 +42,15 @@ func TestMinimalACL(t *testing.T) {
 		t.Run("RESP"+string(rune('0'+proto)), func(t *testing.T) {
 			cfg := Config{Fencing: true, Conn: Connection{Username: "volley", Password: "volley-pw", Protocol: proto}}
 			a := client(t, servers, cfg)
-			// A waiter in another Client, woken by the release: not woken,
-			// it would wait 5-10 s (RetryDelay, and the holder's TTL).
 			var failed atomic.Int32
-			cfg.RetryDelay = 10 * time.Second
-			cfg.Hooks.Event = func(ev Event, _ string) {
-				if ev == EventFailed {
-					failed.Add(1)
-				}
-			}
-			b := client(t, servers, cfg)
+			b := client(t, servers, waiterConfig(cfg, &failed))
 			key := "app:lock:" + t.Name()
 
 			l, err := a.Lock(bg, key, 10*time.Second)
 			require.NoError(t, err)
 			assert.NotZero(t, l.Fence())
 			require.NoError(t, l.Extend(bg, 10*time.Second))
-			got := make(chan error, 1)
-			go func() {
-				l2, err := b.Lock(bg, key, time.Second)
-				if err == nil {
-					err = l2.Unlock(bg)
-				}
-				got <- err
-			}()
-			// Released once b waits: its attempts before and after it
-			// subscribed failed.
-			require.Eventually(t, func() bool { return failed.Load() >= 2 }, 5*time.Second, time.Millisecond)
-			released := time.Now()
-			require.NoError(t, l.Unlock(bg))
-			require.NoError(t, <-got)
-			assert.Less(t, time.Since(released), 3*time.Second, "the waiter was woken by the release (SSUBSCRIBE and SPUBLISH allowed)")
+			requireWokenByRelease(t, l, b, key, &failed)
 
 			require.NoError(t, a.Do(bg, key, 150*time.Millisecond, func(ctx context.Context) error {
 				select {
@@ -87,6 +65,41 @@ func TestMinimalACL(t *testing.T) {
 			assert.Len(t, states, 3)
 		})
 	}
+}
+
+// waiterConfig is cfg for a Client whose Lock waits for the release of a
+// lock held for 10 s (see requireWokenByRelease): its failed attempts
+// counted in failed, and a RetryDelay of 10 s, so that a waiter the
+// release does not wake waits 5-10 s before it tries again.
+func waiterConfig(cfg Config, failed *atomic.Int32) Config {
+	cfg.RetryDelay = 10 * time.Second
+	cfg.Hooks.Event = func(ev Event, _ string) {
+		if ev == EventFailed {
+			failed.Add(1)
+		}
+	}
+	return cfg
+}
+
+// requireWokenByRelease has b, made with waiterConfig, Lock key while l
+// holds it, releases l once b waits (its attempts before and after it
+// subscribed failed), and requires that b got the lock within 3 s: woken
+// by the release's message, not by its retry delay or l's TTL.
+func requireWokenByRelease(t *testing.T, l Lock, b *Client, key string, failed *atomic.Int32) {
+	t.Helper()
+	got := make(chan error, 1)
+	go func() {
+		l2, err := b.Lock(bg, key, time.Second)
+		if err == nil {
+			err = l2.Unlock(bg)
+		}
+		got <- err
+	}()
+	require.Eventually(t, func() bool { return failed.Load() >= 2 }, 5*time.Second, time.Millisecond)
+	released := time.Now()
+	require.NoError(t, l.Unlock(bg))
+	require.NoError(t, <-got)
+	assert.Less(t, time.Since(released), 3*time.Second, "the waiter was woken by the release (SSUBSCRIBE and SPUBLISH allowed)")
 }
 
 // TestACLWithoutACommandFailsClearly: the broken variant of the ACL test.

@@ -49,35 +49,14 @@ func TestClusterMinimalACL(t *testing.T) {
 	}
 	user := Connection{Username: "volley", Password: "volley-pw"}
 	a := clusterClient(t, cl, Config{Conn: user})
-	// A waiter that is not woken waits 5-10 s (RetryDelay, and the
-	// holder's 10 s TTL) before it tries again.
 	var failed atomic.Int32
-	b := clusterClient(t, cl, Config{Conn: user, RetryDelay: 10 * time.Second,
-		Hooks: Hooks{Event: func(ev Event, _ string) {
-			if ev == EventFailed {
-				failed.Add(1)
-			}
-		}}})
+	b := clusterClient(t, cl, waiterConfig(Config{Conn: user}, &failed))
 	key := "app:lock:cluster-acl"
 
 	l, err := a.Lock(bg, key, 10*time.Second)
 	require.NoError(t, err)
 	require.NoError(t, l.Extend(bg, 10*time.Second))
-	got := make(chan error, 1)
-	go func() {
-		l2, err := b.Lock(bg, key, time.Second)
-		if err == nil {
-			err = l2.Unlock(bg)
-		}
-		got <- err
-	}()
-	// Released once b waits: its attempts before and after it subscribed
-	// failed.
-	require.Eventually(t, func() bool { return failed.Load() >= 2 }, 5*time.Second, time.Millisecond)
-	released := time.Now()
-	require.NoError(t, l.Unlock(bg))
-	require.NoError(t, <-got)
-	assert.Less(t, time.Since(released), 3*time.Second, "the waiter was woken by the release (SSUBSCRIBE allowed)")
+	requireWokenByRelease(t, l, b, key, &failed)
 	states, err := a.Inspect(bg, key)
 	require.NoError(t, err)
 	assert.Len(t, states, 3)
