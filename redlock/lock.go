@@ -197,14 +197,14 @@ func (c *Client) attempt(o *op, key string, keys *keySet, keyList []string, tok 
 	until := c.validUntil(br.start, ttl)
 	var fence uint64
 	if c.cfg.Fencing {
-		c.fence.saw(o.topCounter())
 		if !br.cancelled && br.ok >= c.quorum && time.Now().Before(until) {
 			unfenced = o.unfenced()
 			if fence = o.proposalTaken(proposal); fence == 0 {
 				fence, br = o.fenceWrite(key, keyList, tok, done)
 			}
-			c.fence.saw(fence)
 		}
+		// The next proposal goes above what this attempt read or took.
+		c.fence.saw(max(o.topCounter(), fence))
 	}
 	o.report(OpLock)
 	if br.cancelled || br.ok < c.quorum || !time.Now().Before(until) {
