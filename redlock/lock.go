@@ -369,26 +369,14 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) (err error) {
 	o.encode(extendCommand(l.keyList() != nil), l.key, l.keyList(), &l.tok, o.ttlArg(ttl), nil)
 	br := o.run(ctx.Done())
 	o.report(OpExtend)
-	until := c.validUntil(br.start, ttl)
+	until, lost, err := o.extendVerdict(ctx, &br, l.key, ttl, l.until)
 	switch {
-	case br.cancelled:
-		return o.error(OpExtend, l.key, ctxerr.Of(ctx), 1)
-	case br.ok >= c.quorum && time.Now().Before(until) && time.Now().Before(l.until):
+	case err == nil:
 		l.until, l.ttl = until, ttl
-		c.event(EventExtended, l.key)
-		return nil
-	case br.taken > len(c.masters)-c.quorum || time.Now().After(l.until):
-		// A quorum no longer holds our token, or our validity ran out
-		// while we asked.
-		c.event(EventLost, l.key)
+	case lost:
 		l.ended()
-		if br.failed == 0 {
-			return ErrNotHeld
-		}
-		return o.error(OpExtend, l.key, ErrNotHeld, 1)
-	default:
-		return o.error(OpExtend, l.key, ErrExtendFailed, 1)
 	}
+	return err
 }
 
 // Unlock releases the lock on every master. It returns nil if a quorum
@@ -438,25 +426,11 @@ func (l *Lock) Unlock(ctx context.Context) (err error) {
 	o.report(OpUnlock)
 	l.until = time.Time{}
 	defer l.releaseKeys()
-	switch {
-	case br.ok >= c.quorum:
-		c.event(EventReleased, l.key)
+	ended, err := o.releaseVerdict(ctx, &br, l.key)
+	if ended {
 		l.ended()
-		return nil
-	case br.cancelled:
-		return o.error(OpUnlock, l.key, ctxerr.Of(ctx), 1)
-	case br.failed == 0:
-		l.ended()
-		return ErrNotHeld
-	case br.taken > len(c.masters)-c.quorum:
-		l.ended()
-		return o.error(OpUnlock, l.key, ErrNotHeld, 1)
-	default:
-		// Answers missing (late, failed): not known gone, not known
-		// released.
-		l.ended()
-		return o.error(OpUnlock, l.key, ErrUnlockFailed, 1)
 	}
+	return err
 }
 
 // ended tells Hooks.Held, once, that the lock ended.
