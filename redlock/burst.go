@@ -16,6 +16,7 @@ import (
 type op struct {
 	waitState
 	fenceState
+	permitState
 
 	c     *Client
 	fan   fanout
@@ -135,7 +136,11 @@ func (o *op) run(done <-chan struct{}) burstResult {
 func (o *op) answer(r *conn.Request) Outcome {
 	out, err := o.classify(r)
 	if out == OutcomeTaken {
-		o.noteHolder(r.Tag, r)
+		if o.command.answer == answerPermit {
+			o.notePermits(r)
+		} else {
+			o.noteHolder(r.Tag, r)
+		}
 	}
 	return o.record(r.Tag, out, err)
 }
@@ -218,6 +223,13 @@ func (o *op) classify(r *conn.Request) (out Outcome, err error) {
 			return OutcomeOK, nil
 		}
 		if v.Type == resp.TypeArray && v.Int == 2 && len(vals) == 3 {
+			return OutcomeTaken, nil
+		}
+	case answerPermit:
+		if v.Type == resp.TypeInteger && v.Int == 1 {
+			return OutcomeOK, nil
+		}
+		if v.Type == resp.TypeArray && int(v.Int) == len(vals)-1 {
 			return OutcomeTaken, nil
 		}
 	case answerVote:

@@ -42,6 +42,7 @@ const (
 	answerVote                          // 1 yes, 0 no
 	answerFenceLock                     // {1, counter} or {1}; {holder id, pttl} when taken (see classifyFence)
 	answerFenceWrite                    // 1, 0 not ours, 2 no counter (see classifyFence)
+	answerPermit                        // 1; the free permits' indexes when taken (see notePermits)
 )
 
 // The commands.
@@ -58,6 +59,12 @@ var (
 	cmdReleaseMulti  = command{script: &scripts.ReleaseMulti, eval: true, answer: answerVote}
 	cmdReleaseQuiet  = command{script: &scripts.ReleaseQuiet, eval: true, answer: answerVote}
 	cmdReleaseMultiQ = command{script: &scripts.ReleaseMultiQuiet, eval: true, answer: answerVote}
+	// A semaphore's: the permit's index (or, for SemExtend, the number of
+	// permits) goes where a fenced lock's proposal does, and SemRelease's
+	// wake flag too.
+	cmdSemAcquire = command{script: &scripts.SemAcquire, arg: true, propose: true, guarded: true, answer: answerPermit}
+	cmdSemExtend  = command{script: &scripts.SemExtend, arg: true, propose: true, guarded: true, answer: answerVote}
+	cmdSemRelease = command{script: &scripts.SemRelease, eval: true, arg: true, propose: true, answer: answerVote}
 )
 
 // lockCommand is a Lock attempt's command: fenced (Config.Fencing), on

@@ -149,9 +149,46 @@ var (
 	FenceRepair = load("fence_repair")
 )
 
+// The scripts of a semaphore of P permits. Its keys on a master are the
+// semaphore's record, KEYS[1] (its name), holding "semaphore:" followed by
+// P in decimal, and its P permits' keys, KEYS[2] to KEYS[P+1], each a
+// lock's key holding its holder's token. The record lives as long as its
+// longest-lived permit, and no longer than the last one's release: it is
+// what tells a semaphore from a lock of the same name, and P from
+// another number of permits.
+var (
+	// SemAcquire takes one permit: KEYS are the record and every permit's
+	// key, ARGV the token, the TTL in milliseconds and the index (from 0)
+	// of the permit wanted. If the record holds another value, it changes
+	// nothing and fails with an error: "PERMITS <name> has <p> permits,
+	// not <P>" for a semaphore of another size, "WRONGKIND <name> is a
+	// lock, not a semaphore" for anything else (a hash or other type fails
+	// with WRONGTYPE). Else, if the permit's key does not exist, it sets
+	// it to the token with the TTL, makes the record's TTL at least as
+	// long (writing it if missing) and returns 1; else it returns the
+	// indexes of the permits whose keys do not exist, an array of
+	// integers (empty when all are taken).
+	SemAcquire = load("sem_acquire")
+	// SemRelease gives a permit back: KEYS are the record and every
+	// permit's key, ARGV the token, the permit's index and "1" to wake
+	// waiters or "0" not to. If the permit's key holds the token, it
+	// deletes it, deletes the record when no permit's key is left, and,
+	// with "1", publishes the release's id (as Release does) on the shard
+	// channel "volley:released:" followed by the record's key; it returns
+	// 1. Else it changes nothing and returns 0.
+	SemRelease = load("sem_release")
+	// SemExtend extends a permit: KEYS are the record and the permit's
+	// key, ARGV the token, the TTL in milliseconds and P. If the permit's
+	// key holds the token, it sets its TTL, makes the record's TTL at
+	// least as long (writing it if missing) and returns 1; else it
+	// returns 0. It never re-creates a permit's key.
+	SemExtend = load("sem_extend")
+)
+
 // All is every script, one entry each.
 var All = []Script{
 	Release, ReleaseQuiet, Extend, Handover, LockWait,
 	LockMulti, ReleaseMulti, ReleaseMultiQuiet, ExtendMulti, ExtendBatch,
 	FenceCheck, FenceLock, FenceWrite, FenceState, FenceRepair,
+	SemAcquire, SemRelease, SemExtend,
 }

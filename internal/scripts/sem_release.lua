@@ -1,0 +1,1 @@
+local k=KEYS[tonumber(ARGV[2])+2] if redis.call("get",k)~=ARGV[1] then return 0 end redis.call("del",k) if redis.call("exists",unpack(KEYS,2))==0 then redis.call("del",KEYS[1]) end if ARGV[3]=="1" then redis.pcall("spublish","volley:released:"..KEYS[1],string.sub(redis.sha1hex(ARGV[1]),1,16)) end return 1

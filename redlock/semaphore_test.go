@@ -1,0 +1,259 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/volleylock/volley/internal/redistest"
+)
+
+// dbSizes returns each server's key count.
+func dbSizes(t *testing.T, servers []*redistest.Server) []int64 {
+	t.Helper()
+	out := make([]int64, len(servers))
+	for i, s := range servers {
+		vals, err := redistest.Do(s.Addr(), "DBSIZE")
+		require.NoError(t, err)
+		out[i] = vals[0].Int
+	}
+	return out
+}
+
+func TestSemaphoreAdmitsItsPermits(t *testing.T) {
+	servers := masters(t, 5)
+	a := client(t, servers, Config{})
+	b := client(t, servers, Config{})
+	sa, err := a.Semaphore("sem", 3)
+	require.NoError(t, err)
+	sb, err := b.Semaphore("sem", 3)
+	require.NoError(t, err)
+
+	var held []Permit
+	seen := map[int]bool{}
+	for i := range 3 {
+		s := sa
+		if i%2 == 1 {
+			s = sb
+		}
+		// Acquire, not TryAcquire: a random first pick may find its permit
+		// taken, and the next attempt picks a free one.
+		p, err := s.Acquire(bg, 5*time.Second)
+		require.NoError(t, err, "permit %d", i)
+		require.False(t, seen[p.Index()], "permit %d given twice", p.Index())
+		seen[p.Index()] = true
+		require.Positive(t, p.Validity())
+		held = append(held, p)
+	}
+	_, err = sb.TryAcquire(bg, time.Second)
+	require.ErrorIs(t, err, ErrNotAcquired, "a fourth holder of three permits")
+	ctx, cancel := context.WithTimeout(bg, 200*time.Millisecond)
+	_, err = sa.Acquire(ctx, time.Second)
+	cancel()
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+
+	require.NoError(t, held[1].Release(bg))
+	require.ErrorIs(t, held[1].Release(bg), ErrNotHeld, "a second release")
+	p, err := sb.Acquire(bg, time.Second)
+	require.NoError(t, err, "the released permit is free again")
+	require.Equal(t, held[1].Index(), p.Index())
+	held[1] = p
+
+	for _, p := range held {
+		require.NoError(t, p.Release(bg))
+	}
+	require.Equal(t, []int64{0, 0, 0, 0, 0}, dbSizes(t, servers), "the last release leaves no key behind")
+}
+
+func TestSemaphoreBadInput(t *testing.T) {
+	servers := masters(t, 3)
+	c := client(t, servers, Config{MaxTTL: 10 * time.Second})
+	for _, n := range []int{0, -1, MaxPermits + 1} {
+		_, err := c.Semaphore("s", n)
+		require.ErrorContains(t, err, "permits", "permits %d", n)
+	}
+	s, err := c.Semaphore("s", 2)
+	require.NoError(t, err)
+	_, err = s.Acquire(bg, time.Minute)
+	require.ErrorContains(t, err, "exceeds Config.MaxTTL")
+	require.Equal(t, []int64{0, 0, 0}, dbSizes(t, servers))
+
+	// Another number of permits while a permit is held: a clear error, no
+	// retry, and nothing written.
+	p, err := s.Acquire(bg, 5*time.Second)
+	require.NoError(t, err)
+	before := dbSizes(t, servers)
+	other, err := c.Semaphore("s", 3)
+	require.NoError(t, err)
+	_, err = other.Acquire(bg, time.Second)
+	require.ErrorIs(t, err, ErrSemaphoreMismatch)
+	var e *Error
+	require.ErrorAs(t, err, &e)
+	require.Equal(t, 1, e.Attempts, "a mismatch is not retried")
+	require.ErrorContains(t, err, "has 2 permits, not 3")
+	require.Equal(t, before, dbSizes(t, servers), "a refused acquire writes nothing")
+	require.NoError(t, p.Release(bg))
+
+	// A name held as a lock.
+	l, err := c.TryLock(bg, "m", time.Second)
+	require.NoError(t, err)
+	m, err := c.Semaphore("m", 2)
+	require.NoError(t, err)
+	_, err = m.TryAcquire(bg, time.Second)
+	require.ErrorIs(t, err, ErrSemaphoreMismatch)
+	require.ErrorContains(t, err, "is a lock, not a semaphore")
+	require.NoError(t, l.Unlock(bg))
+
+	// A name that holds another type.
+	for _, srv := range servers[:2] {
+		_, err := redistest.Do(srv.Addr(), "HSET", "h", "f", "v")
+		require.NoError(t, err)
+	}
+	h, err := c.Semaphore("h", 2)
+	require.NoError(t, err)
+	_, err = h.TryAcquire(bg, time.Second)
+	require.ErrorIs(t, err, ErrSemaphoreMismatch)
+	require.ErrorContains(t, err, "WRONGTYPE")
+	require.Equal(t, []int64{1, 1, 0}, dbSizes(t, servers))
+}
+
+// TestSemaphoreNeverOverAdmits: holders in two Clients, counted in
+// process, never exceed the permits, and every goroutine gets its turns.
+func TestSemaphoreNeverOverAdmits(t *testing.T) {
+	servers := masters(t, 5)
+	const permits, goroutines, rounds = 3, 12, 15
+	clients := []*Client{client(t, servers, Config{RetryDelay: 20 * time.Millisecond}), client(t, servers, Config{RetryDelay: 20 * time.Millisecond})}
+	var holders, most atomic.Int32
+	var wg sync.WaitGroup
+	errs := make(chan error, goroutines)
+	for g := range goroutines {
+		s, err := clients[g%2].Semaphore("busy", permits)
+		require.NoError(t, err)
+		wg.Go(func() {
+			for range rounds {
+				ctx, cancel := context.WithTimeout(bg, 20*time.Second)
+				p, err := s.Acquire(ctx, 2*time.Second)
+				cancel()
+				if err != nil {
+					errs <- err
+					return
+				}
+				n := holders.Add(1)
+				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+				}
+				time.Sleep(time.Millisecond) // hold it a moment, for overlap
+				holders.Add(-1)
+				if err := p.Release(bg); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	require.LessOrEqual(t, most.Load(), int32(permits))
+	require.Equal(t, int32(permits), most.Load(), "the permits were all in use at some point")
+}
+
+// TestSemaphoreWaiterWokenByRelease: with a 10 s retry delay, a waiter
+// gets a permit within 3 s of a release only if the release woke it.
+func TestSemaphoreWaiterWokenByRelease(t *testing.T) {
+	servers := masters(t, 3)
+	var failed atomic.Int32
+	a := client(t, servers, Config{})
+	b := client(t, servers, waiterConfig(Config{}, &failed))
+	sa, err := a.Semaphore("w", 2)
+	require.NoError(t, err)
+	sb, err := b.Semaphore("w", 2)
+	require.NoError(t, err)
+	p1, err := sa.Acquire(bg, 10*time.Second)
+	require.NoError(t, err)
+	p2, err := sa.Acquire(bg, 10*time.Second)
+	require.NoError(t, err)
+	got := make(chan error, 1)
+	go func() {
+		p, err := sb.Acquire(bg, time.Second)
+		if err == nil {
+			err = p.Release(bg)
+		}
+		got <- err
+	}()
+	require.Eventually(t, func() bool { return failed.Load() >= 2 }, 5*time.Second, time.Millisecond)
+	released := time.Now()
+	require.NoError(t, p2.Release(bg))
+	require.NoError(t, <-got)
+	assert.Less(t, time.Since(released), 3*time.Second, "the waiter was woken by the release")
+	require.NoError(t, p1.Release(bg))
+}
+
+func TestSemaphoreExtendAndDo(t *testing.T) {
+	servers := masters(t, 3)
+	c := client(t, servers, Config{})
+	s, err := c.Semaphore("do", 1)
+	require.NoError(t, err)
+
+	p, err := s.Acquire(bg, 500*time.Millisecond)
+	require.NoError(t, err)
+	require.NoError(t, p.Extend(bg, 2*time.Second))
+	require.Greater(t, p.Validity(), time.Second)
+	require.Equal(t, 2*time.Second, p.TTL())
+	for _, srv := range servers {
+		vals, err := redistest.Do(srv.Addr(), "PTTL", "do")
+		require.NoError(t, err)
+		require.Greater(t, vals[0].Int, int64(1000), "the record lives as long as its permits")
+	}
+	require.NoError(t, p.Release(bg))
+	require.ErrorIs(t, p.Extend(bg, time.Second), ErrNotHeld)
+
+	// Do keeps the permit past its TTL.
+	ran := false
+	require.NoError(t, s.Do(bg, 300*time.Millisecond, func(ctx context.Context) error {
+		ran = true
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-time.After(time.Second):
+			return nil
+		}
+	}))
+	require.True(t, ran)
+
+	// Do reports the loss: the permit's keys vanish under it.
+	err = s.Do(bg, 300*time.Millisecond, func(ctx context.Context) error {
+		for _, srv := range servers {
+			require.NoError(t, srv.Flush())
+		}
+		<-ctx.Done()
+		return nil
+	})
+	require.ErrorIs(t, err, ErrNotHeld)
+	require.Equal(t, []int64{0, 0, 0}, dbSizes(t, servers))
+}
+
+func TestSemaphoreOneMasterDown(t *testing.T) {
+	servers := masters(t, 3)
+	c := client(t, servers, Config{MasterTimeout: 50 * time.Millisecond})
+	s, err := c.Semaphore("down", 2)
+	require.NoError(t, err)
+	servers[2].Kill()
+	p, err := s.Acquire(bg, time.Second)
+	require.NoError(t, err, "a quorum is enough")
+	require.NoError(t, p.Release(bg))
+	servers[1].Kill()
+	_, err = s.TryAcquire(bg, time.Second)
+	require.ErrorIs(t, err, ErrNotAcquired)
+	var e *Error
+	require.True(t, errors.As(err, &e), "the error says what each master did: %v", err)
+	require.Contains(t, fmt.Sprint(err), "connection")
+}
