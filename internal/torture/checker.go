@@ -1,6 +1,8 @@
 package torture
 
 import (
+	"cmp"
+	"slices"
 	"sync"
 	"time"
 )
@@ -35,12 +37,16 @@ type FenceRegression struct {
 }
 
 // Violation is two overlapping intervals of one key: Second was acquired
-// (Second.Start) while First was still held.
+// (Second.Start) while First was still held. For a key of several
+// permits (see NewCountingChecker), Second is an interval during which
+// Holders intervals of the key overlapped, more than its permits, and
+// First one of the others.
 type Violation struct {
 	Key     string        `json:"key"`
 	First   Interval      `json:"first"`
 	Second  Interval      `json:"second"`
 	Overlap time.Duration `json:"overlap"`
+	Holders int           `json:"holders,omitempty"`
 	Faults  []string      `json:"faults,omitempty"` // filled by the Report
 }
 
@@ -58,6 +64,7 @@ const maxKeptViolations = 100
 // overlap. Safe for concurrent use.
 type Checker struct {
 	horizon time.Duration
+	permits int // how many intervals of a key may overlap: 1 but for semaphores
 
 	mu         sync.Mutex
 	keys       map[string][]Interval
@@ -75,8 +82,14 @@ type Checker struct {
 }
 
 // NewChecker returns a Checker with the given horizon (see Checker).
-func NewChecker(horizon time.Duration) *Checker {
-	return &Checker{horizon: horizon, keys: make(map[string][]Interval), pruned: make(map[string]uint64)}
+func NewChecker(horizon time.Duration) *Checker { return NewCountingChecker(horizon, 1) }
+
+// NewCountingChecker returns a Checker of keys that admit permits holders
+// at once (semaphores): a violation is an interval during which more than
+// permits intervals of its key overlap. Fencing tokens are checked as
+// NewChecker's are only with one permit.
+func NewCountingChecker(horizon time.Duration, permits int) *Checker {
+	return &Checker{horizon: horizon, permits: max(1, permits), keys: make(map[string][]Interval), pruned: make(map[string]uint64)}
 }
 
 // Add records a finished interval and returns how many earlier intervals
@@ -101,9 +114,10 @@ func (c *Checker) Add(iv Interval) int {
 		}
 	}
 	found := 0
+	var crowd []Interval // the intervals of the key that overlap iv (several permits)
 	kept := c.keys[iv.Key][:0]
 	for _, e := range c.keys[iv.Key] {
-		if iv.Fence != 0 && e.Fence != 0 {
+		if iv.Fence != 0 && e.Fence != 0 && c.permits == 1 {
 			switch {
 			case e.Start < iv.Start && e.Fence >= iv.Fence:
 				c.regression(e, iv)
@@ -112,14 +126,15 @@ func (c *Checker) Add(iv Interval) int {
 			}
 		}
 		if e.Start < iv.End && iv.Start < e.End {
-			found++
-			first, second := e, iv
-			if second.Start < first.Start {
-				first, second = second, first
-			}
-			c.count++
-			if len(c.violations) < maxKeptViolations {
-				c.violations = append(c.violations, Violation{
+			if c.permits > 1 {
+				crowd = append(crowd, e)
+			} else {
+				found++
+				first, second := e, iv
+				if second.Start < first.Start {
+					first, second = second, first
+				}
+				c.violation(Violation{
 					Key: iv.Key, First: first, Second: second,
 					Overlap: min(first.End, second.End) - second.Start,
 				})
@@ -131,8 +146,47 @@ func (c *Checker) Add(iv Interval) int {
 			c.pruned[iv.Key] = max(c.pruned[iv.Key], e.Fence)
 		}
 	}
+	if most, at := mostAtOnce(iv, crowd); most > c.permits {
+		found++
+		c.violation(Violation{Key: iv.Key, First: at, Second: iv, Overlap: min(at.End, iv.End) - max(at.Start, iv.Start), Holders: most})
+	}
 	c.keys[iv.Key] = append(kept, iv)
 	return found
+}
+
+// violation counts v and keeps it if there is room.
+func (c *Checker) violation(v Violation) {
+	c.count++
+	if len(c.violations) < maxKeptViolations {
+		c.violations = append(c.violations, v)
+	}
+}
+
+// mostAtOnce returns the most intervals that overlap at one moment of iv,
+// iv included, among iv and crowd (each overlapping iv), and one of crowd
+// present at that moment (the zero Interval when crowd is empty).
+// Intervals are half-open: one that ends when another starts does not
+// overlap it.
+func mostAtOnce(iv Interval, crowd []Interval) (most int, at Interval) {
+	type edge struct {
+		t    time.Duration
+		step int // +1 start, -1 end
+		i    int
+	}
+	edges := make([]edge, 0, 2*len(crowd))
+	for i, e := range crowd {
+		edges = append(edges, edge{max(e.Start, iv.Start), 1, i}, edge{min(e.End, iv.End), -1, i})
+	}
+	slices.SortFunc(edges, func(a, b edge) int { return cmp.Or(cmp.Compare(a.t, b.t), cmp.Compare(a.step, b.step)) })
+	most = 1
+	n := 1
+	for _, e := range edges {
+		n += e.step
+		if n > most {
+			most, at = n, crowd[e.i]
+		}
+	}
+	return most, at
 }
 
 // regression records that later's token does not exceed earlier's.

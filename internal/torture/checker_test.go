@@ -18,6 +18,38 @@ func iv(key, holder string, start, end int) Interval {
 	return Interval{Key: key, Holder: holder, Start: ms(start), End: ms(end), Until: ms(end), Unlock: -1}
 }
 
+// TestCountingCheckerSynthetic: with two permits, a violation is three
+// holders at one moment, not three that overlap in pairs.
+func TestCountingCheckerSynthetic(t *testing.T) {
+	tests := []struct {
+		name       string
+		intervals  []Interval
+		violations int
+		holders    int
+	}{
+		{"two at once", []Interval{iv("k", "a", 0, 10), iv("k", "b", 5, 20)}, 0, 0},
+		{"three in a chain", []Interval{iv("k", "a", 0, 10), iv("k", "b", 5, 15), iv("k", "c", 12, 20)}, 0, 0},
+		{"three at once", []Interval{iv("k", "a", 0, 10), iv("k", "b", 5, 15), iv("k", "c", 8, 20)}, 1, 3},
+		{"three at once, out of order", []Interval{iv("k", "c", 8, 20), iv("k", "a", 0, 10), iv("k", "b", 5, 15)}, 1, 3},
+		{"back to back", []Interval{iv("k", "a", 0, 10), iv("k", "b", 0, 10), iv("k", "c", 10, 20)}, 0, 0},
+		{"four at once", []Interval{iv("k", "a", 0, 10), iv("k", "b", 1, 10), iv("k", "c", 2, 10), iv("k", "d", 3, 10)}, 2, 4},
+		{"other keys", []Interval{iv("k1", "a", 0, 10), iv("k1", "b", 1, 10), iv("k2", "c", 2, 10)}, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := NewCountingChecker(time.Minute, 2)
+			for _, v := range tt.intervals {
+				c.Add(v)
+			}
+			st := c.Stats()
+			require.Equal(t, tt.violations, st.Violations)
+			if tt.violations > 0 {
+				assert.Equal(t, tt.holders, st.Details[len(st.Details)-1].Holders)
+			}
+		})
+	}
+}
+
 func TestCheckerSynthetic(t *testing.T) {
 	tests := []struct {
 		name       string

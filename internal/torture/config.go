@@ -98,6 +98,11 @@ type Config struct {
 	Clients    int // independent lock clients [4]
 	Goroutines int // per client [16]
 	Keys       int // contended keys [3]
+	// Permits, when above 0, makes every key a semaphore of Permits
+	// permits: a round takes one of its permits (redlock's Semaphore, or
+	// what NewLocker's Lock does), MultiKey is 0, and the checker counts
+	// the holders of a key at each moment (NewCountingChecker).
+	Permits int
 	// MultiKey is the share of rounds that lock two of the keys at once
 	// (LockMulti), overlapping the single-key rounds and each other [0.25];
 	// negative: none.
@@ -155,10 +160,10 @@ func (c Config) withDefaults() Config {
 	def(&c.Goroutines, 16)
 	def(&c.Keys, 3)
 	switch {
+	case c.MultiKey < 0 || c.Keys < 2 || c.Permits > 0:
+		c.MultiKey = 0
 	case c.MultiKey == 0:
 		c.MultiKey = 0.25
-	case c.MultiKey < 0 || c.Keys < 2:
-		c.MultiKey = 0
 	}
 	defd(&c.TTL, 800*time.Millisecond)
 	defd(&c.MaxTTL, 2*time.Second)

@@ -77,6 +77,9 @@ func (r *run) errorf(format string, args ...any) {
 // DefaultLocker returns the redlock.Client a Run uses when Config.NewLocker
 // is nil, configured by DefaultLockerConfig.
 func DefaultLocker(cfg Config, addrs []string) (Locker, error) {
+	if cfg.Permits > 0 {
+		return NewSemaphoreLocker(DefaultLockerConfig(cfg, addrs), cfg.Permits)
+	}
 	return NewRedlockLocker(DefaultLockerConfig(cfg, addrs))
 }
 
@@ -158,7 +161,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	cancel()
 
-	r := &run{cfg: cfg, cl: cl, checker: NewChecker(cfg.MaxTTL + 30*time.Second)}
+	r := &run{cfg: cfg, cl: cl, checker: NewCountingChecker(cfg.MaxTTL+30*time.Second, cfg.Permits)}
 	r.stats.lockFail = map[string]uint64{}
 	r.stats.masterOutcomes = map[string]uint64{}
 	r.stats.unlock = map[string]uint64{}
@@ -167,8 +170,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	defer stop()
 	r.stop = stop
 	r.epoch = time.Now()
-	r.logf("run: seed %d, %d masters, %d clients x %d goroutines, %d keys, TTL %v, MaxTTL %v, MasterTimeout %v, restart guard %v, faults %v",
-		cfg.Seed, cfg.Masters, cfg.Clients, cfg.Goroutines, cfg.Keys, cfg.TTL, cfg.MaxTTL, cfg.MasterTimeout, !cfg.DisableRestartGuard, cfg.Faults)
+	r.logf("run: seed %d, %d masters, %d clients x %d goroutines, %d keys (permits %d), TTL %v, MaxTTL %v, MasterTimeout %v, restart guard %v, faults %v",
+		cfg.Seed, cfg.Masters, cfg.Clients, cfg.Goroutines, cfg.Keys, max(1, cfg.Permits), cfg.TTL, cfg.MaxTTL, cfg.MasterTimeout, !cfg.DisableRestartGuard, cfg.Faults)
 
 	var wg sync.WaitGroup
 	for id, lk := range lockers {

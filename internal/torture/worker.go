@@ -159,7 +159,11 @@ func (r *run) round(ctx context.Context, rng *rand.Rand, holder string, lk Locke
 	for _, key := range keys {
 		iv.Key = key
 		if n := r.checker.Add(iv); n > 0 {
-			r.logf("VIOLATION: %s held %s [%.3fs, %.3fs] overlapping %d other holder(s)", holder, key, iv.Start.Seconds(), iv.End.Seconds(), n)
+			if r.cfg.Permits > 0 {
+				r.logf("VIOLATION: %s held a permit of %s [%.3fs, %.3fs] with more than %d holders at once", holder, key, iv.Start.Seconds(), iv.End.Seconds(), r.cfg.Permits)
+			} else {
+				r.logf("VIOLATION: %s held %s [%.3fs, %.3fs] overlapping %d other holder(s)", holder, key, iv.Start.Seconds(), iv.End.Seconds(), n)
+			}
 		}
 	}
 }
