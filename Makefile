@@ -25,7 +25,7 @@ SUBMODULES     ?= bench redlockotel redlockprom
 # test-stress: how many times the unit suite must pass under CPU hogs in a row.
 STRESS_RUNS    ?= 3
 
-.PHONY: all test test-stress deps vet cross staticcheck fmt-check unit fuzz-smoke bench bench-go bench-go-compare fuzz torture torture-cluster cover lint redis-up redis-down
+.PHONY: all test test-stress deps vet cross staticcheck fmt-check unit fuzz-smoke bench bench-go bench-go-compare fuzz torture torture-cluster torture-semaphore cover lint redis-up redis-down
 
 all: test
 
@@ -186,6 +186,11 @@ torture: deps
 ## replica each) whose primaries fail over, die and lose slots.
 torture-cluster: deps
 	$(GO) run ./internal/cmd/torture -cluster -duration $(TORTURE_TIME) $(if $(SEED),-seed $(SEED)) -json torture-cluster.json
+
+## torture-semaphore: the same with every key a semaphore of 2 permits,
+## checked for a third holder at any moment.
+torture-semaphore: deps
+	$(GO) run ./internal/cmd/torture -permits 2 -duration $(TORTURE_TIME) $(if $(SEED),-seed $(SEED)) -json torture-semaphore.json
 
 ## cover: tests with a coverage profile and a per-function summary.
 cover: deps

@@ -51,6 +51,7 @@ func main() {
 		jsonPath       = flag.String("json", "", "write the report as JSON to this file")
 		quiet          = flag.Bool("q", false, "do not log each fault")
 		fencing        = flag.Bool("fencing", true, "fenced locks (redlock Config.Fencing), with every holder's token checked against earlier holders' (not with -cluster)")
+		permits        = flag.Int("permits", 0, "above 0: every key is a semaphore of this many permits (redlock Semaphore), checked for more holders at once; no fencing")
 		clusterMode    = flag.Bool("cluster", false, "run over a Redis Cluster of -masters primaries (default 3) with a replica each, under its faults ("+clusterFaultNames()+"); no fencing, no unsafe schedule")
 	)
 	flag.Parse()
@@ -66,12 +67,15 @@ func main() {
 		*fencing, *unsafeDuration = false, 0
 	}
 
+	if *permits > 0 {
+		*fencing = false // a semaphore's permits carry no fencing token
+	}
 	cfg := torture.Config{
 		Duration: *duration, Seed: *seed,
 		Masters: *masters, Clients: *clients, Goroutines: *goroutines, Keys: *keys,
 		TTL: *ttl, MaxTTL: *maxTTL, MasterTimeout: *masterTimeout,
 		FaultTime: *faultTime, HealTime: *healTime, Fencing: *fencing,
-		Cluster: *clusterMode,
+		Cluster: *clusterMode, Permits: *permits,
 	}
 	if *faults != "" {
 		fs, err := torture.ParseFaults(strings.Split(*faults, ","))
