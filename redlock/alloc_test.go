@@ -174,3 +174,48 @@ func TestAllocs(t *testing.T) {
 	other.room.leave(w, false)
 	require.NoError(t, heldWait.Unlock(bg))
 }
+
+// TestAllocsSemaphore pins a semaphore's steady-state allocations on five
+// real masters: zero for Acquire+Release, Extend, and a TryAcquire that
+// finds every permit taken.
+func TestAllocsSemaphore(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	servers := masters(t, 5)
+	c := client(t, servers, Config{MasterTimeout: time.Second})
+	const ttl = 10 * time.Second
+	s, err := c.Semaphore("alloc:sem", 4)
+	require.NoError(t, err)
+
+	acquireRelease := func() {
+		p, err := s.Acquire(bg, ttl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Release(bg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	steady(acquireRelease)
+	require.Zero(t, testing.AllocsPerRun(200, acquireRelease), "Acquire+Release")
+
+	one, err := c.Semaphore("alloc:one", 1)
+	require.NoError(t, err)
+	held, err := one.Acquire(bg, ttl)
+	require.NoError(t, err)
+	extend := func() {
+		if err := held.Extend(bg, ttl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	steady(extend)
+	require.Zero(t, testing.AllocsPerRun(200, extend), "Permit.Extend")
+
+	taken := func() {
+		if _, err := one.TryAcquire(bg, ttl); err != ErrNotAcquired {
+			t.Fatal(err)
+		}
+	}
+	steady(taken)
+	require.Zero(t, testing.AllocsPerRun(200, taken), "TryAcquire with every permit taken")
+	require.NoError(t, held.Release(bg))
+}

@@ -265,14 +265,23 @@ var (
 // semaphore's name for something else (see ErrSemaphoreMismatch).
 func (o *op) mismatched() bool {
 	for i := range o.res {
-		var se *resp.ServerError
-		if o.res[i].Outcome != OutcomeServerError || !errors.As(o.res[i].Err, &se) {
-			continue
-		}
-		switch se.Prefix {
-		case "PERMITS", "WRONGKIND", "WRONGTYPE":
+		if o.res[i].Outcome == OutcomeServerError && isMismatch(o.res[i].Err) {
 			return true
 		}
+	}
+	return false
+}
+
+// isMismatch reports whether err is SemAcquire's refusal of a name kept
+// for something else.
+func isMismatch(err error) bool {
+	var se *resp.ServerError
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Prefix {
+	case "PERMITS", "WRONGKIND", "WRONGTYPE":
+		return true
 	}
 	return false
 }
