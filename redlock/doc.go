@@ -165,6 +165,62 @@
 // deduplicated into storage the Lock keeps until Unlock, pooled: a steady
 // stream of multi-key locks allocates nothing.
 //
+// # Semaphores
+//
+// Client.Semaphore(name, P) admits at most P holders at once, each with a
+// Permit. A majority quorum over per-master counters would not: if each
+// master admitted P holders, P+1 holders could each have a quorum Q of N
+// masters whenever (P+1)*Q <= P*N (5 masters, 2 permits: 9 <= 10
+// admissions for three holders; the torture's majority-counter variant
+// shows it within a second). Instead the semaphore is P locks: permit i is
+// the key name+":permit:"+i, and a Permit is one of them held as a Lock
+// is held, on a quorum of masters within the validity. An attempt asks
+// every master, in one burst, for one index (scripts.SemAcquire): the
+// script sets that key with NX and the TTL, or, when it is taken, answers
+// which indexes are free on that master. The first attempt asks for a
+// random index; a failed one releases what it took and asks next for the
+// index free on the most masters (ties at random, so that contenders
+// spread out), at once when that is a quorum, else after a release wakes
+// it (SemRelease publishes on the name's channel, and one waiter per
+// release is woken, as for a Lock) or RetryDelay passes.
+//
+// Why never more than P holders. Permit i's key is a Redlock key: the
+// script sets it only when absent, SemExtend changes its TTL only while it
+// holds the holder's token and never re-creates it, and SemRelease deletes
+// it only for that token. So the Redlock argument holds for each index on
+// its own: two holders of index i at once would each have a quorum, the
+// quorums share a master, and that master would have held both tokens in
+// the one key at once. At most one holder per index, P indexes: at most P
+// holders. Case by case:
+//
+//   - Timeouts, partitions, slow masters: a master that did not answer is
+//     in no quorum; the quorum and its intersection are the mutex's.
+//   - Expiry and drift: the validity ends DriftFactor*ttl+2ms before the
+//     TTL, counted from the burst's start, as for a Lock; a holder whose
+//     validity ran out holds nothing.
+//   - Restarts: SemAcquire and SemExtend are guarded like Lock and Extend:
+//     a master that restarted less than MaxTTL ago (and may have lost a
+//     key) does not count.
+//   - Partial writes: a failed attempt releases its index on every master
+//     that may hold it; one whose release is lost keeps the key until its
+//     TTL, which only makes that index less available, as for a Lock.
+//   - Availability: with fewer than P holders an index is free on a
+//     quorum, found in the first or the next attempt (the answers list the
+//     free ones). Keys left by failed attempts on a minority block an
+//     index only where they cover more masters than a quorum can spare,
+//     until their TTL.
+//
+// The semaphore's record, the key name, holds "semaphore:"+P while any of
+// its permits' keys does (its TTL follows the longest, and the last
+// release deletes it). It plays no part in the argument above; it turns a
+// configuration mistake into ErrSemaphoreMismatch: a Client with another
+// P, or a Lock of the same name, is refused where it meets the record on
+// a master, and nothing is written there. A record lost (a restart, an
+// eviction) only delays that check until the next acquire writes it
+// again. Permits carry no fencing token. Over a Redis Cluster every key of
+// one copy of a semaphore carries that copy's hash tag, so each master's
+// script runs on one node.
+//
 // # Fencing
 //
 // A holder that pauses past its validity (GC, swap, SIGSTOP) may still
@@ -367,8 +423,10 @@
 // goroutines) per master, one pub/sub connection per master once a Lock
 // has waited, and, with Fencing, at most one goroutine at a time repairing
 // fencing counters; Close stops them all and ends the waits under way. A
-// Lock is a value: use one copy from one goroutine at a time. Do starts no
-// goroutine: it registers its lock with the Client's renewer (one
+// Lock is a value: use one copy from one goroutine at a time, and so is a
+// Permit. A Semaphore is safe for concurrent use; its Do extends its
+// permit from a goroutine of its own, which ends before Do returns. Do
+// starts no goroutine: it registers its lock with the Client's renewer (one
 // goroutine per Client, started by the first Do, stopped by Close), which extends
 // every Do's lock that is due in one batch per master, and unregisters it
 // before it returns.
