@@ -257,3 +257,45 @@ func TestSemaphoreOneMasterDown(t *testing.T) {
 	require.True(t, errors.As(err, &e), "the error says what each master did: %v", err)
 	require.Contains(t, fmt.Sprint(err), "connection")
 }
+
+// TestClusterSemaphore: over a 3-primary cluster each copy's record and
+// permits share the copy's tag (one slot, one node); two Clients share the
+// permits, and a waiter is woken by a release through the copy's shard
+// channel.
+func TestClusterSemaphore(t *testing.T) {
+	cl := redistest.StartClusterT(t, redistest.ClusterOptions{})
+	var failed atomic.Int32
+	a := clusterClient(t, cl, Config{})
+	b := clusterClient(t, cl, waiterConfig(Config{}, &failed))
+	sa, err := a.Semaphore("pool", 2)
+	require.NoError(t, err)
+	sb, err := b.Semaphore("pool", 2)
+	require.NoError(t, err)
+	p1, err := sa.Acquire(bg, 10*time.Second)
+	require.NoError(t, err)
+	p2, err := sb.Acquire(bg, 10*time.Second)
+	require.NoError(t, err)
+	require.NotEqual(t, p1.Index(), p2.Index())
+	for i, m := range a.masters {
+		vals, err := redistest.Do(a.Masters()[i].Addr, "GET", m.tag+"pool")
+		require.NoError(t, err)
+		assert.Equal(t, "semaphore:2", string(vals[0].Bytes), "copy %d's record is %spool", i, m.tag)
+	}
+	_, err = sa.TryAcquire(bg, time.Second)
+	require.ErrorIs(t, err, ErrNotAcquired)
+
+	got := make(chan error, 1)
+	go func() {
+		p, err := sb.Acquire(bg, time.Second)
+		if err == nil {
+			err = p.Release(bg)
+		}
+		got <- err
+	}()
+	require.Eventually(t, func() bool { return failed.Load() >= 2 }, 5*time.Second, time.Millisecond)
+	released := time.Now()
+	require.NoError(t, p1.Release(bg))
+	require.NoError(t, <-got)
+	assert.Less(t, time.Since(released), 3*time.Second, "the waiter was woken by the release")
+	require.NoError(t, p2.Release(bg))
+}
