@@ -25,6 +25,8 @@ var minimalACL = []string{
 	// Lock, Extend, Unlock, and what their scripts call.
 	"+set", "+eval", "+evalsha", "+get", "+del", "+pexpire", "+pttl",
 	"~app:lock:*",
+	// Semaphores: their scripts look for free permits.
+	"+exists",
 	// Waiting: the release publishes, waiters subscribe.
 	"+spublish", "+ssubscribe", "+sunsubscribe", "&volley:released:app:lock:*",
 	// Fencing: its counter and bookkeeping keys.
@@ -63,6 +65,29 @@ func TestMinimalACL(t *testing.T) {
 			states, err := a.Inspect(bg, key)
 			require.NoError(t, err)
 			assert.Len(t, states, 3)
+
+			// A semaphore's permits, and the release's wake-up.
+			sa, err := a.Semaphore(key+":sem", 1)
+			require.NoError(t, err)
+			sb, err := b.Semaphore(key+":sem", 1)
+			require.NoError(t, err)
+			p, err := sa.Acquire(bg, 10*time.Second)
+			require.NoError(t, err)
+			require.NoError(t, p.Extend(bg, 10*time.Second))
+			failed.Store(0)
+			got := make(chan error, 1)
+			go func() {
+				p, err := sb.Acquire(bg, time.Second)
+				if err == nil {
+					err = p.Release(bg)
+				}
+				got <- err
+			}()
+			require.Eventually(t, func() bool { return failed.Load() >= 2 }, 5*time.Second, time.Millisecond)
+			released := time.Now()
+			require.NoError(t, p.Release(bg))
+			require.NoError(t, <-got)
+			assert.Less(t, time.Since(released), 3*time.Second, "the semaphore's waiter was woken by the release")
 		})
 	}
 }
