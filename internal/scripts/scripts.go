@@ -180,8 +180,9 @@ var (
 	// SemExtend extends a permit: KEYS are the record and the permit's
 	// key, ARGV the token, the TTL in milliseconds and P. If the permit's
 	// key holds the token, it sets its TTL, makes the record's TTL at
-	// least as long (writing it if missing) and returns 1; else it
-	// returns 0. It never re-creates a permit's key.
+	// least as long when the record is this semaphore's (writing it if
+	// missing; a record that holds anything else is left alone) and
+	// returns 1; else it returns 0. It never re-creates a permit's key.
 	SemExtend = load("sem_extend")
 )
 

@@ -1,1 +1,1 @@
-if redis.call("get",KEYS[2])~=ARGV[1] then return 0 end redis.call("pexpire",KEYS[2],ARGV[2]) if redis.call("pttl",KEYS[1])<tonumber(ARGV[2]) then redis.call("set",KEYS[1],"semaphore:"..ARGV[3],"px",ARGV[2]) end return 1
+if redis.call("get",KEYS[2])~=ARGV[1] then return 0 end redis.call("pexpire",KEYS[2],ARGV[2]) local m=redis.pcall("get",KEYS[1]) if (m==false or m=="semaphore:"..ARGV[3]) and redis.call("pttl",KEYS[1])<tonumber(ARGV[2]) then redis.call("set",KEYS[1],"semaphore:"..ARGV[3],"px",ARGV[2]) end return 1
