@@ -1314,7 +1314,8 @@ func TestDifferentialFencing(t *testing.T) {
 // scriptCalls is one call of each script of scripts.All, in the order
 // diffScriptSHAs makes them, on the keys it sets first: the releases and
 // the locks succeed, then the extensions and the handover; fencing finds
-// a fresh master with no counter.
+// a fresh master with no counter; a semaphore's permit is acquired,
+// extended and released.
 var scriptCalls = []struct {
 	name string
 	args []string // numkeys, keys, argv
@@ -1335,6 +1336,9 @@ var scriptCalls = []struct {
 	{name: "fence_write", args: []string{"3", "f1", "f2", fenceKey, "tok", "5"}},
 	{name: "fence_state", args: []string{"2", fenceKey, fenceUnsureKey}, mask: true},
 	{name: "fence_repair", args: []string{"2", fenceKey, fenceUnsureKey, "1", "7"}},
+	{name: "sem_acquire", args: []string{"3", "s", "s:0", "s:1", "tok", "30000", "1"}},
+	{name: "sem_extend", args: []string{"2", "s", "s:1", "tok", "60000", "2"}},
+	{name: "sem_release", args: []string{"3", "s", "s:0", "s:1", "tok", "1", "1"}},
 }
 
 // diffScriptSHAs covers every script of scripts.All by its SHA: EVALSHA
@@ -1387,4 +1391,323 @@ func TestScriptSHAsAgainstRedis(t *testing.T) {
 	}
 	require.Equal(t, want, rc.do(exists...))
 	require.Equal(t, want, fc.do(exists...))
+}
+
+// diffSemScript covers the semaphore's scripts (scripts.SemAcquire,
+// scripts.SemRelease, scripts.SemExtend) in every branch, by EVAL, EVALSHA
+// and SCRIPT LOAD, in RESP2 and RESP3, over three connections: 0 runs the
+// scripts; 1 (RESP2) is subscribed to the record's channel and shard
+// channel, so a release's message published on the wrong one, or published
+// when it should not be, shows; 2 (RESP3) is subscribed to the shard
+// channel and releases a permit itself once. The semaphore "sem" has two
+// permits, "sem:0" and "sem:1".
+func diffSemScript() []step {
+	acq, rel, ext := scripts.SemAcquire.Source, scripts.SemRelease.Source, scripts.SemExtend.Source
+	acquire := func(args ...string) step { return cmd(append([]string{"EVAL", acq}, args...)...) }
+	release := func(args ...string) step { return cmd(append([]string{"EVAL", rel}, args...)...) }
+	extend := func(args ...string) step { return cmd(append([]string{"EVAL", ext}, args...)...) }
+	pttl := func(key string, lo, hi int64) step { return shaped(intBetween(lo, hi), "PTTL", key) }
+	sem := []string{"3", "sem", "sem:0", "sem:1"} // numkeys and KEYS of "sem"
+	semArgs := func(argv ...string) []string { return append(append([]string{}, sem...), argv...) }
+	channel := releasedChannelPrefix + "sem"
+	var steps []step
+	add := func(s ...step) { steps = append(steps, s...) }
+	add(
+		on(1, 1, "SUBSCRIBE", channel),
+		on(1, 1, "SSUBSCRIBE", channel),
+		on(2, 1, "HELLO", "3"),
+		on(2, 1, "SSUBSCRIBE", channel),
+		cmd("SCRIPT", "EXISTS", scripts.SemAcquire.SHA, scripts.SemRelease.SHA, scripts.SemExtend.SHA),
+
+		// acquire a free permit: the permit's key and the record, with the
+		// permit's TTL
+		acquire(semArgs("t1", "30000", "0")...),
+		cmd("GET", "sem"),
+		pttl("sem", 29000, 30000),
+		cmd("GET", "sem:0"),
+		pttl("sem:0", 29000, 30000),
+		// a taken permit: the free ones' indexes, then an empty list
+		acquire(semArgs("t2", "30000", "0")...),
+		acquire(semArgs("t2", "60000", "1")...),
+		cmd("GET", "sem:1"),
+		pttl("sem", 59000, 60000), // raised by the longer permit
+		acquire(semArgs("t3", "90000", "0")...),
+		acquire(semArgs("t3", "90000", "1")...),
+		pttl("sem", 59000, 60000), // nothing taken, nothing raised
+		// the TTL is checked before the key is, also for a taken permit
+		acquire(semArgs("t3", "abc", "0")...),
+
+		// extend: by the holder, raising the record, then shortening the
+		// permit and never lowering the record
+		extend("2", "sem", "sem:0", "t1", "90000", "2"),
+		pttl("sem:0", 89000, 90000),
+		pttl("sem", 89000, 90000),
+		extend("2", "sem", "sem:0", "t1", "5000", "2"),
+		pttl("sem:0", 4000, 5000),
+		pttl("sem", 89000, 90000),
+		cmd("GET", "sem"),
+		// by another, or for a permit nobody holds: 0, nothing created
+		extend("2", "sem", "sem:0", "other", "90000", "2"),
+		extend("2", "sem", "sem:0"),
+		pttl("sem:0", 4000, 5000),
+		extend("2", "sem", "sem:7", "t1", "90000", "2"),
+		cmd("EXISTS", "sem:7"),
+
+		// release by another: 0, nothing published
+		release(semArgs("other", "0", "1")...),
+		release(semArgs("t1", "1", "1")...),
+		release(semArgs("t1", "5", "1")...),
+		cmd("EXISTS", "sem", "sem:0", "sem:1"),
+		// by the holder, not the last permit: the record stays; the
+		// message goes to the shard channel only
+		release(semArgs("t1", "0", "1")...),
+		recv(1, 1),
+		recv(2, 1),
+		cmd("EXISTS", "sem", "sem:0", "sem:1"),
+		pttl("sem", 89000, 90000),
+		// an extension of the released permit never re-creates it
+		extend("2", "sem", "sem:0", "t1", "90000", "2"),
+		cmd("EXISTS", "sem:0"),
+		release(semArgs("t1", "0", "1")...), // released already: 0
+		// a free permit again, with a shorter TTL: the record keeps its own
+		acquire(semArgs("t3", "10000", "0")...),
+		pttl("sem", 89000, 90000),
+		// the last permit, without waking anyone: the record goes
+		release(semArgs("t2", "1", "0")...),
+		cmd("EXISTS", "sem", "sem:1"),
+		release(semArgs("t3", "0", "0")...),
+		cmd("EXISTS", "sem", "sem:0"),
+		// the last permit, with the wake-up, from a subscriber: its own
+		// message comes before the reply
+		acquire(semArgs("t4", "30000", "1")...),
+		on(2, 2, append([]string{"EVAL", rel}, semArgs("t4", "1", "1")...)...),
+		recv(1, 1),
+		cmd("EXISTS", "sem", "sem:1"),
+		// only "1" wakes
+		acquire(semArgs("t5", "30000", "0")...),
+		release(semArgs("t5", "0", "true")...),
+		acquire(semArgs("t5", "30000", "0")...),
+		release(semArgs("t5", "0", "01")...),
+		acquire(semArgs("t5", "30000", "0")...),
+		release(semArgs("t5", "0")...),
+		cmd("EXISTS", "sem", "sem:0"),
+		on(1, 1, "PING"),
+		on(2, 1, "PING"),
+
+		// another number of permits
+		acquire(semArgs("t1", "30000", "1")...),
+		acquire("4", "sem", "sem:0", "sem:1", "sem:2", "t2", "30000", "2"),
+		acquire("2", "sem", "sem:0", "t2", "30000", "0"),
+		acquire("1", "sem", "t2", "30000", "0"),
+		cmd("EXISTS", "sem:0", "sem:2"),
+		// a lock of the same name, and other strings
+		cmd("SET", "lk", "tok", "PX", "30000"),
+		acquire("3", "lk", "lk:0", "lk:1", "t1", "30000", "0"),
+		cmd("EXISTS", "lk:0"),
+		pttl("lk", 29000, 30000),
+	)
+	for _, rec := range []string{"", "semaphore", "Semaphore:2", "semaphore:", "semaphore:02", "semaphore:2 3",
+		"semaphore:2\r\nx", "semaphore:\n", "semaphore:\x003", "x\x00y", "semaphore:2\x00"} {
+		add(
+			cmd("SET", "r", rec),
+			acquire("3", "r", "r:0", "r:1", "t1", "30000", "0"),
+		)
+	}
+	// the name in the error, as Redis' error_reply passes it on: cut at a
+	// NUL byte, CR and LF trimmed at its start, turned into spaces inside
+	for _, name := range []string{"a b", "a\r\nb", "\nk", "\r\n", "k\n", "k\x00z", "k\n\x00", ""} {
+		add(
+			cmd("SET", name, "tok"),
+			acquire("3", name, "r:0", "r:1", "t1", "30000", "0"),
+			cmd("SET", name, "semaphore:5"),
+			acquire("3", name, "r:0", "r:1", "t1", "30000", "0"),
+			cmd("DEL", name),
+		)
+	}
+	add(
+		// a hash: WRONGTYPE, raised by the GET, nothing changed
+		cmd("HSET", "h", "f", "v"),
+		acquire("3", "h", "h:0", "h:1", "t1", "30000", "0"),
+		cmd("EXISTS", "h:0"),
+		release("3", "h", "h:0", "h:1", "t1", "0", "1"),
+		// a permit's key that holds a hash is taken; its release fails
+		cmd("HSET", "q:0", "f", "v"),
+		acquire("3", "q", "q:0", "q:1", "t1", "30000", "0"),
+		cmd("EXISTS", "q"),
+		release("3", "q", "q:0", "q:1", "t1", "0", "1"),
+		extend("2", "q", "q:0", "t1", "30000", "2"),
+		cmd("TYPE", "q:0"),
+
+		// the permit's index, read by tonumber
+		acquire("3", "x", "x:0", "x:1", "t1", "30000", "x"),
+		acquire("3", "x", "x:0", "x:1", "t1", "30000", ""),
+		acquire("3", "x", "x:0", "x:1", "t1", "30000"),
+		acquire("3", "x", "x:0", "x:1", "t1"),
+		acquire("3", "x", "x:0", "x:1"),
+		acquire("3", "x", "x:0", "x:1", "t1", "30000", "2"),
+		acquire("3", "x", "x:0", "x:1", "t1", "30000", "-2"),
+		acquire("3", "x", "x:0", "x:1", "t1", "30000", "0.5"),
+		acquire("3", "x", "x:0", "x:1", "t1", "30000", "nan"),
+		acquire("3", "x", "x:0", "x:1", "t1", "30000", "inf"),
+		acquire("3", "x", "x:0", "x:1", "t1", "30000", "1e300"),
+		cmd("EXISTS", "x", "x:0", "x:1"),
+		acquire("3", "x", "x:0", "x:1", "t1", "30000", "0x1"),
+		acquire("3", "x", "x:0", "x:1", "t2", "30000", " 0 "),
+		acquire("3", "x", "x:0", "x:1", "t3", "30000", "1e0"),
+		cmd("GET", "x:0"),
+		cmd("GET", "x:1"),
+		release("3", "x", "x:0", "x:1", "t2", "0.0", "0"),
+		release("3", "x", "x:0", "x:1", "t1", "0x1", "0"),
+		cmd("EXISTS", "x"),
+		release("3", "x", "x:0", "x:1", "t1", "x", "1"),
+		release("3", "x", "x:0", "x:1", "t1"),
+		release("3", "x", "x:0", "x:1"),
+		release("3", "x", "x:0", "x:1", "t1", "2", "1"),
+		release("3", "x", "x:0", "x:1", "t1", "-2", "1"),
+		release("3", "x", "x:0", "x:1", "t1", "0.5", "1"),
+		release("0"),
+		release("0", "t1", "0", "1"),
+		// -1 is KEYS[1]: the record, taken as a permit's key
+		acquire("3", "y", "y:0", "y:1", "t1", "30000", "-1"),
+		cmd("GET", "y"),
+		acquire("3", "y", "y:0", "y:1", "t1", "30000", "0"),
+		release("3", "y", "y:0", "y:1", "t1", "-1", "1"),
+		cmd("EXISTS", "y"),
+		cmd("SET", "y", "t1"),
+		release("1", "y", "t1", "-1", "1"), // EXISTS of no key fails, after the DEL
+		cmd("EXISTS", "y"),
+
+		// the TTL, checked by SET once the permit is free
+		acquire("3", "z", "z:0", "z:1", "t1", "abc", "0"),
+		acquire("3", "z", "z:0", "z:1", "t1", "0", "0"),
+		acquire("3", "z", "z:0", "z:1", "t1", "-5", "0"),
+		acquire("3", "z", "z:0", "z:1", "t1", "1e3", "0"),
+		acquire("3", "z", "z:0", "z:1", "t1", "+5", "0"),
+		acquire("3", "z", "z:0", "z:1", "t1", "9223372036854775807", "0"),
+		cmd("EXISTS", "z", "z:0"),
+
+		// missing keys, keys passed twice
+		acquire("0"),
+		acquire("0", "t1", "30000", "0"),
+		acquire("1", "z", "t1", "30000", "0"),
+		cmd("EXISTS", "z"),
+		// (The record passed as its own permit is left out: whether the
+		// acquire then overwrites it with the record depends on whether a
+		// millisecond passed between its SET and its PTTL.)
+		acquire("3", "e", "e:0", "e:0", "t1", "30000", "1"),
+		acquire("3", "e", "e:0", "e:0", "t2", "30000", "0"),
+		release("3", "e", "e:0", "e:0", "t1", "1", "0"),
+		cmd("EXISTS", "e"),
+
+		// a record with no TTL gets the permit's; a lower one is raised
+		cmd("SET", "p", "semaphore:2"),
+		acquire("3", "p", "p:0", "p:1", "t1", "30000", "0"),
+		pttl("p", 29000, 30000),
+		cmd("PEXPIRE", "p", "1000"),
+		acquire("3", "p", "p:0", "p:1", "t2", "20000", "1"),
+		pttl("p", 19000, 20000),
+		// extend writes the record if it is missing or shorter-lived, with
+		// ARGV[3] as P, over whatever it holds
+		cmd("DEL", "p"),
+		extend("2", "p", "p:0", "t1", "40000", "2"),
+		cmd("GET", "p"),
+		pttl("p", 39000, 40000),
+		extend("2", "p", "p:0", "t1", "50000", "7"),
+		cmd("GET", "p"),
+		cmd("SET", "p", "tok", "PX", "100"),
+		extend("2", "p", "p:0", "t1", "50000", "2"),
+		cmd("GET", "p"),
+		cmd("DEL", "p"),
+		cmd("HSET", "p", "f", "v"),
+		extend("2", "p", "p:0", "t1", "60000", "2"),
+		cmd("TYPE", "p"),
+		extend("2", "p", "p:0", "t1", "70000", ""),
+		cmd("GET", "p"),
+		extend("2", "p", "p:0", "t1", "80000", "\x00\r\n"),
+		cmd("GET", "p"),
+		// extend's errors: PEXPIRE's, then Lua's once the record is written
+		extend("2", "p", "p:0", "t1", "abc", "2"),
+		extend("2", "p", "p:0", "t1", "1.5", "2"),
+		extend("2", "p", "p:0", "t1", "9223372036854775807", "2"),
+		extend("2", "p", "p:0", "t1"),
+		extend("2", "p", "p:0", "t1", "90000"),
+		pttl("p:0", 89000, 90000),
+		extend("2", "p", "p:1", "t2", "10000"),
+		pttl("p:1", 9000, 10000),
+		extend("1", "p", "t1", "1000", "2"),
+		extend("0"),
+		cmd("HSET", "ph", "f", "v"),
+		extend("2", "p", "ph", "t1", "1000", "2"),
+		extend("3", "p", "p:0", "ignored", "t1", "1000", "2"),
+		cmd("EXISTS", "ignored"),
+		// a TTL of 0 or less deletes the permit; the record, written only
+		// if shorter-lived than that, cannot be
+		extend("2", "p", "p:0", "t1", "0", "2"),
+		cmd("EXISTS", "p:0"),
+		cmd("DEL", "p"),
+		cmd("SET", "p:1", "t2"),
+		extend("2", "p", "p:1", "t2", "-1", "2"),
+		cmd("EXISTS", "p", "p:1"),
+		cmd("SET", "p:1", "t2"),
+		cmd("SET", "p", "semaphore:2"),
+		extend("2", "p", "p:1", "t2", "0", "2"),
+		cmd("EXISTS", "p", "p:1"),
+		cmd("GET", "p"),
+		cmd("DEL", "p", "ph", "q:0", "h", "r", "x:0", "x:1", "e:0", "lk", "sem", "sem:1"),
+	)
+
+	// by SHA, then in RESP3
+	bySHA := func(s scripts.Script, args ...string) step {
+		return cmd(append([]string{"EVALSHA", s.SHA}, args...)...)
+	}
+	add(
+		cmd("SCRIPT", "FLUSH"),
+		bySHA(scripts.SemAcquire, semArgs("t1", "30000", "0")...),
+		cmd("SCRIPT", "LOAD", acq),
+		cmd("SCRIPT", "LOAD", rel),
+		cmd("SCRIPT", "LOAD", ext),
+		bySHA(scripts.SemAcquire, semArgs("t1", "30000", "0")...),
+		bySHA(scripts.SemAcquire, semArgs("t2", "30000", "0")...),
+		bySHA(scripts.SemExtend, "2", "sem", "sem:0", "t1", "60000", "2"),
+		pttl("sem", 59000, 60000),
+		bySHA(scripts.SemRelease, semArgs("t1", "0", "1")...),
+		recv(1, 1),
+		recv(2, 1),
+		cmd("EXISTS", "sem"),
+		cmd("HELLO", "3"),
+		acquire(semArgs("t1", "30000", "0")...),
+		acquire(semArgs("t2", "30000", "0")...),
+		acquire(semArgs("t2", "30000", "1")...),
+		acquire(semArgs("t3", "30000", "1")...),
+		acquire("4", "sem", "sem:0", "sem:1", "sem:2", "t2", "30000", "2"),
+		acquire("3", "lk", "lk:0", "lk:1", "t1", "30000", "x"),
+		cmd("SET", "lk", "tok"),
+		acquire("3", "lk", "lk:0", "lk:1", "t1", "30000", "0"),
+		cmd("HSET", "h", "f", "v"),
+		acquire("3", "h", "h:0", "h:1", "t1", "30000", "0"),
+		extend("2", "sem", "sem:1", "t2", "90000", "2"),
+		extend("2", "sem", "sem:1", "t1", "90000", "2"),
+		release(semArgs("t1", "1", "1")...),
+		release(semArgs("t1", "0", "1")...),
+		recv(1, 1),
+		recv(2, 1),
+		bySHA(scripts.SemRelease, semArgs("t2", "1", "0")...),
+		cmd("EXISTS", "sem", "sem:0", "sem:1"),
+		on(1, 1, "PING"),
+		on(2, 1, "PING"),
+		cmd("HELLO", "2"),
+		cmd("DEL", "lk", "h"),
+	)
+	return steps
+}
+
+func TestDifferentialSemaphore(t *testing.T) {
+	real := redistest.Start(t, redistest.Options{})
+	fake := StartT(t, Options{})
+	var fakes, reals []*testConn
+	for range 3 {
+		fakes = append(fakes, dial(t, fake.Addr()))
+		reals = append(reals, dial(t, real.Addr()))
+	}
+	runDifferentialConns(t, fakes, reals, diffSemScript())
 }

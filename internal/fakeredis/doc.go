@@ -27,7 +27,9 @@
 // numbers (doubles);
 // any other script is refused with an error that says so. A script that
 // fails (a missing argument, a key of the wrong type, a counter Lua cannot
-// compare) keeps what it changed before, and replies with Redis' error.
+// compare) keeps what it changed before, and replies with Redis' error;
+// the errors a semaphore's script returns itself (PERMITS, WRONGKIND) are
+// worded as Redis passes on redis.error_reply.
 //
 // # Pub/sub
 //
@@ -35,7 +37,8 @@
 // patterns). They are two namespaces that never meet: PUBLISH reaches only
 // the subscribers of SUBSCRIBE, SPUBLISH only those of SSUBSCRIBE, also on
 // a channel of the same name. The release scripts publish with SPUBLISH,
-// on the shard channel "volley:released:" followed by the key. The count a
+// on the shard channel "volley:released:" followed by the key (a
+// semaphore's record key, for scripts.SemRelease when told to). The count a
 // confirmation carries is the connection's subscriptions in that
 // namespace alone, as Redis 7 counts them. UNSUBSCRIBE and SUNSUBSCRIBE
 // without channels confirm them in the order of their names (Redis'

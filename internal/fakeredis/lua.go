@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -87,15 +88,85 @@ func (s *Server) scriptSetPXLocked(db int, key []byte, argv [][]byte, i int, now
 	if !ok || !ok2 {
 		return errScriptArgs
 	}
+	return s.scriptSetValuePXLocked(db, key, string(val), ttl, now)
+}
+
+// scriptSetValuePXLocked is redis.call("set", key, val, "px", ttl) where
+// neither can be nil: scriptSetPXLocked for a value the script makes.
+func (s *Server) scriptSetValuePXLocked(db int, key []byte, val string, ttl []byte, now int64) (msg string) {
+	exp, msg := setPXExpiry(ttl, now)
+	if msg != "" {
+		return msg
+	}
+	s.dbs[db][string(key)] = entry{val: val, exp: exp}
+	return ""
+}
+
+// setPXExpiry is SET's reading of PX ttl at now: the expiry time, or SET's
+// error on a TTL that is not an integer or not positive, or whose expiry
+// time overflows. SET checks it before it looks at the key, also with NX.
+func setPXExpiry(ttl []byte, now int64) (exp int64, msg string) {
 	ms, ok := parseInt64(ttl)
 	switch {
 	case !ok:
-		return errNotInteger
+		return 0, errNotInteger
 	case ms <= 0 || ms > math.MaxInt64-now:
-		return "ERR invalid expire time in 'set' command"
+		return 0, "ERR invalid expire time in 'set' command"
 	}
-	s.dbs[db][string(key)] = entry{val: string(val), exp: now + ms}
-	return ""
+	return now + ms, ""
+}
+
+// scriptPttlLocked is redis.call("pttl", key), whatever the key holds: -2
+// for a missing key, -1 for one without expiry.
+func (s *Server) scriptPttlLocked(db int, key []byte, now int64) int64 {
+	e, found := s.lookupLocked(db, key, now)
+	if !found {
+		return -2
+	}
+	return e.pttl(now)
+}
+
+// The errors Lua itself raises in the scripts, worded as Redis relays
+// them (appendScriptError adds the script's name), and redis.call's when
+// a command gets the wrong number of arguments.
+const (
+	errLuaArith       = "ERR user_script:1: attempt to perform arithmetic on a nil value"
+	errLuaConcatField = "ERR user_script:1: attempt to concatenate field '?' (a nil value)"
+	errScriptArity    = "ERR Wrong number of args calling Redis command from script"
+)
+
+// luaKeyIndex is KEYS[tonumber(ARGV[i+1])+2], the key of the permit whose
+// index ARGV[i+1] is, as an index of keys for luaArg: -1 where Lua has
+// nil, for a number that is not whole or is out of KEYS' range (a permit's
+// index of -1 is KEYS[1], the record). An argument that is not a number
+// raises Lua's error, as tonumber gives nil and nil+2 fails.
+func luaKeyIndex(keys, argv [][]byte, i int) (k int, msg string) {
+	n := luaArgNumber(argv, i)
+	if !n.ok {
+		return -1, errLuaArith
+	}
+	d := n.f + 2 // NaN and ±Inf fail every test below
+	if d != math.Trunc(d) || d < 1 || d > float64(len(keys)) {
+		return -1, ""
+	}
+	return int(d) - 1, ""
+}
+
+// appendErrorReply appends what a script's return of
+// redis.error_reply(text) becomes on the wire in Redis 7.0: of text up to
+// its first NUL byte (and past a leading "-"), the code up to the first
+// space ("ERR" if there is none, then the whole text) and the rest with
+// CR and LF trimmed at both ends; CR and LF left inside become spaces, as
+// in every error reply. Unlike a failed redis.call's, the error does not
+// name the script.
+func appendErrorReply(out []byte, text string) []byte {
+	text = cString([]byte(text), len(text))
+	text, _ = strings.CutPrefix(text, "-")
+	code, msg, ok := strings.Cut(text, " ")
+	if !ok {
+		code, msg = "ERR", text
+	}
+	return appendError(out, code+" "+strings.Trim(msg, "\r\n"))
 }
 
 // appendLuaTime appends what the fencing scripts make of TIME:

@@ -37,6 +37,9 @@ const (
 	scriptFenceWrite
 	scriptFenceState
 	scriptFenceRepair
+	scriptSemAcquire
+	scriptSemRelease
+	scriptSemExtend
 )
 
 // scriptTable is every script the fake runs, one entry each: every one of
@@ -60,6 +63,9 @@ var scriptTable = []struct {
 	{scripts.FenceWrite, scriptFenceWrite},
 	{scripts.FenceState, scriptFenceState},
 	{scripts.FenceRepair, scriptFenceRepair},
+	{scripts.SemAcquire, scriptSemAcquire},
+	{scripts.SemRelease, scriptSemRelease},
+	{scripts.SemExtend, scriptSemExtend},
 }
 
 // knownScript is a script's kind and SHA-1.
@@ -203,6 +209,15 @@ func (c *client) runScriptLocked(kind scriptKind, sha string, keys, argv [][]byt
 	case scriptFenceRepair:
 		c.out = s.fenceRepairLocked(c.out, db, sha, keys, argv)
 		return
+	case scriptSemAcquire:
+		c.out = s.semAcquireLocked(c.out, db, sha, keys, argv)
+		return
+	case scriptSemRelease:
+		c.semReleaseLocked(sha, keys, argv)
+		return
+	case scriptSemExtend:
+		c.out = s.semExtendLocked(c.out, db, sha, keys, argv)
+		return
 	case scriptLockWait:
 		if len(keys) == 0 {
 			c.out = appendScriptError(c.out, errScriptArgs, sha)
@@ -265,8 +280,9 @@ func (c *client) runScriptLocked(kind scriptKind, sha string, keys, argv [][]byt
 }
 
 // publishReleaseLocked publishes what the release scripts do when they
-// delete key, which held token: the release's id on the key's shard
-// channel (SPUBLISH).
+// delete key, which held token (for scripts.SemRelease, key is the
+// semaphore's record): the release's id on the key's shard channel
+// (SPUBLISH).
 func (c *client) publishReleaseLocked(key, token []byte) {
 	channel := append([]byte(releasedChannelPrefix), key...)
 	c.s.publishLocked(c, shard, channel, []byte(holderID(token)))

@@ -86,3 +86,53 @@ func TestHandoverScript(t *testing.T) {
 
 	require.Equal(t, "*2\r\n"+bulk("pong")+bulk(""), sub.do("PING"), "the handover published")
 }
+
+// TestSemaphoreScripts runs the semaphore's scripts on a ManualClock: the
+// record lives as long as the longest-lived permit, exactly; an expired
+// permit is free again; the release's message goes out only with "1", on
+// the record's shard channel, with the release's id.
+func TestSemaphoreScripts(t *testing.T) {
+	clock := NewManualClock(time.Unix(1_700_000_000, 0))
+	s := StartT(t, Options{Clock: clock})
+	c, sub := dial(t, s.Addr()), dial(t, s.Addr())
+	channel := releasedChannelPrefix + "sem"
+	shardNS.subscribe(t, sub, channel)
+	sem := []string{"3", "sem", "sem:0", "sem:1"}
+	eval := func(script scripts.Script, argv ...string) string {
+		return c.do(append(append([]string{"EVALSHA", script.SHA}, sem...), argv...)...)
+	}
+	for _, sc := range []scripts.Script{scripts.SemAcquire, scripts.SemRelease, scripts.SemExtend} {
+		require.Equal(t, bulk(sc.SHA), c.do("SCRIPT", "LOAD", sc.Source), sc.Name)
+	}
+
+	require.Equal(t, ":1\r\n", eval(scripts.SemAcquire, "t1", "1000", "0"))
+	require.Equal(t, ":1\r\n", eval(scripts.SemAcquire, "t2", "3000", "1"))
+	require.Equal(t, ":3000\r\n", c.do("PTTL", "sem"), "raised to the longer permit's")
+	require.Equal(t, "*0\r\n", eval(scripts.SemAcquire, "t3", "5000", "0"))
+	clock.Advance(1001 * time.Millisecond)
+	require.Equal(t, "*1\r\n:0\r\n", eval(scripts.SemAcquire, "t3", "5000", "1"), "permit 0 expired")
+	require.Equal(t, ":1\r\n", eval(scripts.SemAcquire, "t3", "500", "0"))
+	require.Equal(t, ":1999\r\n", c.do("PTTL", "sem"), "never lowered")
+
+	// SemExtend sets the permit's TTL and raises the record's to it.
+	require.Equal(t, ":0\r\n", c.do("EVALSHA", scripts.SemExtend.SHA, "2", "sem", "sem:0", "t1", "9000", "2"))
+	require.Equal(t, ":1\r\n", c.do("EVALSHA", scripts.SemExtend.SHA, "2", "sem", "sem:0", "t3", "9000", "2"))
+	require.Equal(t, ":9000\r\n", c.do("PTTL", "sem:0"))
+	require.Equal(t, ":9000\r\n", c.do("PTTL", "sem"))
+	require.Equal(t, ":1\r\n", c.do("EVALSHA", scripts.SemExtend.SHA, "2", "sem", "sem:0", "t3", "100", "2"))
+	require.Equal(t, ":9000\r\n", c.do("PTTL", "sem"))
+
+	// The release of one permit of two keeps the record; with "0" nothing
+	// is published.
+	require.Equal(t, ":1\r\n", eval(scripts.SemRelease, "t2", "1", "0"))
+	require.Equal(t, ":1\r\n", c.do("EXISTS", "sem"))
+	require.Equal(t, ":0\r\n", eval(scripts.SemRelease, "t2", "1", "1"), "released twice")
+	clock.Advance(101 * time.Millisecond)
+	require.Equal(t, ":0\r\n", eval(scripts.SemRelease, "t3", "0", "1"), "after the permit expired")
+	require.Equal(t, ":1\r\n", c.do("EXISTS", "sem"), "the record outlives its permits until it expires")
+	require.Equal(t, ":1\r\n", eval(scripts.SemAcquire, "t4", "1000", "1"))
+	require.Equal(t, ":1\r\n", eval(scripts.SemRelease, "t4", "1", "1"))
+	require.Equal(t, ":0\r\n", c.do("EXISTS", "sem"), "the last release deletes the record")
+	require.Equal(t, shardNS.message(false, channel, holderID([]byte("t4"))), sub.read())
+	require.Equal(t, "*2\r\n"+bulk("pong")+bulk(""), sub.do("PING"), "one message only")
+}
