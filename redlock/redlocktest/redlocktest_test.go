@@ -234,3 +234,36 @@ func TestWaiterSurvivesPubSubFaults(t *testing.T) {
 	require.NoError(t, l.Unlock(bg))
 	require.NoError(t, <-got)
 }
+
+// Semaphores run on the fake masters as on Redis: the permits survive two
+// bad masters, a third holder is refused, and Advance expires the
+// permits and their record.
+func TestSemaphore(t *testing.T) {
+	ms := redlocktest.NewMasters(t, 5)
+	c := client(t, ms)
+	s, err := c.Semaphore("pool", 2)
+	require.NoError(t, err)
+	ms.Master(0).Pause()
+	defer ms.Master(0).Resume()
+	ms.Master(1).Stop()
+	p1, err := s.Acquire(bg, 400*time.Millisecond)
+	require.NoError(t, err)
+	p2, err := s.Acquire(bg, 400*time.Millisecond)
+	require.NoError(t, err)
+	require.NotEqual(t, p1.Index(), p2.Index())
+	_, err = s.TryAcquire(bg, 400*time.Millisecond)
+	require.ErrorIs(t, err, redlock.ErrNotAcquired)
+	for i := 2; i < 5; i++ {
+		v, _, ok := ms.Master(i).Get("pool")
+		require.True(t, ok)
+		assert.Equal(t, "semaphore:2", v)
+		assert.Equal(t, 3, ms.Master(i).Keys(), "the record and two permits")
+	}
+	ms.Advance(time.Second)
+	for i := 2; i < 5; i++ {
+		assert.Zero(t, ms.Master(i).Keys(), "expired with their TTL")
+	}
+	p, err := s.TryAcquire(bg, 400*time.Millisecond)
+	require.NoError(t, err, "the expired permits are free again")
+	require.NoError(t, p.Release(bg))
+}
