@@ -30,6 +30,7 @@ type op struct {
 	slow    []bool // the master's latest reply came after MasterTimeout: not awaited
 
 	command *command // the burst's, chosen by encode
+	holdTok token    // the token of a hold's attempt (see acquireHold)
 
 	cmd wire   // the encoded command of the burst
 	alt wire   // the EVAL form of an EVALSHA command, for NOSCRIPT; empty for others

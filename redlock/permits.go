@@ -14,6 +14,7 @@ import (
 // the op's current attempt (see resetPermits).
 type permitState struct {
 	freeOn []int32
+	permit int // the permit the attempt asks for
 }
 
 // resetPermits makes the op ready for an attempt on a semaphore of

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/volleylock/volley/internal/ctxerr"
 	"github.com/volleylock/volley/resp"
 )
 
@@ -109,136 +108,52 @@ func (s *Semaphore) Acquire(ctx context.Context, ttl time.Duration) (Permit, err
 	return s.acquire(ctx, ttl, s.c.cfg.Tries)
 }
 
-// acquire is a loop of attempts, each on one permit, and of what follows a
-// failed one: the next permit, and a wait unless that one is free on a
-// quorum. Attempts that follow a release's wake-up or a permit free on a
-// quorum do not count toward tries (at most maxFreeAttempts in a row), as
-// in a Lock's retry.
-func (s *Semaphore) acquire(ctx context.Context, ttl time.Duration, tries int) (_ Permit, err error) {
+// acquire takes a permit by the loop every hold shares (acquireHold):
+// the first attempt asks for a permit at random, and a failed one picks
+// the next (see bestPermit).
+func (s *Semaphore) acquire(ctx context.Context, ttl time.Duration, tries int) (Permit, error) {
 	c := s.c
-	if err := c.checkTTL(ttl); err != nil {
-		return Permit{}, err
-	}
-	if c.closed.Load() {
-		return Permit{}, ErrClosed
-	}
-	if ctx.Err() != nil {
-		return Permit{}, &Error{Op: OpLock, Key: s.name, Err: ctxerr.Of(ctx)}
-	}
 	o := c.getOp()
 	defer c.putOp(o)
-	o.hasLast = false
-	attempt := 1
-	if h := c.cfg.Hooks.Call; h != nil {
-		if _, end := h(ctx, OpLock, s.name); end != nil {
-			start := time.Now()
-			defer func() { end(CallEnd{Err: err, Took: time.Since(start), Attempts: attempt, Masters: o.res}) }()
-		}
+	o.permit = rand.N(s.permits)
+	tok, until, err := c.acquireHold(ctx, o, s, ttl, tries)
+	if err != nil {
+		return Permit{}, err
 	}
-	var w *waiter
-	defer func() {
-		o.waiting = false
-		if w != nil {
-			c.room.leave(w, err == nil)
-		}
-	}()
-	done := ctx.Done()
-	permit := rand.N(s.permits)
-	counted, free, freeRun := 0, false, 0
-	for ; ; attempt++ {
-		if !free {
-			counted++
-		}
-		if c.closed.Load() {
-			return Permit{}, ErrClosed
-		}
-		tok := newToken()
-		// Once waiting, a failed attempt hears every master out: it then
-		// knows which permits are free where.
-		o.waiting = w != nil
-		p, br, ok := s.attempt(o, permit, &tok, ttl, done)
-		if ok {
-			return p, nil
-		}
-		wake := o.mayHoldQuorum()
-		if wake {
-			c.room.noteOwn(tok.releaseID())
-		}
-		s.release(o, permit, &tok, wake, true)
-		c.event(EventFailed, s.name)
-		if br.cancelled {
-			o.learned()
-			return Permit{}, o.error(OpLock, s.name, ctxerr.Of(ctx), attempt)
-		}
-		if o.mismatched() {
-			return Permit{}, o.error(OpLock, s.name, ErrSemaphoreMismatch, attempt)
-		}
-		copy(o.last, o.res)
-		o.hasLast = true
-		var aerr error = ErrNotAcquired // contention alone: no allocation
-		if br.failed > 0 || br.ok >= c.quorum {
-			aerr = o.error(OpLock, s.name, ErrNotAcquired, attempt)
-		}
-		if counted >= tries {
-			return Permit{}, aerr
-		}
-		next, freeOn := o.bestPermit(permit)
-		permit = next
-		if end, ok := o.guardEnds(); ok {
-			// The restart guard alone keeps a quorum out, until end (see
-			// retry.after).
-			if dl, ok := ctx.Deadline(); ok && dl.Before(end) {
-				return Permit{}, aerr
-			}
-			if w == nil {
-				w, _ = c.room.join(ctx, s.name, s.keys[:1])
-			}
-			if ok, _ := c.room.wait(ctx, w, o.timer, time.Until(end), true, nil); !ok {
-				return Permit{}, o.error(OpLock, s.name, ctxerr.Of(ctx), attempt)
-			}
-			free, freeRun = false, 0
-			continue
-		}
-		if br.ok < c.quorum && freeOn >= c.quorum && freeRun < maxFreeAttempts {
-			// Taken meanwhile, but another permit is free on a quorum.
-			free = true
-			freeRun++
-			continue
-		}
-		if w == nil {
-			// Subscribe first, then attempt again at once: a release
-			// after that attempt cannot go unheard.
-			w, _ = c.room.join(ctx, s.name, s.keys[:1])
-			free, freeRun = false, 0
-			continue
-		}
-		ok, woken := c.room.wait(ctx, w, o.timer, c.retryDelay(attempt), false, nil)
-		if !ok {
-			return Permit{}, o.error(OpLock, s.name, ctxerr.Of(ctx), attempt)
-		}
-		free = woken && freeRun < maxFreeAttempts
-		if free {
-			freeRun++
-		} else {
-			freeRun = 0
-		}
-	}
+	return Permit{s: s, permit: o.permit, tok: tok, ttl: ttl, until: until}, nil
 }
 
-// attempt makes one attempt to take permit with token tok: the permit if
-// a quorum gave it within its validity (ok), else the burst's result.
-func (s *Semaphore) attempt(o *op, permit int, tok *token, ttl time.Duration, done <-chan struct{}) (p Permit, br burstResult, ok bool) {
-	c := s.c
+// The semaphore as a holdKind.
+
+func (s *Semaphore) holdName() string { return s.name }
+func (s *Semaphore) shared() bool     { return false }
+
+// attemptHold asks every master for permit o.permit.
+func (s *Semaphore) attemptHold(o *op, ttl time.Duration, done <-chan struct{}) (br burstResult, until time.Time, ok bool) {
 	o.resetPermits(s.permits)
-	o.encode(&cmdSemAcquire, s.name, s.keys, tok, o.ttlArg(ttl), s.index[permit])
+	o.encode(&cmdSemAcquire, s.name, s.keys, &o.holdTok, o.ttlArg(ttl), s.index[o.permit])
 	br = o.run(done)
 	o.report(OpLock)
-	until := c.validUntil(br.start, ttl)
-	if br.cancelled || br.ok < c.quorum || !time.Now().Before(until) {
-		return Permit{}, br, false
+	until = s.c.validUntil(br.start, ttl)
+	return br, until, !br.cancelled && br.ok >= s.c.quorum && time.Now().Before(until)
+}
+
+func (s *Semaphore) releaseHold(o *op, wake bool) {
+	s.release(o, o.permit, &o.holdTok, wake, true)
+}
+
+func (s *Semaphore) refused(o *op) error {
+	if o.mismatched() {
+		return ErrSemaphoreMismatch
 	}
-	c.event(EventAcquired, s.name)
-	return Permit{s: s, permit: permit, tok: *tok, ttl: ttl, until: until}, br, true
+	return nil
+}
+
+// freeOnQuorum picks the next permit (see bestPermit).
+func (s *Semaphore) freeOnQuorum(o *op) bool {
+	next, free := o.bestPermit(o.permit)
+	o.permit = next
+	return free >= s.c.quorum
 }
 
 // release encodes the release of permit by tok into the op, waking

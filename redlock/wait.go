@@ -71,6 +71,7 @@ type waiter struct {
 	ticket uint64 // arrival order in the room
 	keys   []string
 	single bool          // a Lock of one key (not LockMulti): it can take a hand-over
+	shared bool          // holds the key with others: woken with the shared waiters behind it
 	wake   chan struct{} // capacity 1: a release or a hand-over woke this waiter
 	queued bool          // in its keys' queues (guarded by the room's mu)
 	gift   handover      // a lock handed to this waiter (guarded by mu)
@@ -104,7 +105,21 @@ func (room *waitRoom) busy(key string, keys []string) bool {
 // its turn without an attempt of its own. Otherwise it must attempt once
 // it has subscribed, since a release may have come before.
 func (room *waitRoom) join(ctx context.Context, key string, keys []string) (w *waiter, settled bool) {
-	w = &waiter{keys: keys, single: keys == nil, wake: make(chan struct{}, 1)}
+	return room.enter(ctx, key, keys, false)
+}
+
+// joinShared is join for a waiter that holds its key together with
+// others (a read-write lock's reader, on the writer's key): a release that
+// wakes it wakes the shared waiters queued right behind it as well (see
+// wakeLocked). It takes no hand-over.
+func (room *waitRoom) joinShared(ctx context.Context, key string) *waiter {
+	w, _ := room.enter(ctx, key, []string{key}, true)
+	return w
+}
+
+// enter is join, for a shared waiter when shared.
+func (room *waitRoom) enter(ctx context.Context, key string, keys []string, shared bool) (w *waiter, settled bool) {
+	w = &waiter{keys: keys, single: keys == nil, shared: shared, wake: make(chan struct{}, 1)}
 	if keys == nil {
 		w.keys = []string{key}
 	}
@@ -143,19 +158,29 @@ func (room *waitRoom) join(ctx context.Context, key string, keys []string) (w *w
 	return w, settled
 }
 
-// wakeLocked wakes the longest waiting waiter of kw; if none is queued
-// (each is making its attempt), the next one to wait takes the wake-up
-// (see keyWaiters.unheard) (mu held).
+// wakeLocked wakes the longest waiting waiter of kw, and, if it is a
+// shared one, every shared waiter queued right behind it (readers go in
+// together; a writer queued among them keeps its place ahead of those
+// behind it). If none is queued (each is making its attempt), the next
+// one to wait takes the wake-up (see keyWaiters.unheard) (mu held).
 func (room *waitRoom) wakeLocked(kw *keyWaiters) {
 	if len(kw.queue) == 0 {
 		kw.unheard = true
 		return
 	}
-	w := kw.queue[0]
-	room.dequeueLocked(w)
-	select {
-	case w.wake <- struct{}{}:
-	default:
+	for first := true; len(kw.queue) > 0; first = false {
+		w := kw.queue[0]
+		if !first && !w.shared {
+			return
+		}
+		room.dequeueLocked(w)
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+		if !w.shared {
+			return
+		}
 	}
 }
 
