@@ -65,6 +65,13 @@ var (
 	cmdSemAcquire = command{script: &scripts.SemAcquire, arg: true, propose: true, guarded: true, answer: answerPermit}
 	cmdSemExtend  = command{script: &scripts.SemExtend, arg: true, propose: true, guarded: true, answer: answerVote}
 	cmdSemRelease = command{script: &scripts.SemRelease, eval: true, arg: true, propose: true, answer: answerVote}
+	// A read-write lock's: its writer's and readers' attempts answer as
+	// LockWait does; a writer's lock is then extended and released as a
+	// Lock.
+	cmdRWLock    = command{script: &scripts.RWLock, arg: true, propose: true, guarded: true, answer: answerLock} // its waiting flag where a proposal goes
+	cmdRWRLock   = command{script: &scripts.RWRLock, arg: true, guarded: true, answer: answerLock}
+	cmdRWRExtend = command{script: &scripts.RWRExtend, arg: true, guarded: true, answer: answerVote}
+	cmdRWRUnlock = command{script: &scripts.RWRUnlock, eval: true, answer: answerVote}
 )
 
 // lockCommand is a Lock attempt's command: fenced (Config.Fencing), on

@@ -28,7 +28,7 @@ import (
 // late (slow masters) do not make Do report a loss. It returns Lock's error when the
 // lock could not be taken, without calling fn.
 func (c *Client) Do(ctx context.Context, key string, ttl time.Duration, fn func(ctx context.Context) error) error {
-	return c.do(ctx, key, nil, ttl, fn)
+	return c.do(ctx, key, nil, nil, ttl, fn)
 }
 
 // DoMulti is Do for a lock on several keys: all of keys, or none, as
@@ -37,11 +37,12 @@ func (c *Client) DoMulti(ctx context.Context, keys []string, ttl time.Duration, 
 	if len(keys) == 0 {
 		return ErrNoKeys
 	}
-	return c.do(ctx, slices.Min(keys), keys, ttl, fn)
+	return c.do(ctx, slices.Min(keys), keys, nil, ttl, fn)
 }
 
-// do is Do on key, or DoMulti on keys when not nil (key is then the first).
-func (c *Client) do(ctx context.Context, key string, keys []string, ttl time.Duration, fn func(ctx context.Context) error) (err error) {
+// do is Do on key, or DoMulti on keys when not nil (key is then the
+// first), or, with spec, a read-write lock's DoWrite.
+func (c *Client) do(ctx context.Context, key string, keys []string, spec *lockSpec, ttl time.Duration, fn func(ctx context.Context) error) (err error) {
 	if h := c.cfg.Hooks.Call; h != nil {
 		var end func(CallEnd)
 		if ctx, end = h(ctx, OpDo, key); end != nil {
@@ -50,9 +51,14 @@ func (c *Client) do(ctx context.Context, key string, keys []string, ttl time.Dur
 		}
 	}
 	var l Lock
-	if keys != nil {
+	switch {
+	case spec != nil:
+		if err = c.checkTTL(ttl); err == nil {
+			l, err = c.acquire(ctx, key, nil, spec, ttl, c.cfg.Tries)
+		}
+	case keys != nil:
 		l, err = c.LockMulti(ctx, keys, ttl)
-	} else {
+	default:
 		l, err = c.Lock(ctx, key, ttl)
 	}
 	if err != nil {

@@ -77,7 +77,7 @@ func (c *Client) TryLock(ctx context.Context, key string, ttl time.Duration) (Lo
 	if err := c.checkTTL(ttl); err != nil {
 		return Lock{}, err
 	}
-	return c.acquire(ctx, key, nil, ttl, 1)
+	return c.acquire(ctx, key, nil, nil, ttl, 1)
 }
 
 // Lock acquires key for ttl, waiting for it while someone else holds it,
@@ -104,13 +104,33 @@ func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration) (Lock,
 	if err := c.checkTTL(ttl); err != nil {
 		return Lock{}, err
 	}
-	return c.acquire(ctx, key, nil, ttl, c.cfg.Tries)
+	return c.acquire(ctx, key, nil, nil, ttl, c.cfg.Tries)
+}
+
+// lockSpec is how a lock on one key is taken when not by a Lock's own
+// command: a read-write lock's writer, whose script (cmd) also looks at
+// the readers' keys (keys, the key first). The lock it gives is a Lock of
+// that key, extended and released as any.
+type lockSpec struct {
+	cmd  *command
+	keys []string
+}
+
+// waitFlag is a lockSpec command's flag for a waiting attempt: "1", else
+// "0" (scripts.RWLock).
+func waitFlag(waiting bool) []byte {
+	if waiting {
+		return flagWake
+	}
+	return flagQuiet
 }
 
 // acquire takes key, or keys when not nil (key is then keys.keys[0]); on
-// failure keys goes back to its pool. It is a loop of an attempt and what
-// the call's retry policy makes of its failure (see retry).
-func (c *Client) acquire(ctx context.Context, key string, keys *keySet, ttl time.Duration, tries int) (_ Lock, err error) {
+// failure keys goes back to its pool. With spec, the attempts run its
+// command instead (and carry no fencing token). It is a loop of an
+// attempt and what the call's retry policy makes of its failure (see
+// retry).
+func (c *Client) acquire(ctx context.Context, key string, keys *keySet, spec *lockSpec, ttl time.Duration, tries int) (_ Lock, err error) {
 	defer func() {
 		if err != nil && keys != nil {
 			keys.release()
@@ -164,7 +184,7 @@ func (c *Client) acquire(ctx context.Context, key string, keys *keySet, ttl time
 		}
 		tok := newToken()
 		o.waiting = r.waiting()
-		l, br, took, unfenced, ok := c.attempt(o, key, keys, keyList, &tok, ttl, done)
+		l, br, took, unfenced, ok := c.attempt(o, key, keys, keyList, spec, &tok, ttl, done)
 		if ok {
 			return l, nil
 		}
@@ -185,18 +205,23 @@ func (c *Client) acquire(ctx context.Context, key string, keys *keySet, ttl time
 // burst's result (br.cancelled when done closed first); took is how long
 // the first burst took, unfenced whether a master without a fencing
 // counter it vouches for took part in the first round.
-func (c *Client) attempt(o *op, key string, keys *keySet, keyList []string, tok *token, ttl time.Duration, done <-chan struct{}) (l Lock, br burstResult, took time.Duration, unfenced, ok bool) {
+func (c *Client) attempt(o *op, key string, keys *keySet, keyList []string, spec *lockSpec, tok *token, ttl time.Duration, done <-chan struct{}) (l Lock, br burstResult, took time.Duration, unfenced, ok bool) {
 	var proposal uint64
-	if c.cfg.Fencing {
+	fenced := c.cfg.Fencing && spec == nil
+	if fenced {
 		proposal = c.fence.propose()
 		o.fenceNum = strconv.AppendUint(o.fenceNum[:0], proposal, 10)
 	}
-	o.encode(c.lockCommand(keyList != nil, o.waiting), key, keyList, tok, o.ttlArg(ttl), o.fenceNum)
+	if spec != nil {
+		o.encode(spec.cmd, key, spec.keys, tok, o.ttlArg(ttl), waitFlag(o.waiting))
+	} else {
+		o.encode(c.lockCommand(keyList != nil, o.waiting), key, keyList, tok, o.ttlArg(ttl), o.fenceNum)
+	}
 	br = o.run(done)
 	took = time.Since(br.start)
 	until := c.validUntil(br.start, ttl)
 	var fence uint64
-	if c.cfg.Fencing {
+	if fenced {
 		if !br.cancelled && br.ok >= c.quorum && time.Now().Before(until) {
 			unfenced = o.unfenced()
 			if fence = o.proposalTaken(proposal); fence == 0 {

@@ -113,3 +113,5 @@ func (p *Permit) Release(ctx context.Context) (err error) {
 	_, err = o.releaseVerdict(ctx, &br, s.name)
 	return err
 }
+
+func (p *Permit) end(ctx context.Context) error { return p.Release(ctx) }

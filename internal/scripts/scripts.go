@@ -186,10 +186,53 @@ var (
 	SemExtend = load("sem_extend")
 )
 
+// The scripts of a read-write lock. Its keys on a master, KEYS[1] to
+// KEYS[3] of each script, are the writer's key (its name: a lock's key,
+// holding the writer's token, so that the writer's lock is extended and
+// released by Extend and Release), the readers (name+":readers", a sorted
+// set of the readers' tokens, each scored by its expiry in milliseconds
+// on the master's clock, TIME) and the intent (name+":intent", present
+// while a writer waits for readers to leave: new readers are refused
+// then). A reader whose score has passed holds nothing; the scripts drop
+// such readers as they meet them. The readers' key lives as long as its
+// longest-lived reader; the intent, as long as the TTL of the latest
+// writer's attempt that found readers.
+var (
+	// RWLock is a writer's attempt: ARGV the token, the TTL in
+	// milliseconds and "1" for a writer that waits, "0" for one that does
+	// not. If the writer's key exists it returns its holder's id and PTTL
+	// (as LockWait). Else, after dropping expired readers, if readers
+	// remain it returns {"0000000000000000", how long until the last
+	// reader expires}, having made, for a writer that waits, the intent's
+	// TTL at least the TTL (writing it if missing). Else it sets the
+	// writer's key to the token with the TTL, deletes the intent and
+	// returns 1.
+	RWLock = load("rw_lock")
+	// RWRLock is a reader's attempt: ARGV the token and the TTL in
+	// milliseconds. If the writer's key exists it returns its holder's id
+	// and PTTL; else if the intent exists, {"0000000000000000", the
+	// intent's PTTL}. Else it drops expired readers, adds the token with
+	// the master's time plus the TTL as its score, makes the readers'
+	// key's TTL at least the TTL and returns 1.
+	RWRLock = load("rw_rlock")
+	// RWRExtend extends a reader: ARGV the token and the TTL in
+	// milliseconds. If the token is a reader that has not expired, it
+	// moves its expiry to the master's time plus the TTL, makes the
+	// readers' key's TTL at least that long and returns 1; else 0.
+	RWRExtend = load("rw_rextend")
+	// RWRUnlock releases a reader: ARGV the token. If the token is a
+	// reader it removes it; if it had not expired, it also publishes the
+	// release's id (as Release does) on the shard channel
+	// "volley:released:" followed by the writer's key, and returns 1.
+	// Else it returns 0.
+	RWRUnlock = load("rw_runlock")
+)
+
 // All is every script, one entry each.
 var All = []Script{
 	Release, ReleaseQuiet, Extend, Handover, LockWait,
 	LockMulti, ReleaseMulti, ReleaseMultiQuiet, ExtendMulti, ExtendBatch,
 	FenceCheck, FenceLock, FenceWrite, FenceState, FenceRepair,
 	SemAcquire, SemRelease, SemExtend,
+	RWLock, RWRLock, RWRExtend, RWRUnlock,
 }

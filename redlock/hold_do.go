@@ -6,6 +6,15 @@ import (
 	"time"
 )
 
+// heldValue is a hold that Do keeps extended: a Permit or a ReadLock.
+type heldValue interface {
+	Extend(ctx context.Context, ttl time.Duration) error
+	Validity() time.Duration
+	TTL() time.Duration
+	// end releases the hold (Permit.Release, ReadLock.Unlock).
+	end(ctx context.Context) error
+}
+
 // Do takes a permit (as Acquire does), runs fn while keeping the permit
 // extended, and releases it when fn returns, as Client.Do does for a lock:
 // fn's context is cancelled with cause ErrNotHeld the moment the permit is
@@ -17,16 +26,23 @@ import (
 // The permit is extended every ttl*Config.ExtendFraction by a goroutine
 // of this call (a permit's extension is not batched with the Client's
 // locks), which ends before Do returns.
-func (s *Semaphore) Do(ctx context.Context, ttl time.Duration, fn func(ctx context.Context) error) (err error) {
-	c := s.c
+func (s *Semaphore) Do(ctx context.Context, ttl time.Duration, fn func(ctx context.Context) error) error {
+	return s.c.doHold(ctx, s.name, ttl, fn, func(ctx context.Context) (heldValue, error) {
+		p, err := s.Acquire(ctx, ttl)
+		return &p, err
+	})
+}
+
+// doHold is the Do of a hold taken by take: see Semaphore.Do.
+func (c *Client) doHold(ctx context.Context, name string, ttl time.Duration, fn func(ctx context.Context) error, take func(ctx context.Context) (heldValue, error)) (err error) {
 	if h := c.cfg.Hooks.Call; h != nil {
 		var end func(CallEnd)
-		if ctx, end = h(ctx, OpDo, s.name); end != nil {
+		if ctx, end = h(ctx, OpDo, name); end != nil {
 			start := time.Now()
 			defer func() { end(CallEnd{Err: err, Took: time.Since(start), Attempts: 1}) }()
 		}
 	}
-	p, err := s.Acquire(ctx, ttl)
+	h, err := take(ctx)
 	if err != nil {
 		return err
 	}
@@ -35,7 +51,7 @@ func (s *Semaphore) Do(ctx context.Context, ttl time.Duration, fn func(ctx conte
 	var lostErr error // written by the renewing goroutine before stopped closes
 	go func() {
 		defer close(stopped)
-		lostErr = p.keep(stop)
+		lostErr = c.keep(h, name, stop)
 		if lostErr != nil {
 			cancel(ErrNotHeld)
 		}
@@ -45,7 +61,7 @@ func (s *Semaphore) Do(ctx context.Context, ttl time.Duration, fn func(ctx conte
 		close(stop)
 		<-stopped
 		cancel(nil)
-		releaseErr := p.Release(context.WithoutCancel(ctx)) // even if ctx has ended
+		releaseErr := h.end(context.WithoutCancel(ctx)) // even if ctx has ended
 		switch {
 		case lostErr != nil:
 			err = errors.Join(err, lostErr)
@@ -56,13 +72,13 @@ func (s *Semaphore) Do(ctx context.Context, ttl time.Duration, fn func(ctx conte
 	return fn(workCtx)
 }
 
-// keep extends p every ttl*Config.ExtendFraction until stop closes (nil)
-// or p is lost (its error, matching ErrNotHeld). A failed extension that
-// does not show p lost is retried sooner, while the validity lasts.
-func (p *Permit) keep(stop <-chan struct{}) error {
-	c := p.s.c
+// keep extends h every ttl*Config.ExtendFraction until stop closes (nil)
+// or h is lost (its error, matching ErrNotHeld). A failed extension that
+// does not show h lost is retried sooner, while the validity lasts.
+func (c *Client) keep(h heldValue, name string, stop <-chan struct{}) error {
 	cfg := &c.cfg
-	every := time.Duration(float64(p.ttl) * cfg.ExtendFraction)
+	ttl := h.TTL()
+	every := time.Duration(float64(ttl) * cfg.ExtendFraction)
 	retry := max(cfg.MasterTimeout, every/8)
 	t := time.NewTimer(every)
 	defer t.Stop()
@@ -71,26 +87,26 @@ func (p *Permit) keep(stop <-chan struct{}) error {
 		case <-stop:
 			return nil
 		case <-c.renew.stop:
-			return &Error{Op: OpExtend, Key: p.s.name, Err: errClosedWhileHeld}
+			return &Error{Op: OpExtend, Key: name, Err: errClosedWhileHeld}
 		case <-t.C:
 		}
 		if cfg.MaxExtensions >= 0 && n >= cfg.MaxExtensions {
-			return &Error{Op: OpExtend, Key: p.s.name, Err: ErrNotHeld}
+			return &Error{Op: OpExtend, Key: name, Err: ErrNotHeld}
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Until(p.until))
-		err := p.Extend(ctx, p.ttl)
+		ctx, cancel := context.WithTimeout(context.Background(), h.Validity())
+		err := h.Extend(ctx, ttl)
 		cancel()
 		switch {
 		case err == nil:
 			n++
 			t.Reset(every)
-		case errors.Is(err, ErrNotHeld) || p.Validity() <= 0:
+		case errors.Is(err, ErrNotHeld) || h.Validity() <= 0:
 			if !errors.Is(err, ErrNotHeld) {
-				err = &Error{Op: OpExtend, Key: p.s.name, Err: ErrNotHeld}
+				err = &Error{Op: OpExtend, Key: name, Err: ErrNotHeld}
 			}
 			return err
 		default:
-			t.Reset(min(retry, p.Validity()))
+			t.Reset(min(retry, h.Validity()))
 		}
 	}
 }

@@ -1,0 +1,1 @@
+local t=redis.call("time") local now=t[1]*1000+math.floor(t[2]/1000) local s=redis.call("zscore",KEYS[2],ARGV[1]) if not s or tonumber(s)<=now then return 0 end redis.call("zadd",KEYS[2],"xx",now+tonumber(ARGV[2]),ARGV[1]) if redis.call("pttl",KEYS[2])<tonumber(ARGV[2]) then redis.call("pexpire",KEYS[2],ARGV[2]) end return 1

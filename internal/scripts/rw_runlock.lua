@@ -1,0 +1,1 @@
+local t=redis.call("time") local now=t[1]*1000+math.floor(t[2]/1000) local s=redis.call("zscore",KEYS[2],ARGV[1]) if not s then return 0 end redis.call("zrem",KEYS[2],ARGV[1]) if tonumber(s)<=now then return 0 end redis.pcall("spublish","volley:released:"..KEYS[1],string.sub(redis.sha1hex(ARGV[1]),1,16)) return 1

@@ -1,0 +1,195 @@
+package redlock
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestRWMutexReadersShareWritersExclude(t *testing.T) {
+	servers := masters(t, 5)
+	a := client(t, servers, Config{})
+	b := client(t, servers, Config{})
+	ra, err := a.RWMutex("doc")
+	require.NoError(t, err)
+	rb, err := b.RWMutex("doc")
+	require.NoError(t, err)
+
+	r1, err := ra.TryRLock(bg, 5*time.Second)
+	require.NoError(t, err)
+	r2, err := rb.TryRLock(bg, 5*time.Second)
+	require.NoError(t, err, "readers share")
+	_, err = rb.TryLock(bg, time.Second)
+	require.ErrorIs(t, err, ErrNotAcquired, "a writer while readers hold it")
+	r3, err := ra.TryRLock(bg, time.Second)
+	require.NoError(t, err, "a writer that does not wait leaves no intent")
+	require.NoError(t, r3.Unlock(bg))
+	ctx, cancel := context.WithTimeout(bg, 100*time.Millisecond)
+	_, err = rb.Lock(ctx, time.Second)
+	cancel()
+	require.ErrorIs(t, err, context.DeadlineExceeded, "a writer waits while readers hold it")
+	_, err = ra.TryRLock(bg, time.Second)
+	require.ErrorIs(t, err, ErrNotAcquired, "a new reader once a writer waits (its intent)")
+	require.NoError(t, r1.Extend(bg, 5*time.Second))
+	require.NoError(t, r1.Unlock(bg))
+	require.ErrorIs(t, r1.Unlock(bg), ErrNotHeld)
+	require.NoError(t, r2.Unlock(bg))
+
+	w, err := rb.TryLock(bg, 5*time.Second)
+	require.NoError(t, err, "the readers are gone")
+	assert.Zero(t, w.Fence())
+	_, err = ra.TryLock(bg, time.Second)
+	require.ErrorIs(t, err, ErrNotAcquired, "two writers")
+	_, err = ra.TryRLock(bg, time.Second)
+	require.ErrorIs(t, err, ErrNotAcquired, "a reader while a writer holds it")
+	require.NoError(t, w.Extend(bg, 5*time.Second))
+	require.NoError(t, w.Unlock(bg))
+	r4, err := ra.TryRLock(bg, time.Second)
+	require.NoError(t, err)
+	require.NoError(t, r4.Unlock(bg))
+	require.Equal(t, []int64{0, 0, 0, 0, 0}, dbSizes(t, servers), "nothing left behind")
+}
+
+// TestRWMutexNeverMixes: readers and writers of two Clients, counted in
+// process: never a writer with anyone else, and readers do overlap.
+func TestRWMutexNeverMixes(t *testing.T) {
+	servers := masters(t, 5)
+	clients := []*Client{client(t, servers, Config{RetryDelay: 20 * time.Millisecond}), client(t, servers, Config{RetryDelay: 20 * time.Millisecond})}
+	var readers, writers, mostReaders, bad atomic.Int32
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for g := range 10 {
+		rw, err := clients[g%2].RWMutex("mix")
+		require.NoError(t, err)
+		writer := g%5 == 0
+		wg.Go(func() {
+			for range 12 {
+				ctx, cancel := context.WithTimeout(bg, 20*time.Second)
+				var unlock func(context.Context) error
+				if writer {
+					l, err := rw.Lock(ctx, 2*time.Second)
+					if err != nil {
+						cancel()
+						errs <- err
+						return
+					}
+					if writers.Add(1) > 1 || readers.Load() > 0 {
+						bad.Add(1)
+					}
+					time.Sleep(time.Millisecond)
+					writers.Add(-1)
+					unlock = l.Unlock
+				} else {
+					r, err := rw.RLock(ctx, 2*time.Second)
+					if err != nil {
+						cancel()
+						errs <- err
+						return
+					}
+					n := readers.Add(1)
+					if writers.Load() > 0 {
+						bad.Add(1)
+					}
+					for m := mostReaders.Load(); n > m && !mostReaders.CompareAndSwap(m, n); m = mostReaders.Load() {
+					}
+					time.Sleep(2 * time.Millisecond)
+					readers.Add(-1)
+					unlock = r.Unlock
+				}
+				cancel()
+				if err := unlock(bg); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	require.Zero(t, bad.Load(), "a writer held it with someone else")
+	require.Greater(t, mostReaders.Load(), int32(1), "readers held it together")
+}
+
+// TestRWMutexWakeUps: with a 10 s retry delay, waiting readers are woken
+// together by the writer's release, and a waiting writer by the readers'
+// releases.
+func TestRWMutexWakeUps(t *testing.T) {
+	servers := masters(t, 3)
+	var failed atomic.Int32
+	a := client(t, servers, Config{})
+	b := client(t, servers, waiterConfig(Config{}, &failed))
+	ra, err := a.RWMutex("wake")
+	require.NoError(t, err)
+	rb, err := b.RWMutex("wake")
+	require.NoError(t, err)
+
+	w, err := ra.Lock(bg, 10*time.Second)
+	require.NoError(t, err)
+	got := make(chan error, 2)
+	for range 2 {
+		go func() {
+			r, err := rb.RLock(bg, time.Second)
+			if err == nil {
+				err = r.Unlock(bg)
+			}
+			got <- err
+		}()
+	}
+	require.Eventually(t, func() bool { return failed.Load() >= 4 }, 5*time.Second, time.Millisecond)
+	released := time.Now()
+	require.NoError(t, w.Unlock(bg))
+	require.NoError(t, <-got)
+	require.NoError(t, <-got)
+	assert.Less(t, time.Since(released), 3*time.Second, "both readers were woken by the writer's release")
+
+	r, err := ra.RLock(bg, 10*time.Second)
+	require.NoError(t, err)
+	failed.Store(0)
+	go func() {
+		l, err := rb.Lock(bg, time.Second)
+		if err == nil {
+			err = l.Unlock(bg)
+		}
+		got <- err
+	}()
+	require.Eventually(t, func() bool { return failed.Load() >= 2 }, 5*time.Second, time.Millisecond)
+	released = time.Now()
+	require.NoError(t, r.Unlock(bg))
+	require.NoError(t, <-got)
+	assert.Less(t, time.Since(released), 3*time.Second, "the writer was woken by the reader's release")
+}
+
+func TestRWMutexDo(t *testing.T) {
+	servers := masters(t, 3)
+	c := client(t, servers, Config{})
+	rw, err := c.RWMutex("do")
+	require.NoError(t, err)
+	slow := func(ctx context.Context) error {
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-time.After(700 * time.Millisecond):
+			return nil
+		}
+	}
+	require.NoError(t, rw.DoRead(bg, 300*time.Millisecond, slow), "a read lock kept past its TTL")
+	require.NoError(t, rw.DoWrite(bg, 300*time.Millisecond, slow), "a write lock kept past its TTL")
+	err = rw.DoRead(bg, 300*time.Millisecond, func(ctx context.Context) error {
+		for _, srv := range servers {
+			require.NoError(t, srv.Flush())
+		}
+		<-ctx.Done()
+		return nil
+	})
+	require.ErrorIs(t, err, ErrNotHeld, "a lost read lock is reported")
+	_, err = rw.RLock(bg, time.Hour)
+	require.ErrorContains(t, err, "exceeds Config.MaxTTL")
+}
