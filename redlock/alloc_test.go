@@ -219,3 +219,50 @@ func TestAllocsSemaphore(t *testing.T) {
 	require.Zero(t, testing.AllocsPerRun(200, taken), "TryAcquire with every permit taken")
 	require.NoError(t, held.Release(bg))
 }
+
+// TestAllocsRWMutex pins a read-write lock's steady-state allocations on
+// five real masters: zero for RLock+Unlock, a read lock's Extend, and the
+// writer's Lock+Unlock.
+func TestAllocsRWMutex(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	servers := masters(t, 5)
+	c := client(t, servers, Config{MasterTimeout: time.Second})
+	const ttl = 10 * time.Second
+	rw, err := c.RWMutex("alloc:rw")
+	require.NoError(t, err)
+
+	readUnlock := func() {
+		r, err := rw.RLock(bg, ttl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Unlock(bg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	steady(readUnlock)
+	require.Zero(t, testing.AllocsPerRun(200, readUnlock), "RLock+Unlock")
+
+	writeUnlock := func() {
+		l, err := rw.Lock(bg, ttl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Unlock(bg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	steady(writeUnlock)
+	require.Zero(t, testing.AllocsPerRun(200, writeUnlock), "Lock+Unlock of the writer")
+
+	held, err := rw.RLock(bg, ttl)
+	require.NoError(t, err)
+	extend := func() {
+		if err := held.Extend(bg, ttl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	steady(extend)
+	require.Zero(t, testing.AllocsPerRun(200, extend), "ReadLock.Extend")
+	require.NoError(t, held.Unlock(bg))
+}
