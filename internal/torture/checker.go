@@ -24,6 +24,9 @@ type Interval struct {
 	Votes string `json:"votes,omitempty"`
 	// Fence is the holder's fencing token (Held.Fence), 0 without fencing.
 	Fence uint64 `json:"fence,omitempty"`
+	// Shared marks a read lock (Config.ReadShare): two shared intervals of
+	// a key may overlap; a shared one and another may not.
+	Shared bool `json:"shared,omitempty"`
 }
 
 // FenceRegression is a holder of a key whose fencing token is not greater
@@ -54,7 +57,8 @@ type Violation struct {
 // counts all of them.
 const maxKeptViolations = 100
 
-// Checker finds overlapping intervals of the same key, and fencing tokens
+// Checker finds overlapping intervals of the same key (but for two read
+// locks: see Interval.Shared), and fencing tokens
 // that do not grow from one holder of a key to the next (in the order of
 // Start, which for non-empty intervals of one key that do not overlap is
 // the order of acquisition). It keeps, per key,
@@ -125,7 +129,7 @@ func (c *Checker) Add(iv Interval) int {
 				c.regression(iv, e)
 			}
 		}
-		if e.Start < iv.End && iv.Start < e.End {
+		if e.Start < iv.End && iv.Start < e.End && !(e.Shared && iv.Shared) {
 			if c.permits > 1 {
 				crowd = append(crowd, e)
 			} else {

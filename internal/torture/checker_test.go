@@ -50,6 +50,12 @@ func TestCountingCheckerSynthetic(t *testing.T) {
 	}
 }
 
+// shared makes v a read lock's interval.
+func shared(v Interval) Interval {
+	v.Shared = true
+	return v
+}
+
 func TestCheckerSynthetic(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -65,6 +71,9 @@ func TestCheckerSynthetic(t *testing.T) {
 		{"other keys", []Interval{iv("k1", "a", 0, 10), iv("k2", "b", 5, 20)}, 0},
 		{"empty interval holds nothing", []Interval{iv("k", "a", 0, 10), iv("k", "b", 5, 5), iv("k", "c", 8, 6)}, 0},
 		{"three at once", []Interval{iv("k", "a", 0, 10), iv("k", "b", 1, 10), iv("k", "c", 2, 10)}, 3},
+		{"two readers", []Interval{shared(iv("k", "a", 0, 10)), shared(iv("k", "b", 5, 20))}, 0},
+		{"a reader and a writer", []Interval{shared(iv("k", "a", 0, 10)), iv("k", "b", 5, 20)}, 1},
+		{"a writer and a reader", []Interval{iv("k", "a", 0, 10), shared(iv("k", "b", 5, 20))}, 1},
 		{"after expiry", []Interval{iv("k", "a", 0, 500), iv("k", "b", 500, 900), iv("k", "c", 901, 1000)}, 0},
 	}
 	for _, tt := range tests {

@@ -103,6 +103,11 @@ type Config struct {
 	// what NewLocker's Lock does), MultiKey is 0, and the checker counts
 	// the holders of a key at each moment (NewCountingChecker).
 	Permits int
+	// ReadShare, when above 0, makes every key a read-write lock: a round
+	// takes a read lock with this probability (the Locker must be an
+	// RWLocker), else the write lock; MultiKey is 0, and the checker lets
+	// read locks overlap each other, never a write lock.
+	ReadShare float64
 	// MultiKey is the share of rounds that lock two of the keys at once
 	// (LockMulti), overlapping the single-key rounds and each other [0.25];
 	// negative: none.
@@ -160,7 +165,7 @@ func (c Config) withDefaults() Config {
 	def(&c.Goroutines, 16)
 	def(&c.Keys, 3)
 	switch {
-	case c.MultiKey < 0 || c.Keys < 2 || c.Permits > 0:
+	case c.MultiKey < 0 || c.Keys < 2 || c.Permits > 0 || c.ReadShare > 0:
 		c.MultiKey = 0
 	case c.MultiKey == 0:
 		c.MultiKey = 0.25

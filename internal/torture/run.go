@@ -80,6 +80,9 @@ func DefaultLocker(cfg Config, addrs []string) (Locker, error) {
 	if cfg.Permits > 0 {
 		return NewSemaphoreLocker(DefaultLockerConfig(cfg, addrs), cfg.Permits)
 	}
+	if cfg.ReadShare > 0 {
+		return NewRWLocker(DefaultLockerConfig(cfg, addrs))
+	}
 	return NewRedlockLocker(DefaultLockerConfig(cfg, addrs))
 }
 
@@ -150,6 +153,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil, fmt.Errorf("torture: client %d: %w", id, err)
 		}
 		lockers = append(lockers, lk)
+		if _, ok := lk.(RWLocker); cfg.ReadShare > 0 && !ok {
+			return nil, fmt.Errorf("torture: bad config: ReadShare %v with client %d's Locker, which has no read lock", cfg.ReadShare, id)
+		}
 	}
 	// Fresh masters are inside the restart guard's window: wait it out.
 	readyCtx, cancel := context.WithTimeout(ctx, cfg.MaxTTL+10*time.Second)
@@ -170,8 +176,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	defer stop()
 	r.stop = stop
 	r.epoch = time.Now()
-	r.logf("run: seed %d, %d masters, %d clients x %d goroutines, %d keys (permits %d), TTL %v, MaxTTL %v, MasterTimeout %v, restart guard %v, faults %v",
-		cfg.Seed, cfg.Masters, cfg.Clients, cfg.Goroutines, cfg.Keys, max(1, cfg.Permits), cfg.TTL, cfg.MaxTTL, cfg.MasterTimeout, !cfg.DisableRestartGuard, cfg.Faults)
+	r.logf("run: seed %d, %d masters, %d clients x %d goroutines, %d keys (permits %d, read share %.2f), TTL %v, MaxTTL %v, MasterTimeout %v, restart guard %v, faults %v",
+		cfg.Seed, cfg.Masters, cfg.Clients, cfg.Goroutines, cfg.Keys, max(1, cfg.Permits), cfg.ReadShare, cfg.TTL, cfg.MaxTTL, cfg.MasterTimeout, !cfg.DisableRestartGuard, cfg.Faults)
 
 	var wg sync.WaitGroup
 	for id, lk := range lockers {

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/redlock"
 )
 
 // TestBrokenSemaphoreIsCaught runs the counting checker over a semaphore
@@ -46,6 +47,48 @@ func TestTortureSemaphoreShort(t *testing.T) {
 	rep, err := Run(context.Background(), Config{
 		Duration: 40 * time.Second, Cycles: 1, Seed: testSeed,
 		Masters: 5, Clients: 3, Goroutines: 6, Keys: 2, Permits: 2,
+		TTL: 400 * time.Millisecond, MaxTTL: time.Second, MasterTimeout: 30 * time.Millisecond,
+		Slack:     time.Second,
+		FaultTime: 2 * time.Second, HealTime: 700 * time.Millisecond,
+		Logf: func(format string, args ...any) { t.Logf(format, args...) },
+	})
+	require.NoError(t, err)
+	rep.WriteTable(&log)
+	t.Logf("seed %d\n%s", testSeed, log.String())
+	require.Positive(t, rep.Acquisitions)
+	assert.Empty(t, rep.Problems())
+}
+
+// TestBrokenRWLockIsCaught runs the checker over read locks that do not
+// see the writer (semaphore permits of a name of their own): it must
+// report a reader with a writer, without faults.
+func TestBrokenRWLockIsCaught(t *testing.T) {
+	rep, err := Run(context.Background(), Config{
+		Duration: 3 * time.Second, Seed: testSeed, Masters: 3, Clients: 2, Goroutines: 4, Keys: 1, ReadShare: 0.5,
+		TTL: 300 * time.Millisecond, MaxTTL: time.Second, Faults: []Fault{},
+		Slack: time.Second, DisableRestartGuard: true,
+		NewLocker: func(id int, addrs []string) (Locker, error) {
+			return NewBrokenRWLocker(redlock.Config{Addrs: addrs, RetryDelay: 5 * time.Millisecond, Tries: 1 << 20, DisableRestartGuard: true})
+		},
+		Logf: t.Logf,
+	})
+	require.NoError(t, err)
+	t.Logf("blind readers: %d acquisitions, %d violations", rep.Acquisitions, rep.Checker.Violations)
+	require.Positive(t, rep.Checker.Violations, "the checker missed a reader beside a writer")
+	v := rep.Checker.Details[0]
+	assert.True(t, v.First.Shared != v.Second.Shared, "a reader and a writer: %+v", v)
+}
+
+// TestTortureRWShort is the read-write lock's short torture pass for
+// `make test`: redlock's RWMutex on 5 real masters, half the rounds
+// readers, every safe fault once in a compressed rotation. It must find no
+// reader beside a writer and no two writers, and recover after every
+// fault.
+func TestTortureRWShort(t *testing.T) {
+	var log bytes.Buffer
+	rep, err := Run(context.Background(), Config{
+		Duration: 40 * time.Second, Cycles: 1, Seed: testSeed,
+		Masters: 5, Clients: 3, Goroutines: 6, Keys: 2, ReadShare: 0.5,
 		TTL: 400 * time.Millisecond, MaxTTL: time.Second, MasterTimeout: 30 * time.Millisecond,
 		Slack:     time.Second,
 		FaultTime: 2 * time.Second, HealTime: 700 * time.Millisecond,

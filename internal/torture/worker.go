@@ -75,9 +75,13 @@ func (r *run) round(ctx context.Context, rng *rand.Rand, holder string, lk Locke
 	t0 := time.Now()
 	var h Held
 	var err error
-	if len(keys) == 1 {
+	read := cfg.ReadShare > 0 && rng.Float64() < cfg.ReadShare
+	switch {
+	case read:
+		h, err = lk.(RWLocker).RLock(lctx, keys[0], cfg.TTL)
+	case len(keys) == 1:
 		h, err = lk.Lock(lctx, keys[0], cfg.TTL)
-	} else {
+	default:
 		h, err = lk.LockMulti(lctx, keys, cfg.TTL)
 	}
 	t1 := time.Now()
@@ -141,7 +145,7 @@ func (r *run) round(ctx context.Context, rng *rand.Rand, holder string, lk Locke
 	}
 
 	stop := time.Now()
-	iv := Interval{Holder: holder, Start: start, Until: h.Until().Sub(r.epoch), Unlock: -1, Votes: h.Votes(), Fence: h.Fence()}
+	iv := Interval{Holder: holder, Start: start, Until: h.Until().Sub(r.epoch), Unlock: -1, Votes: h.Votes(), Fence: h.Fence(), Shared: read}
 	iv.End = iv.Until
 	if rng.Float64() < 0.97 { // else: let it expire
 		iv.Unlock = stop.Sub(r.epoch)
