@@ -25,7 +25,7 @@ SUBMODULES     ?= bench redlockotel redlockprom
 # test-stress: how many times the unit suite must pass under CPU hogs in a row.
 STRESS_RUNS    ?= 3
 
-.PHONY: all test test-stress deps vet cross staticcheck fmt-check unit fuzz-smoke bench bench-go bench-go-compare fuzz torture torture-cluster torture-semaphore cover lint redis-up redis-down
+.PHONY: all test test-stress deps vet cross staticcheck fmt-check unit fuzz-smoke bench bench-go bench-go-compare fuzz torture torture-cluster torture-semaphore torture-rw cover lint redis-up redis-down
 
 all: test
 
@@ -191,6 +191,11 @@ torture-cluster: deps
 ## checked for a third holder at any moment.
 torture-semaphore: deps
 	$(GO) run ./internal/cmd/torture -permits 2 -duration $(TORTURE_TIME) $(if $(SEED),-seed $(SEED)) -json torture-semaphore.json
+
+## torture-rw: the same with every key a read-write lock, half the
+## rounds readers, checked for a reader beside a writer.
+torture-rw: deps
+	$(GO) run ./internal/cmd/torture -read-share 0.5 -duration $(TORTURE_TIME) $(if $(SEED),-seed $(SEED)) -json torture-rw.json
 
 ## cover: tests with a coverage profile and a per-function summary.
 cover: deps

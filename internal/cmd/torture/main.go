@@ -52,6 +52,7 @@ func main() {
 		quiet          = flag.Bool("q", false, "do not log each fault")
 		fencing        = flag.Bool("fencing", true, "fenced locks (redlock Config.Fencing), with every holder's token checked against earlier holders' (not with -cluster)")
 		permits        = flag.Int("permits", 0, "above 0: every key is a semaphore of this many permits (redlock Semaphore), checked for more holders at once; no fencing")
+		readShare      = flag.Float64("read-share", 0, "above 0: every key is a read-write lock (redlock RWMutex), this share of rounds taking its read lock, checked for a reader beside a writer; no fencing")
 		clusterMode    = flag.Bool("cluster", false, "run over a Redis Cluster of -masters primaries (default 3) with a replica each, under its faults ("+clusterFaultNames()+"); no fencing, no unsafe schedule")
 	)
 	flag.Parse()
@@ -67,15 +68,15 @@ func main() {
 		*fencing, *unsafeDuration = false, 0
 	}
 
-	if *permits > 0 {
-		*fencing = false // a semaphore's permits carry no fencing token
+	if *permits > 0 || *readShare > 0 {
+		*fencing = false // permits and read locks carry no fencing token
 	}
 	cfg := torture.Config{
 		Duration: *duration, Seed: *seed,
 		Masters: *masters, Clients: *clients, Goroutines: *goroutines, Keys: *keys,
 		TTL: *ttl, MaxTTL: *maxTTL, MasterTimeout: *masterTimeout,
 		FaultTime: *faultTime, HealTime: *healTime, Fencing: *fencing,
-		Cluster: *clusterMode, Permits: *permits,
+		Cluster: *clusterMode, Permits: *permits, ReadShare: *readShare,
 	}
 	if *faults != "" {
 		fs, err := torture.ParseFaults(strings.Split(*faults, ","))
