@@ -221,6 +221,44 @@
 // one copy of a semaphore carries that copy's hash tag, so each master's
 // script runs on one node.
 //
+// # Read-write locks
+//
+// Client.RWMutex(name) admits many readers at once or one writer. On each
+// master the writer's key is the name itself, a lock's key holding the
+// writer's token; the readers are the sorted set name+":readers", each
+// reader's token scored by its expiry, read from the master's TIME (the
+// clock Redis expires keys by). A writer attempt (scripts.RWLock) sets the
+// writer's key only when it is absent and no reader that has not expired
+// is in the set; a reader attempt (scripts.RWRLock) adds the reader only
+// when the writer's key is absent. Each is held as a Lock is, on a quorum
+// of masters within the validity, and the writer's Lock is a Lock of the
+// name: Extend, Unlock and DoWrite's renewal are a Lock's.
+//
+// Why never a reader beside a writer. Let reader R and writer W both hold
+// at a moment t. Their quorums share a master m, on which R's entry (its
+// expiry beyond R's validity, as a key's TTL is) and W's key both existed
+// at t: neither is removed before its holder's validity ends, except by
+// its holder. Whichever script ran second on m, at or before t, found the
+// other there (W's key, or R's entry not yet expired) and refused: a
+// contradiction. Two writers are excluded as two holders of a Lock's key
+// are. The cases of faults, expiry, drift and restarts are the semaphore's
+// (all three attempt scripts are guarded by the restart guard); a failed
+// reader's entry is removed where it may be, and one whose removal is
+// lost only keeps writers out until it expires.
+//
+// Writers are not starved by a stream of readers: a writer that waits
+// (Lock, after its first attempt) and finds readers writes the intent,
+// name+":intent", with its TTL; while it exists new readers are refused,
+// so the readers drain (each within its TTL, unless it keeps extending
+// it), each reader's release wakes the writer, and the writer that takes
+// the lock deletes the intent. A writer that gives up leaves its intent
+// until its TTL ends. Waiting readers are woken together by the writer's
+// release (the wait room wakes the readers queued behind the first one
+// woken), and an Unlock hands the write lock to a writer waiting in the
+// same Client at most Config.LocalHandoffs times in a row. The intent
+// plays no part in the argument above. Read locks and the writer's Lock
+// carry no fencing token.
+//
 // # Fencing
 //
 // A holder that pauses past its validity (GC, swap, SIGSTOP) may still
@@ -423,9 +461,10 @@
 // goroutines) per master, one pub/sub connection per master once a Lock
 // has waited, and, with Fencing, at most one goroutine at a time repairing
 // fencing counters; Close stops them all and ends the waits under way. A
-// Lock is a value: use one copy from one goroutine at a time, and so is a
-// Permit. A Semaphore is safe for concurrent use; its Do extends its
-// permit from a goroutine of its own, which ends before Do returns. Do
+// Lock is a value: use one copy from one goroutine at a time, and so are
+// a Permit and a ReadLock. A Semaphore and an RWMutex are safe for
+// concurrent use; Semaphore.Do and RWMutex.DoRead extend their hold from a
+// goroutine of their own, which ends before they return. Do
 // starts no goroutine: it registers its lock with the Client's renewer (one
 // goroutine per Client, started by the first Do, stopped by Close), which extends
 // every Do's lock that is due in one batch per master, and unregisters it
