@@ -15,6 +15,7 @@ import (
 var readmeSources = []string{
 	"example_test.go",
 	"example_fencing_test.go",
+	"example_semaphore_test.go",
 	"redlocktest/redlocktest_test.go",
 }
 
