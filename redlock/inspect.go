@@ -125,3 +125,21 @@ func (c *Client) inspect(ctx context.Context, keys []string, tok *token) ([]KeyS
 	}
 	return out, nil
 }
+
+// Inspect shows, without taking or changing anything, what each master
+// holds for each of the semaphore's permits (see Client.Inspect): one
+// KeyState per permit and master, permit by permit (permit i's key is
+// name+":permit:"+i), each master in Config.Addrs order. A permit is held
+// where a quorum of masters show its key.
+func (s *Semaphore) Inspect(ctx context.Context) ([]KeyState, error) {
+	return s.c.inspect(ctx, s.keys[1:], nil)
+}
+
+// Inspect shows what each master holds for the permit's key, and whether
+// it is this permit's token (see Lock.Inspect).
+func (p *Permit) Inspect(ctx context.Context) ([]KeyState, error) {
+	if p.s == nil {
+		return nil, ErrNotHeld
+	}
+	return p.s.c.inspect(ctx, p.s.keys[1+p.permit:2+p.permit], &p.tok)
+}

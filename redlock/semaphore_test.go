@@ -54,6 +54,20 @@ func TestSemaphoreAdmitsItsPermits(t *testing.T) {
 	}
 	_, err = sb.TryAcquire(bg, time.Second)
 	require.ErrorIs(t, err, ErrNotAcquired, "a fourth holder of three permits")
+	states, err := sa.Inspect(bg)
+	require.NoError(t, err)
+	require.Len(t, states, 3*5, "three permits on five masters")
+	for _, st := range states {
+		assert.True(t, st.Exists, "%s on %s", st.Key, st.Addr)
+		assert.False(t, st.Ours)
+	}
+	mine, err := held[0].Inspect(bg)
+	require.NoError(t, err)
+	require.Len(t, mine, 5)
+	for _, st := range mine {
+		assert.True(t, st.Ours, "%s on %s holds the permit's token", st.Key, st.Addr)
+		assert.Equal(t, fmt.Sprintf("sem:permit:%d", held[0].Index()), st.Key)
+	}
 	ctx, cancel := context.WithTimeout(bg, 200*time.Millisecond)
 	_, err = sa.Acquire(ctx, time.Second)
 	cancel()
