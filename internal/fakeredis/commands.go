@@ -43,6 +43,8 @@ var commands = map[string]*command{
 	"hset":         {name: "hset", arity: -4, run: cmdHset},
 	"hget":         {name: "hget", arity: 3, run: cmdHget},
 	"hgetall":      {name: "hgetall", arity: 2, run: cmdHgetall},
+	"zscore":       {name: "zscore", arity: 3, run: cmdZscore},
+	"zcard":        {name: "zcard", arity: 2, run: cmdZcard},
 	"eval":         {name: "eval", arity: -3, run: cmdEval},
 	"evalsha":      {name: "evalsha", arity: -3, run: cmdEvalSha},
 	"publish":      {name: "publish", arity: 3, run: cmdPublish},

@@ -479,8 +479,14 @@ func TestDifferentialProtocolErrors(t *testing.T) {
 // holderShape checks the reply of a lock script that found its key taken:
 // the holder's id, from its token, and a PTTL in [lo, hi].
 func holderShape(token string, lo, hi int64) func(t *testing.T, reply string) {
+	return idShape(holderID([]byte(token)), lo, hi)
+}
+
+// idShape checks the reply of a lock script that must wait: the id of the
+// holder (or waitHolder) and a number of milliseconds in [lo, hi].
+func idShape(id string, lo, hi int64) func(t *testing.T, reply string) {
 	return func(t *testing.T, reply string) {
-		head := "*2\r\n" + bulk(holderID([]byte(token)))
+		head := "*2\r\n" + bulk(id)
 		require.True(t, strings.HasPrefix(reply, head), "reply %q, want it to start %q", reply, head)
 		intBetween(lo, hi)(t, reply[len(head):])
 	}
@@ -1315,7 +1321,8 @@ func TestDifferentialFencing(t *testing.T) {
 // diffScriptSHAs makes them, on the keys it sets first: the releases and
 // the locks succeed, then the extensions and the handover; fencing finds
 // a fresh master with no counter; a semaphore's permit is acquired,
-// extended and released.
+// extended and released; a read-write lock's reader takes, extends and
+// releases it, then a writer takes it.
 var scriptCalls = []struct {
 	name string
 	args []string // numkeys, keys, argv
@@ -1339,6 +1346,10 @@ var scriptCalls = []struct {
 	{name: "sem_acquire", args: []string{"3", "s", "s:0", "s:1", "tok", "30000", "1"}},
 	{name: "sem_extend", args: []string{"2", "s", "s:1", "tok", "60000", "2"}},
 	{name: "sem_release", args: []string{"3", "s", "s:0", "s:1", "tok", "1", "1"}},
+	{name: "rw_rlock", args: []string{"3", "rw", "rw:readers", "rw:intent", "tok", "30000"}},
+	{name: "rw_rextend", args: []string{"3", "rw", "rw:readers", "rw:intent", "tok", "60000"}},
+	{name: "rw_runlock", args: []string{"3", "rw", "rw:readers", "rw:intent", "tok"}},
+	{name: "rw_lock", args: []string{"3", "rw", "rw:readers", "rw:intent", "tok", "30000", "1"}},
 }
 
 // diffScriptSHAs covers every script of scripts.All by its SHA: EVALSHA
@@ -1710,4 +1721,438 @@ func TestDifferentialSemaphore(t *testing.T) {
 		reals = append(reals, dial(t, real.Addr()))
 	}
 	runDifferentialConns(t, fakes, reals, diffSemScript())
+}
+
+// scoreReply matches ZSCORE's reply for a member: a bulk string (RESP2)
+// or a double (RESP3).
+var scoreReply = regexp.MustCompile(`^(?:\$([0-9]+)\r\n|,)([^\r\n]+)\r\n$`)
+
+// scoreShape checks ZSCORE's reply for a reader added or extended with a
+// TTL of ttl milliseconds in the last few seconds: the master's time in
+// milliseconds plus ttl, in the text of C's "%.17g".
+func scoreShape(ttl float64) func(t *testing.T, reply string) {
+	return func(t *testing.T, reply string) {
+		m := scoreReply.FindStringSubmatch(reply)
+		require.NotNil(t, m, "reply %q", reply)
+		if m[1] != "" {
+			require.Equal(t, strconv.Itoa(len(m[2])), m[1], "reply %q", reply)
+		}
+		f, err := strconv.ParseFloat(m[2], 64)
+		require.NoError(t, err)
+		require.Equal(t, strconv.FormatFloat(f, 'g', 17, 64), m[2], "%%.17g")
+		now := float64(time.Now().UnixMilli())
+		require.True(t, now+ttl-10000 <= f && f <= now+ttl, "score %s, now %.0f, TTL %g", m[2], now, ttl)
+	}
+}
+
+// diffRWScript covers the read-write lock's scripts (scripts.RWLock,
+// scripts.RWRLock, scripts.RWRExtend, scripts.RWRUnlock) in every branch,
+// by EVAL, EVALSHA and SCRIPT LOAD, in RESP2 and RESP3, over three
+// connections, as diffSemScript does: 0 runs the scripts; 1 (RESP2) is
+// subscribed to the writer's key's channel and shard channel, so a
+// reader's release published on the wrong one, or published when it
+// should not be, shows; 2 (RESP3) is subscribed to the shard channel and
+// releases a reader itself once. The lock "rw" has its readers in
+// "rw:readers" and its intent in "rw:intent". A reader expires without a
+// sleep: added or extended with a TTL of 0 or less, its score is not past
+// the master's time at the next script. No step depends on whether a
+// millisecond passed; TTLs and waits are compared within 5 seconds.
+func diffRWScript() []step {
+	rw := []string{"3", "rw", "rw:readers", "rw:intent"}
+	eval := func(sc scripts.Script, argv ...string) []string {
+		return append(append([]string{"EVAL", sc.Source}, rw...), argv...)
+	}
+	lock := func(argv ...string) []string { return eval(scripts.RWLock, argv...) }
+	rlock := func(argv ...string) []string { return eval(scripts.RWRLock, argv...) }
+	rextend := func(argv ...string) []string { return eval(scripts.RWRExtend, argv...) }
+	runlock := func(argv ...string) []string { return eval(scripts.RWRUnlock, argv...) }
+	const slack = 5000
+	pttl := func(key string, ttl int64) step { return shaped(intBetween(ttl-slack, ttl), "PTTL", key) }
+	waiting := func(ttl int64) func(t *testing.T, reply string) { return idShape(waitHolder, ttl-slack, ttl) }
+	held := func(token string, ttl int64) func(t *testing.T, reply string) {
+		return holderShape(token, ttl-slack, ttl)
+	}
+	channel := releasedChannelPrefix + "rw"
+	var steps []step
+	add := func(s ...step) { steps = append(steps, s...) }
+	add(
+		on(1, 1, "SUBSCRIBE", channel),
+		on(1, 1, "SSUBSCRIBE", channel),
+		on(2, 1, "HELLO", "3"),
+		on(2, 1, "SSUBSCRIBE", channel),
+		cmd("SCRIPT", "EXISTS", scripts.RWLock.SHA, scripts.RWRLock.SHA, scripts.RWRExtend.SHA, scripts.RWRUnlock.SHA),
+
+		// a reader on a free lock: the readers' key, a sorted set of the
+		// readers' expiries, with the reader's TTL
+		cmd(rlock("r1", "30000")...),
+		cmd("TYPE", "rw:readers"),
+		cmd("ZCARD", "rw:readers"),
+		pttl("rw:readers", 30000),
+		shaped(scoreShape(30000), "ZSCORE", "rw:readers", "r1"),
+		cmd("ZSCORE", "rw:readers", "nobody"),
+		cmd("ZSCORE", "nokey", "r1"),
+		cmd("ZCARD", "nokey"),
+		cmd("ZSCORE", "rw:readers"),
+		cmd("ZCARD"),
+		cmd("ZCARD", "rw:readers", "x"),
+		cmd("EXISTS", "rw", "rw:intent"),
+		// a second reader, longer-lived: the readers' key lives as long as
+		// it; a shorter-lived one never lowers it; the same token again
+		// moves its expiry
+		cmd(rlock("r2", "60000")...),
+		pttl("rw:readers", 60000),
+		cmd(rlock("r3", "10000")...),
+		cmd(rlock("r3", "20000")...),
+		pttl("rw:readers", 60000),
+		shaped(scoreShape(20000), "ZSCORE", "rw:readers", "r3"),
+		cmd("ZCARD", "rw:readers"),
+
+		// a writer that waits ("1") finds readers: it writes the intent
+		// with its TTL and learns how long until the last reader expires
+		shaped(waiting(60000), lock("w1", "20000", "1")...),
+		cmd("GET", "rw:intent"),
+		pttl("rw:intent", 20000),
+		cmd("EXISTS", "rw"),
+		// a longer attempt raises the intent's TTL, a shorter one never
+		// lowers it
+		shaped(waiting(60000), lock("w1", "40000", "1")...),
+		pttl("rw:intent", 40000),
+		shaped(waiting(60000), lock("w2", "5000", "1")...),
+		pttl("rw:intent", 40000),
+		// a reader is refused while the intent exists: its PTTL
+		shaped(waiting(40000), rlock("r4", "30000")...),
+		cmd("ZSCORE", "rw:readers", "r4"),
+		cmd("ZCARD", "rw:readers"),
+
+		// the readers in extend theirs: the reader's expiry moves, the
+		// readers' key's TTL is raised, never lowered
+		cmd(rextend("r1", "90000")...),
+		shaped(scoreShape(90000), "ZSCORE", "rw:readers", "r1"),
+		pttl("rw:readers", 90000),
+		cmd(rextend("r1", "30000")...),
+		shaped(scoreShape(30000), "ZSCORE", "rw:readers", "r1"),
+		pttl("rw:readers", 90000),
+		shaped(waiting(60000), lock("w1", "40000", "1")...), // r2 is the last now
+		// an unknown token: 0, nothing added, its TTL not read
+		cmd(rextend("nobody", "30000")...),
+		cmd(rextend("nobody", "abc")...),
+		cmd("ZSCORE", "rw:readers", "nobody"),
+
+		// a reader's release: 1, and its id on the writer's key's shard
+		// channel only
+		cmd(runlock("r3")...),
+		recv(1, 1),
+		recv(2, 1),
+		cmd(runlock("r3")...), // released already
+		cmd(runlock("nobody")...),
+		cmd("ZCARD", "rw:readers"),
+		// from a subscriber: its own message comes before the reply
+		on(2, 2, runlock("r2")...),
+		recv(1, 1),
+		// the last reader: the readers' key goes, the intent stays
+		cmd(runlock("r1")...),
+		recv(1, 1),
+		recv(2, 1),
+		cmd("EXISTS", "rw:readers"),
+		shaped(waiting(40000), rlock("r1", "30000")...),
+
+		// the readers gone, a writer takes the lock and deletes the intent,
+		// whoever's attempt wrote it
+		cmd(lock("w2", "30000", "1")...),
+		cmd("GET", "rw"),
+		pttl("rw", 30000),
+		cmd("EXISTS", "rw:intent", "rw:readers"),
+		// the writer's key held: a writer's attempt and a reader's get its
+		// holder's id and PTTL, and change nothing
+		shaped(held("w2", 30000), lock("w1", "30000", "1")...),
+		shaped(held("w2", 30000), rlock("r1", "30000")...),
+		cmd("EXISTS", "rw:intent", "rw:readers"),
+		// the writer's release (Release, on the writer's key) wakes the
+		// waiters; readers come in again
+		cmd("EVAL", scripts.Release.Source, "1", "rw", "w2"),
+		recv(1, 1),
+		recv(2, 1),
+		cmd(rlock("r1", "30000")...),
+		// a writer's key with no TTL: PTTL -1
+		cmd("SET", "rw", "tok"),
+		cmd(lock("w1", "30000", "1")...),
+		cmd(rlock("r2", "30000")...),
+		cmd("DEL", "rw", "rw:readers"),
+
+		// expired readers, added with a TTL of 0 or less: not extended; the
+		// release of one removes it, with no message; the next reader's or
+		// writer's attempt drops them
+		cmd(rlock("r1", "60000")...),
+		cmd(rlock("x1", "0")...),
+		cmd("ZCARD", "rw:readers"),
+		cmd(rextend("x1", "30000")...),
+		cmd("ZCARD", "rw:readers"),
+		cmd(runlock("x1")...),
+		cmd("ZCARD", "rw:readers"),
+		cmd(rlock("x2", "-1000")...),
+		cmd(rlock("r2", "30000")...),
+		cmd("ZCARD", "rw:readers"),
+		cmd(rextend("x2", "30000")...),
+		cmd(runlock("x2")...),
+		pttl("rw:readers", 60000),
+		cmd("DEL", "rw:readers"),
+		// an expired reader alone does not keep a writer out; on a new
+		// readers' key it gets no TTL (-1 is not below -1)
+		cmd(rlock("x1", "-1")...),
+		cmd("PTTL", "rw:readers"),
+		cmd(lock("w1", "30000", "1")...),
+		cmd("EXISTS", "rw:readers", "rw:intent"),
+		cmd("DEL", "rw"),
+		// a TTL of 0 on a new readers' key: PEXPIRE 0 deletes it
+		cmd(rlock("x1", "0")...),
+		cmd("EXISTS", "rw:readers"),
+		on(1, 1, "PING"),
+		on(2, 1, "PING"),
+
+		// a reader's TTL, read by tonumber, after the expired readers are
+		// dropped: not a number fails the arithmetic, NaN the ZADD
+		cmd(rlock("r1", "60000")...),
+		cmd(rlock("x1", "-1000")...),
+		cmd(rlock("r2", "abc")...),
+		cmd("ZCARD", "rw:readers"),
+		cmd(rlock("r2")...),
+		cmd(rlock()...),
+		cmd(rlock("r2", "")...),
+		cmd(rlock("r2", "nan")...),
+		cmd("ZCARD", "rw:readers"),
+		cmd("DEL", "rw:readers"),
+		// then PEXPIRE reads it, on a new readers' key: the reader stays,
+		// the key gets no TTL
+		cmd(rlock("r2", "1e3")...),
+		cmd(rlock("r3", "2e3")...),
+		cmd(rlock("r4", "9223372036854775807")...),
+		cmd("ZCARD", "rw:readers"),
+		cmd("PTTL", "rw:readers"),
+		cmd(rlock("r5", "1.5")...),
+		cmd("ZCARD", "rw:readers"),
+		cmd("DEL", "rw:readers"),
+		cmd(rlock("r1", "0x10")...),
+		cmd("DEL", "rw:readers"),
+		cmd(rlock("r1", " 5 ")...),
+		cmd("DEL", "rw:readers"),
+
+		// scores far enough from the master's time to be exact, as
+		// "%.17g" writes them; -inf and -1e300 have expired
+		cmd(rlock("r1", "60000")...),
+		cmd(rlock("i1", "inf")...),
+		cmd(rlock("i2", "1e300")...),
+		cmd(rlock("i3", "1e30")...),
+		cmd(rlock("i4", "-inf")...),
+		cmd("ZSCORE", "rw:readers", "i4"),
+		cmd(rlock("i5", "-1e300")...),
+		cmd("ZSCORE", "rw:readers", "i4"),
+		cmd("ZSCORE", "rw:readers", "i5"),
+		cmd("ZSCORE", "rw:readers", "i1"),
+		cmd("ZSCORE", "rw:readers", "i2"),
+		cmd("ZSCORE", "rw:readers", "i3"),
+		// a reader that never expires: the writer's wait, inf, becomes
+		// the smallest long long (amd64's conversion)
+		cmd(lock("w1", "30000", "1")...),
+		pttl("rw:intent", 30000),
+		cmd(runlock("i1")...),
+		recv(1, 1),
+		recv(2, 1),
+		cmd(lock("w1", "30000", "1")...),
+		cmd(rextend("i2", "60000")...),
+		shaped(scoreShape(60000), "ZSCORE", "rw:readers", "i2"),
+		cmd("DEL", "rw:readers", "rw:intent"),
+		// a fraction of a millisecond
+		cmd(rlock("r1", "60000")...),
+		cmd(rlock("f1", "0.5")...),
+		shaped(scoreShape(0.5), "ZSCORE", "rw:readers", "f1"),
+		cmd("DEL", "rw:readers"),
+
+		// a writer that does not wait ("1" is the only yes) writes no
+		// intent, looks at neither its key nor the TTL
+		cmd(rlock("r1", "60000")...),
+		shaped(waiting(60000), lock("w1", "30000", "0")...),
+		shaped(waiting(60000), lock("w1", "30000", "true")...),
+		shaped(waiting(60000), lock("w1", "30000", "01")...),
+		shaped(waiting(60000), lock("w1", "30000")...),
+		shaped(waiting(60000), lock("w1", "abc", "0")...),
+		shaped(waiting(60000), lock("w1")...),
+		shaped(waiting(60000), "EVAL", scripts.RWLock.Source, "2", "rw", "rw:readers", "w1", "30000", "0"),
+		cmd("EXISTS", "rw", "rw:intent"),
+		cmd(rlock("r2", "30000")...),
+		// a writer's TTL: compared with the intent's PTTL when readers
+		// hold the lock, then read by SET
+		cmd(lock("w1", "abc", "1")...),
+		cmd(lock("w1", "", "1")...),
+		cmd(lock("w1", "1.5", "1")...),
+		cmd(lock("w1", "0", "1")...),
+		shaped(waiting(60000), lock("w1", "-5", "1")...),
+		cmd("EXISTS", "rw:intent"),
+		cmd("SET", "rw:intent", "1", "PX", "100000"),
+		cmd(lock("w1", "abc", "1")...),
+		shaped(waiting(60000), lock("w1", "1.5", "1")...),
+		pttl("rw:intent", 100000),
+		cmd("DEL", "rw:intent", "rw:readers"),
+		// without readers, SET reads it
+		cmd(lock("w1", "abc", "1")...),
+		cmd(lock("w1", "0", "1")...),
+		cmd(lock("w1", "1e3", "1")...),
+		cmd(lock("w1", "9223372036854775807", "1")...),
+		cmd(lock("w1")...),
+		cmd(lock()...),
+		cmd("EXISTS", "rw"),
+
+		// an extension's TTL, once the reader is found
+		cmd(rlock("r1", "60000")...),
+		cmd(rextend("r1", "abc")...),
+		cmd(rextend("r1")...),
+		cmd(rextend("r1", "nan")...),
+		cmd(rextend()...),
+		cmd(runlock()...),
+		cmd(rextend("r1", "9223372036854775807")...),
+		cmd(rextend("r1", "inf")...),
+		cmd("ZSCORE", "rw:readers", "r1"),
+		cmd(rextend("r1", "-1")...),
+		cmd(rextend("r1", "60000")...),
+		cmd(runlock("r1")...),
+		cmd("EXISTS", "rw:readers"),
+
+		// missing keys
+		cmd("EVAL", scripts.RWLock.Source, "0"),
+		cmd("EVAL", scripts.RWLock.Source, "1", "rw", "w1", "30000"),
+		cmd("EVAL", scripts.RWRLock.Source, "0", "r1", "30000"),
+		cmd("EVAL", scripts.RWRLock.Source, "1", "rw", "r1", "30000"),
+		cmd("EVAL", scripts.RWRLock.Source, "2", "rw", "rw:readers", "r1", "30000"),
+		cmd("EVAL", scripts.RWRExtend.Source, "1", "rw", "r1", "30000"),
+		cmd("EVAL", scripts.RWRUnlock.Source, "1", "rw", "r1"),
+		cmd("EVAL", scripts.RWRUnlock.Source, "0"),
+		cmd("EXISTS", "rw", "rw:readers"),
+		// a writer with no intent's key: DEL fails after the SET, which
+		// stays; with readers, the PTTL fails first
+		cmd("EVAL", scripts.RWLock.Source, "2", "rw", "rw:readers", "w1", "30000"),
+		cmd("GET", "rw"),
+		cmd("DEL", "rw"),
+		cmd(rlock("r1", "30000")...),
+		cmd("EVAL", scripts.RWLock.Source, "2", "rw", "rw:readers", "w1", "30000", "1"),
+		cmd("EXISTS", "rw"),
+		cmd("DEL", "rw:readers"),
+
+		// a writer's key that holds a hash: WRONGTYPE, raised by the GET
+		cmd("HSET", "rw", "f", "v"),
+		cmd(lock("w1", "30000", "1")...),
+		cmd(rlock("r1", "30000")...),
+		cmd("EXISTS", "rw:readers", "rw:intent"),
+		cmd("DEL", "rw"),
+		// readers that are a string or a hash: WRONGTYPE, nothing changed
+		cmd("SET", "rw:readers", "x"),
+		cmd(lock("w1", "30000", "1")...),
+		cmd(rlock("r1", "30000")...),
+		cmd(rextend("r1", "30000")...),
+		cmd(runlock("r1")...),
+		cmd("ZSCORE", "rw:readers", "r1"),
+		cmd("ZCARD", "rw:readers"),
+		cmd("GET", "rw:readers"),
+		cmd("EXISTS", "rw", "rw:intent"),
+		cmd("DEL", "rw:readers"),
+		cmd("HSET", "rw:readers", "f", "v"),
+		cmd(lock("w1", "30000", "1")...),
+		cmd(runlock("r1")...),
+		cmd("DEL", "rw:readers"),
+		// the readers' key, a sorted set, to the commands and scripts of
+		// strings and hashes: WRONGTYPE; SET overwrites it
+		cmd(rlock("r1", "30000")...),
+		cmd("GET", "rw:readers"),
+		cmd("SET", "rw:readers", "v", "GET"),
+		cmd("TYPE", "rw:readers"),
+		cmd("HGET", "rw:readers", "f"),
+		cmd("HSET", "rw:readers", "f", "v"),
+		cmd("HGETALL", "rw:readers"),
+		cmd("EVAL", scripts.RWLock.Source, "3", "rw:readers", "rw", "rw:intent", "w1", "30000", "1"),
+		cmd("EVAL", scripts.Release.Source, "1", "rw:readers", "r1"),
+		cmd("EVAL", scripts.LockWait.Source, "1", "rw:readers", "w1", "30000"),
+		cmd("PEXPIRE", "rw:readers", "50000"),
+		pttl("rw:readers", 50000),
+		cmd("SET", "rw:readers", "v"),
+		cmd("TYPE", "rw:readers"),
+		cmd("PTTL", "rw:readers"),
+		cmd(rlock("r1", "30000")...),
+		cmd("DEL", "rw:readers"),
+		// an intent's key of another type or with no TTL refuses no
+		// reader; a writer's attempt overwrites it
+		cmd("HSET", "rw:intent", "f", "v"),
+		cmd(rlock("r1", "30000")...),
+		shaped(waiting(30000), lock("w1", "30000", "1")...),
+		cmd("TYPE", "rw:intent"),
+		pttl("rw:intent", 30000),
+		cmd("SET", "rw:intent", "1"),
+		cmd(rlock("r2", "30000")...),
+		cmd("DEL", "rw:intent", "rw:readers"),
+		on(1, 1, "PING"),
+		on(2, 1, "PING"),
+	)
+
+	// by SHA, then in RESP3
+	bySHA := func(sc scripts.Script, argv ...string) []string {
+		return append(append([]string{"EVALSHA", sc.SHA}, rw...), argv...)
+	}
+	add(
+		cmd("SCRIPT", "FLUSH"),
+		cmd(bySHA(scripts.RWRLock, "r1", "30000")...),
+		cmd("SCRIPT", "LOAD", scripts.RWLock.Source),
+		cmd("SCRIPT", "LOAD", scripts.RWRLock.Source),
+		cmd("SCRIPT", "LOAD", scripts.RWRExtend.Source),
+		cmd("SCRIPT", "LOAD", scripts.RWRUnlock.Source),
+		cmd(bySHA(scripts.RWRLock, "r1", "30000")...),
+		cmd(bySHA(scripts.RWRExtend, "r1", "60000")...),
+		pttl("rw:readers", 60000),
+		shaped(waiting(60000), bySHA(scripts.RWLock, "w1", "30000", "1")...),
+		cmd(bySHA(scripts.RWRUnlock, "r1")...),
+		recv(1, 1),
+		recv(2, 1),
+		cmd(bySHA(scripts.RWLock, "w1", "30000", "1")...),
+		cmd("DEL", "rw"),
+		cmd("HELLO", "3"),
+		cmd(rlock("r1", "30000")...),
+		shaped(scoreShape(30000), "ZSCORE", "rw:readers", "r1"),
+		cmd("ZSCORE", "rw:readers", "nobody"),
+		cmd(rlock("i1", "inf")...),
+		cmd("ZSCORE", "rw:readers", "i1"),
+		cmd(rlock("i2", "1e300")...),
+		cmd("ZSCORE", "rw:readers", "i2"),
+		cmd(rlock("i4", "-inf")...),
+		cmd("ZSCORE", "rw:readers", "i4"),
+		cmd(lock("w1", "30000", "1")...),
+		shaped(waiting(30000), rlock("r2", "30000")...),
+		cmd(rextend("r1", "abc")...),
+		cmd(runlock("i1")...),
+		recv(1, 1),
+		recv(2, 1),
+		cmd(runlock("i2")...),
+		recv(1, 1),
+		recv(2, 1),
+		cmd(runlock("r1")...),
+		recv(1, 1),
+		recv(2, 1),
+		cmd(lock("w1", "30000", "1")...),
+		shaped(held("w1", 30000), rlock("r1", "30000")...),
+		cmd("ZCARD", "rw:readers"),
+		cmd("DEL", "rw"),
+		cmd("HSET", "rw:readers", "f", "v"),
+		cmd(rlock("r1", "30000")...),
+		cmd("HELLO", "2"),
+		on(1, 1, "PING"),
+		on(2, 1, "PING"),
+		cmd("DEL", "rw", "rw:readers", "rw:intent"),
+	)
+	return steps
+}
+
+func TestDifferentialRWLock(t *testing.T) {
+	real := redistest.Start(t, redistest.Options{})
+	fake := StartT(t, Options{})
+	var fakes, reals []*testConn
+	for range 3 {
+		fakes = append(fakes, dial(t, fake.Addr()))
+		reals = append(reals, dial(t, real.Addr()))
+	}
+	runDifferentialConns(t, fakes, reals, diffRWScript())
 }

@@ -14,12 +14,14 @@
 // included: PING, ECHO, AUTH, HELLO, SELECT, CLIENT SETNAME|GETNAME|ID,
 // QUIT, INFO (sections server and keyspace), TIME, GET, SET (NX, XX, GET,
 // EX, PX, EXAT, PXAT, KEEPTTL), DEL, EXISTS, TYPE, PEXPIRE (NX, XX, GT,
-// LT), PTTL, TTL, HSET, HGET, HGETALL, EVAL, EVALSHA, SCRIPT
-// LOAD|EXISTS|FLUSH, SUBSCRIBE, UNSUBSCRIBE, PUBLISH, SSUBSCRIBE,
-// SUNSUBSCRIBE and SPUBLISH. Values are strings, or hashes (for fencing's
-// "volley:fence:unsure"), with Redis' WRONGTYPE error where one is used as
-// the other; HGETALL lists a hash's fields in the order they were first
-// set, as Redis does for hashes of up to 128 fields of up to 64 bytes.
+// LT), PTTL, TTL, HSET, HGET, HGETALL, ZSCORE, ZCARD, EVAL, EVALSHA,
+// SCRIPT LOAD|EXISTS|FLUSH, SUBSCRIBE, UNSUBSCRIBE, PUBLISH, SSUBSCRIBE,
+// SUNSUBSCRIBE and SPUBLISH. Values are strings, hashes (for fencing's
+// "volley:fence:unsure") or sorted sets (a read-write lock's readers),
+// with Redis' WRONGTYPE error where one is used as another; HGETALL lists
+// a hash's fields in the order they were first set, as Redis does for
+// hashes of up to 128 fields of up to 64 bytes, and ZSCORE writes a score
+// as Redis 7.0 does, with C's "%.17g".
 // Scripts are not interpreted: EVAL and SCRIPT LOAD accept only the lock
 // scripts redlock sends, those of internal/scripts (scripts.All;
 // whitespace and quote style may differ), which run natively in Go, their
@@ -38,7 +40,8 @@
 // the subscribers of SUBSCRIBE, SPUBLISH only those of SSUBSCRIBE, also on
 // a channel of the same name. The release scripts publish with SPUBLISH,
 // on the shard channel "volley:released:" followed by the key (a
-// semaphore's record key, for scripts.SemRelease when told to). The count a
+// semaphore's record key, for scripts.SemRelease when told to; the
+// writer's key, for a reader's scripts.RWRUnlock). The count a
 // confirmation carries is the connection's subscriptions in that
 // namespace alone, as Redis 7 counts them. UNSUBSCRIBE and SUNSUBSCRIBE
 // without channels confirm them in the order of their names (Redis'
@@ -72,8 +75,10 @@
 // Keys expire by the Options.Clock, lazily when read, and a few at a time
 // as commands run, so no goroutine sweeps them; a ManualClock lets tests
 // expire keys without sleeping. The fencing scripts read TIME from the
-// same clock, and INFO's run_id, which Restart changes. Keys counts live
-// keys only.
+// same clock, and INFO's run_id, which Restart changes; the read-write
+// lock's scripts score readers by TIME's milliseconds, so that a reader
+// expires by the clock as a key does (a script reads the clock once).
+// Keys counts live keys only.
 //
 // Start a server with Start (the caller owns it and must Close it) or, in
 // tests, StartT (closed by the test's cleanup):

@@ -41,7 +41,7 @@ func (h *hashValue) set(name, val []byte) bool {
 }
 
 // lookupHashLocked returns the hash at key, nil if there is none; wrongType
-// if the key holds a string.
+// if the key holds another type (a string, a sorted set).
 func (s *Server) lookupHashLocked(db int, key []byte, now int64) (h *hashValue, wrongType bool) {
 	e, ok := s.lookupLocked(db, key, now)
 	if !ok {
@@ -52,7 +52,7 @@ func (s *Server) lookupHashLocked(db int, key []byte, now int64) (h *hashValue, 
 
 // hsetLocked sets the fields of the hash at key, given as name, value,
 // name..., creating the hash if needed, and returns how many fields are
-// new; wrongType if the key holds a string. A new hash has no expiry; an
+// new; wrongType if the key holds another type. A new hash has no expiry; an
 // existing one keeps its own.
 func (s *Server) hsetLocked(db int, key []byte, pairs [][]byte, now int64) (created int64, wrongType bool) {
 	h, wrongType := s.lookupHashLocked(db, key, now)
@@ -120,7 +120,7 @@ func cmdHgetall(c *client, args [][]byte) {
 	c.out = out
 }
 
-// cmdType is TYPE key: string, hash, or none.
+// cmdType is TYPE key: string, hash, zset, or none.
 func cmdType(c *client, args [][]byte) {
 	e, ok := c.s.lookupLocked(c.db, args[1], c.s.nowMs())
 	switch {
@@ -128,6 +128,8 @@ func cmdType(c *client, args [][]byte) {
 		c.out = append(c.out, "+none\r\n"...)
 	case e.hash != nil:
 		c.out = append(c.out, "+hash\r\n"...)
+	case e.zset != nil:
+		c.out = append(c.out, "+zset\r\n"...)
 	default:
 		c.out = append(c.out, "+string\r\n"...)
 	}

@@ -7,12 +7,19 @@ import (
 )
 
 // entry is one key's value and expiry time in Unix milliseconds (0: none).
-// The value is the string val, or, when hash is not nil, that hash.
+// The value is the string val, or, when hash or zset is not nil, that hash
+// or sorted set.
 type entry struct {
 	val  string
 	hash *hashValue
+	zset *zsetValue
 	exp  int64
 }
+
+// isString reports whether the entry holds a string, the only type the
+// string commands (GET, SET's GET) accept: on others they fail with
+// WRONGTYPE.
+func (e entry) isString() bool { return e.hash == nil && e.zset == nil }
 
 // live reports whether the entry has not expired at now. As in Redis, a key
 // expires once now is past its expiry time: at exactly exp it still lives.
@@ -76,7 +83,7 @@ func cmdGet(c *client, args [][]byte) {
 	switch {
 	case !ok:
 		c.out = appendNull(c.out, c.proto)
-	case e.hash != nil:
+	case !e.isString():
 		c.out = appendError(c.out, errWrongType)
 	default:
 		c.out = resp.AppendBulkString(c.out, e.val)
@@ -164,7 +171,7 @@ func cmdSet(c *client, args [][]byte) {
 
 	old, found := s.lookupLocked(c.db, args[1], now)
 	if flags&setGet != 0 {
-		if found && old.hash != nil {
+		if found && !old.isString() {
 			c.out = appendError(c.out, errWrongType)
 			return
 		}
@@ -224,12 +231,13 @@ const (
 )
 
 func cmdPexpire(c *client, args [][]byte) {
-	c.out = c.s.pexpireLocked(c.out, c.db, args[1], args[2], args[3:])
+	c.out = c.s.pexpireLocked(c.out, c.db, args[1], args[2], args[3:], c.s.nowMs())
 }
 
-// pexpireLocked runs PEXPIRE key ms [NX|XX|GT|LT ...] and appends its reply,
-// as Redis 7.0's expireGenericCommand: options first, then the integer.
-func (s *Server) pexpireLocked(out []byte, db int, key, msArg []byte, opts [][]byte) []byte {
+// pexpireLocked runs PEXPIRE key ms [NX|XX|GT|LT ...] at now and appends
+// its reply, as Redis 7.0's expireGenericCommand: options first, then the
+// integer.
+func (s *Server) pexpireLocked(out []byte, db int, key, msArg []byte, opts [][]byte, now int64) []byte {
 	flags := 0
 	for _, opt := range opts {
 		switch {
@@ -255,7 +263,6 @@ func (s *Server) pexpireLocked(out []byte, db int, key, msArg []byte, opts [][]b
 	if !ok {
 		return appendError(out, errNotInteger)
 	}
-	now := s.nowMs()
 	if when > math.MaxInt64-now {
 		return appendError(out, "ERR invalid expire time in 'pexpire' command")
 	}

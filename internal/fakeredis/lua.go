@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -25,21 +26,21 @@ func luaArg(list [][]byte, i int) (b []byte, ok bool) {
 
 // scriptGetLocked is redis.call("get", KEYS[i+1]): the value, or found
 // false where Lua gets false. It raises on a missing key argument and on
-// a key that holds a hash.
+// a key of another type (a hash, a sorted set).
 func (s *Server) scriptGetLocked(db int, keys [][]byte, i int, now int64) (val string, found bool, msg string) {
 	key, ok := luaArg(keys, i)
 	if !ok {
 		return "", false, errScriptArgs
 	}
 	e, found := s.lookupLocked(db, key, now)
-	if found && e.hash != nil {
+	if found && !e.isString() {
 		return "", false, errWrongType
 	}
 	return e.val, found, ""
 }
 
 // scriptHgetLocked is redis.call("hget", KEYS[i+1], field). It raises on a
-// missing key argument and on a key that holds a string.
+// missing key argument and on a key of another type.
 func (s *Server) scriptHgetLocked(db int, keys [][]byte, i int, field string, now int64) (val string, found bool, msg string) {
 	key, ok := luaArg(keys, i)
 	if !ok {
@@ -57,10 +58,100 @@ func (s *Server) scriptHgetLocked(db int, keys [][]byte, i int, field string, no
 }
 
 // scriptHsetLocked is redis.call("hset", key, field, val), its reply
-// dropped. It raises on a key that holds a string.
+// dropped. It raises on a key of another type.
 func (s *Server) scriptHsetLocked(db int, key []byte, field string, val []byte, now int64) (msg string) {
 	if _, wrongType := s.hsetLocked(db, key, [][]byte{[]byte(field), val}, now); wrongType {
 		return errWrongType
+	}
+	return ""
+}
+
+// errNotFloat is what ZADD answers for a score it cannot read, NaN
+// included.
+const errNotFloat = "ERR value is not a valid float"
+
+// scriptZscoreLocked is redis.call("zscore", KEYS[i+1], ARGV[j+1]): the
+// score, or found false where Lua gets false. Lua gets the score as C's
+// "%.17g" text, which tonumber reads back exactly, so score is what
+// tonumber gives. It raises on a missing argument and on a key of another
+// type.
+func (s *Server) scriptZscoreLocked(db int, keys, argv [][]byte, i, j int, now int64) (score float64, found bool, msg string) {
+	key, ok := luaArg(keys, i)
+	member, ok2 := luaArg(argv, j)
+	if !ok || !ok2 {
+		return 0, false, errScriptArgs
+	}
+	z, wrongType := s.lookupZsetLocked(db, key, now)
+	if wrongType {
+		return 0, false, errWrongType
+	}
+	if z == nil {
+		return 0, false, ""
+	}
+	score, found = z.scores[string(member)]
+	return score, found, ""
+}
+
+// scriptZremrangebyscoreLocked is redis.call("zremrangebyscore",
+// KEYS[i+1], "-inf", max), its reply dropped: it returns the sorted set
+// left, nil if there is none (a set it empties is deleted). It raises on
+// a missing key argument and on a key of another type.
+func (s *Server) scriptZremrangebyscoreLocked(db int, keys [][]byte, i int, max float64, now int64) (z *zsetValue, msg string) {
+	key, ok := luaArg(keys, i)
+	if !ok {
+		return nil, errScriptArgs
+	}
+	z, wrongType := s.lookupZsetLocked(db, key, now)
+	if wrongType {
+		return nil, errWrongType
+	}
+	if z == nil {
+		return nil, ""
+	}
+	z.removeUpTo(max)
+	if len(z.scores) == 0 {
+		delete(s.dbs[db], string(key))
+		return nil, ""
+	}
+	return z, ""
+}
+
+// scriptZaddLocked is redis.call("zadd", key, score, member), neither key
+// nor member nil, its reply dropped. Lua passes the number score as C's
+// "%.17g" text, which ZADD reads back exactly, "inf" and "-inf" included;
+// it raises on NaN, which ZADD refuses, and then on a key of another
+// type. A new set has no expiry; an existing one keeps its own. (With XX,
+// as scripts.RWRExtend calls it, the member exists already: the same.)
+func (s *Server) scriptZaddLocked(db int, key []byte, score float64, member []byte, now int64) (msg string) {
+	if math.IsNaN(score) {
+		return errNotFloat
+	}
+	z, wrongType := s.lookupZsetLocked(db, key, now)
+	if wrongType {
+		return errWrongType
+	}
+	if z == nil {
+		z = &zsetValue{scores: make(map[string]float64)}
+		s.dbs[db][string(key)] = entry{zset: z}
+	}
+	z.scores[string(member)] = score
+	return ""
+}
+
+// scriptZremLocked is redis.call("zrem", key, member), neither nil, its
+// reply dropped: a set it empties is deleted. It raises on a key of
+// another type.
+func (s *Server) scriptZremLocked(db int, key, member []byte, now int64) (msg string) {
+	z, wrongType := s.lookupZsetLocked(db, key, now)
+	if wrongType {
+		return errWrongType
+	}
+	if z == nil {
+		return ""
+	}
+	delete(z.scores, string(member))
+	if len(z.scores) == 0 {
+		delete(s.dbs[db], string(key))
 	}
 	return ""
 }
@@ -114,6 +205,18 @@ func setPXExpiry(ttl []byte, now int64) (exp int64, msg string) {
 		return 0, "ERR invalid expire time in 'set' command"
 	}
 	return now + ms, ""
+}
+
+// scriptPexpireLocked is redis.call("pexpire", key, ttl) at now, its reply
+// dropped: PEXPIRE's error, if any, on a TTL that is not an integer or
+// whose expiry time overflows; a TTL of 0 or less deletes the key.
+func (s *Server) scriptPexpireLocked(db int, key, ttl []byte, now int64) (msg string) {
+	var scratch [64]byte
+	r := s.pexpireLocked(scratch[:0], db, key, ttl, nil, now)
+	if r[0] == '-' {
+		return string(r[1 : len(r)-2])
+	}
+	return ""
 }
 
 // scriptPttlLocked is redis.call("pttl", key), whatever the key holds: -2
@@ -318,6 +421,27 @@ func parseFloat(text string) float64 {
 		panic("fakeredis: luaToNumber let through " + strconv.Quote(text))
 	}
 	return f
+}
+
+// luaInteger is what Redis 7.0 makes of a Lua number a script returns, an
+// integer reply: C's cast to long long, which drops the fraction. For NaN
+// and numbers out of its range (±Inf included) C leaves the result
+// undefined, and Redis answers what the CPU's conversion gives: the
+// minimum on x86 (cvttsd2si), a saturated value on arm64 and others (0
+// for NaN). The fake answers as a redis-server built for its own
+// GOARCH would, the one a differential test runs beside it.
+func luaInteger(f float64) int64 {
+	switch {
+	case f >= -0x1p63 && f < 0x1p63:
+		return int64(f)
+	case runtime.GOARCH == "amd64" || runtime.GOARCH == "386":
+		return math.MinInt64
+	case f > 0:
+		return math.MaxInt64
+	case f < 0:
+		return math.MinInt64
+	}
+	return 0 // NaN
 }
 
 // luaLess is Lua's a < b for two results of tonumber: a nil among them

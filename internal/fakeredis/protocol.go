@@ -1,6 +1,11 @@
 package fakeredis
 
-import "github.com/volleylock/volley/resp"
+import (
+	"math"
+	"strconv"
+
+	"github.com/volleylock/volley/resp"
+)
 
 // Replies are encoded with resp's encoders; this file holds only what the
 // fake decides on top of them: its static replies, the sanitising of
@@ -65,4 +70,28 @@ func appendVerbatim(dst []byte, proto int, text []byte) []byte {
 		return resp.AppendBulk(dst, text)
 	}
 	return resp.AppendVerbatim(dst, "txt", string(text))
+}
+
+// appendDouble appends a double as Redis 7.0's addReplyDouble does (a
+// sorted set's score): formatted by C's "%.17g", which strconv's 'g' with a
+// precision of 17 matches, or as "inf" or "-inf"; a bulk string in RESP2,
+// a RESP3 double (",...") in RESP3. The form is not the shortest one
+// resp.AppendDouble writes: 0.1 is "0.10000000000000001".
+func appendDouble(dst []byte, proto int, f float64) []byte {
+	var scratch [32]byte
+	text := scratch[:0]
+	switch {
+	case math.IsInf(f, 1):
+		text = append(text, "inf"...)
+	case math.IsInf(f, -1):
+		text = append(text, "-inf"...)
+	default:
+		text = strconv.AppendFloat(text, f, 'g', 17, 64)
+	}
+	if proto < 3 {
+		return resp.AppendBulk(dst, text)
+	}
+	dst = append(dst, ',')
+	dst = append(dst, text...)
+	return append(dst, '\r', '\n')
 }

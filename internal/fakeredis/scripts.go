@@ -40,6 +40,10 @@ const (
 	scriptSemAcquire
 	scriptSemRelease
 	scriptSemExtend
+	scriptRWLock
+	scriptRWRLock
+	scriptRWRExtend
+	scriptRWRUnlock
 )
 
 // scriptTable is every script the fake runs, one entry each: every one of
@@ -66,6 +70,10 @@ var scriptTable = []struct {
 	{scripts.SemAcquire, scriptSemAcquire},
 	{scripts.SemRelease, scriptSemRelease},
 	{scripts.SemExtend, scriptSemExtend},
+	{scripts.RWLock, scriptRWLock},
+	{scripts.RWRLock, scriptRWRLock},
+	{scripts.RWRExtend, scriptRWRExtend},
+	{scripts.RWRUnlock, scriptRWRUnlock},
 }
 
 // knownScript is a script's kind and SHA-1.
@@ -218,6 +226,18 @@ func (c *client) runScriptLocked(kind scriptKind, sha string, keys, argv [][]byt
 	case scriptSemExtend:
 		c.out = s.semExtendLocked(c.out, db, sha, keys, argv)
 		return
+	case scriptRWLock:
+		c.out = s.rwLockLocked(c.out, db, sha, keys, argv)
+		return
+	case scriptRWRLock:
+		c.out = s.rwRLockLocked(c.out, db, sha, keys, argv)
+		return
+	case scriptRWRExtend:
+		c.out = s.rwRExtendLocked(c.out, db, sha, keys, argv)
+		return
+	case scriptRWRUnlock:
+		c.rwRUnlockLocked(sha, keys, argv)
+		return
 	case scriptLockWait:
 		if len(keys) == 0 {
 			c.out = appendScriptError(c.out, errScriptArgs, sha)
@@ -271,7 +291,7 @@ func (c *client) runScriptLocked(kind scriptKind, sha string, keys, argv [][]byt
 			return
 		}
 		mark := len(c.out)
-		c.out = s.pexpireLocked(c.out, db, key, argv[1], nil)
+		c.out = s.pexpireLocked(c.out, db, key, argv[1], nil, now)
 		if c.out[mark] == '-' {
 			msg := string(c.out[mark+1 : len(c.out)-2])
 			c.out = appendScriptError(c.out[:mark], msg, sha)
@@ -281,11 +301,21 @@ func (c *client) runScriptLocked(kind scriptKind, sha string, keys, argv [][]byt
 
 // publishReleaseLocked publishes what the release scripts do when they
 // delete key, which held token (for scripts.SemRelease, key is the
-// semaphore's record): the release's id on the key's shard channel
+// semaphore's record; for scripts.RWRUnlock, it is the writer's key, and
+// token the reader's): the release's id on the key's shard channel
 // (SPUBLISH).
 func (c *client) publishReleaseLocked(key, token []byte) {
 	channel := append([]byte(releasedChannelPrefix), key...)
 	c.s.publishLocked(c, shard, channel, []byte(holderID(token)))
+}
+
+// appendHolder appends what the lock scripts answer when a key is taken,
+// a Lua table of a string and a number: an array of the holder's id (a
+// bulk string) and a PTTL (an integer).
+func appendHolder(out []byte, id string, pttl int64) []byte {
+	out = resp.AppendArrayHeader(out, 2)
+	out = resp.AppendBulkString(out, id)
+	return resp.AppendInteger(out, pttl)
 }
 
 // holderID returns the id the scripts give a token: the first 16 of the
@@ -350,14 +380,10 @@ func (s *Server) lockKeysLocked(out []byte, db int, sha string, keys, argv [][]b
 	for _, k := range keys {
 		e, found := s.lookupLocked(db, k, now)
 		switch {
-		case found && e.hash != nil:
+		case found && !e.isString():
 			return appendScriptError(out, errWrongType, sha), false
 		case found:
-			// A Lua table of a string and a number: an array of a bulk
-			// string and an integer.
-			out = resp.AppendArrayHeader(out, 2)
-			out = resp.AppendBulkString(out, holderID([]byte(e.val)))
-			return resp.AppendInteger(out, e.pttl(now)), false
+			return appendHolder(out, holderID([]byte(e.val)), e.pttl(now)), false
 		}
 	}
 	for _, k := range keys {
@@ -416,13 +442,10 @@ func (s *Server) extendMultiLocked(out []byte, db int, sha string, keys, argv []
 		return appendScriptError(out, errScriptArgs, sha)
 	}
 	for _, k := range keys {
-		mark := len(out)
-		out = s.pexpireLocked(out, db, k, argv[1], nil)
-		if out[mark] == '-' { // at the first key, if at all: same arguments
-			msg := string(out[mark+1 : len(out)-2])
-			return appendScriptError(out[:mark], msg, sha)
+		// An error comes at the first key, if at all: same arguments.
+		if msg := s.scriptPexpireLocked(db, k, argv[1], now); msg != "" {
+			return appendScriptError(out, msg, sha)
 		}
-		out = out[:mark] // Lua drops each PEXPIRE's reply
 	}
 	return append(out, replyOne...)
 }
@@ -469,13 +492,9 @@ func (s *Server) extendBatchLocked(out []byte, db int, sha string, keys, argv []
 			continue
 		}
 		for _, key := range mine {
-			mark := len(out)
-			out = s.pexpireLocked(out, db, key, ttl, nil)
-			if out[mark] == '-' {
-				msg := string(out[mark+1 : len(out)-2])
-				return appendScriptError(out[:mark], msg, sha)
+			if msg := s.scriptPexpireLocked(db, key, ttl, now); msg != "" {
+				return appendScriptError(out, msg, sha)
 			}
-			out = out[:mark]
 		}
 	}
 	out = resp.AppendArrayHeader(out, len(res))

@@ -1,6 +1,9 @@
 package fakeredis
 
 import (
+	"math"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -135,4 +138,131 @@ func TestSemaphoreScripts(t *testing.T) {
 	require.Equal(t, ":0\r\n", c.do("EXISTS", "sem"), "the last release deletes the record")
 	require.Equal(t, shardNS.message(false, channel, holderID([]byte("t4"))), sub.read())
 	require.Equal(t, "*2\r\n"+bulk("pong")+bulk(""), sub.do("PING"), "one message only")
+}
+
+// TestRWLockScripts runs the read-write lock's scripts on a ManualClock:
+// a reader's score is TIME's milliseconds plus its TTL, and it expires at
+// that very millisecond (not extended, released with 0 and no message,
+// dropped by the next attempt, no longer keeping a writer out); the
+// readers' key lives as long as the longest-lived reader, exactly; the
+// intent refuses readers until its last millisecond.
+func TestRWLockScripts(t *testing.T) {
+	clock := NewManualClock(time.Unix(1_700_000_000, 123_456_789))
+	s := StartT(t, Options{Clock: clock})
+	c, sub := dial(t, s.Addr()), dial(t, s.Addr())
+	channel := releasedChannelPrefix + "rw"
+	shardNS.subscribe(t, sub, channel)
+	rw := []string{"3", "rw", "rw:readers", "rw:intent"}
+	eval := func(script scripts.Script, argv ...string) string {
+		return c.do(append(append([]string{"EVALSHA", script.SHA}, rw...), argv...)...)
+	}
+	for _, sc := range []scripts.Script{scripts.RWLock, scripts.RWRLock, scripts.RWRExtend, scripts.RWRUnlock} {
+		require.Equal(t, bulk(sc.SHA), c.do("SCRIPT", "LOAD", sc.Source), sc.Name)
+	}
+	waiting := func(ms int) string { return "*2\r\n" + bulk(waitHolder) + ":" + strconv.Itoa(ms) + "\r\n" }
+	advance := func(ms int) { clock.Advance(time.Duration(ms) * time.Millisecond) }
+
+	// At t0 = 1700000000123 ms, TIME's seconds and microseconds.
+	require.Equal(t, "*2\r\n"+bulk("1700000000")+bulk("123456"), c.do("TIME"))
+	require.Equal(t, ":1\r\n", eval(scripts.RWRLock, "r1", "1000"))
+	require.Equal(t, bulk("1700000001123"), c.do("ZSCORE", "rw:readers", "r1"), "t0 plus the TTL")
+	require.Equal(t, ":1\r\n", eval(scripts.RWRLock, "r2", "3000"))
+	require.Equal(t, ":3000\r\n", c.do("PTTL", "rw:readers"), "raised to the longest-lived reader's")
+	require.Equal(t, ":1\r\n", eval(scripts.RWRLock, "r3", "500"))
+	require.Equal(t, ":3000\r\n", c.do("PTTL", "rw:readers"), "never lowered")
+
+	// A writer that waits writes the intent and learns how long until the
+	// last reader (r2) expires; readers are refused meanwhile.
+	require.Equal(t, waiting(3000), eval(scripts.RWLock, "w", "5000", "1"))
+	require.Equal(t, ":5000\r\n", c.do("PTTL", "rw:intent"))
+	advance(100)
+	require.Equal(t, waiting(4900), eval(scripts.RWRLock, "r4", "1000"), "the intent's PTTL")
+
+	// At t0+500, r3's score: r3 has expired, though a key of that expiry
+	// would live; r1 moves its expiry to t0+600.
+	advance(400)
+	require.Equal(t, ":0\r\n", eval(scripts.RWRExtend, "r3", "1000"))
+	require.Equal(t, ":1\r\n", eval(scripts.RWRExtend, "r1", "100"))
+	require.Equal(t, bulk("1700000000723"), c.do("ZSCORE", "rw:readers", "r1"))
+	advance(100)
+	require.Equal(t, ":0\r\n", eval(scripts.RWRUnlock, "r1"), "expired at t0+600: removed, no message")
+	require.Equal(t, "$-1\r\n", c.do("ZSCORE", "rw:readers", "r1"))
+	require.Equal(t, ":2\r\n", c.do("ZCARD", "rw:readers"), "r2, and r3 until dropped")
+	require.Equal(t, waiting(2400), eval(scripts.RWLock, "w", "5000", "1"))
+	require.Equal(t, ":1\r\n", c.do("ZCARD", "rw:readers"), "the writer's attempt dropped r3")
+	require.Equal(t, ":5000\r\n", c.do("PTTL", "rw:intent"), "raised again to the TTL")
+	require.Equal(t, waiting(2400), eval(scripts.RWLock, "w", "9000", "0"))
+	require.Equal(t, ":5000\r\n", c.do("PTTL", "rw:intent"), "a writer that does not wait leaves it")
+
+	// r2 extends past the readers' key's TTL, which follows; then it
+	// shortens its own expiry, which the key's TTL does not follow.
+	require.Equal(t, ":1\r\n", eval(scripts.RWRExtend, "r2", "4000"))
+	require.Equal(t, ":4000\r\n", c.do("PTTL", "rw:readers"))
+	require.Equal(t, ":1\r\n", eval(scripts.RWRExtend, "r2", "100"))
+	require.Equal(t, ":4000\r\n", c.do("PTTL", "rw:readers"))
+	require.Equal(t, bulk("1700000000823"), c.do("ZSCORE", "rw:readers", "r2"))
+
+	// At t0+700 r2 has expired: the writer takes the lock, although the
+	// readers' key lived, and deletes it and the intent.
+	advance(100)
+	require.Equal(t, ":1\r\n", c.do("EXISTS", "rw:readers"))
+	require.Equal(t, ":1\r\n", eval(scripts.RWLock, "w", "5000", "1"))
+	require.Equal(t, ":0\r\n", c.do("EXISTS", "rw:readers", "rw:intent"))
+	require.Equal(t, bulk("w"), c.do("GET", "rw"))
+	held := "*2\r\n" + bulk(holderID([]byte("w"))) + ":5000\r\n"
+	require.Equal(t, held, eval(scripts.RWRLock, "r1", "1000"))
+	require.Equal(t, held, eval(scripts.RWLock, "w2", "1000", "1"))
+	advance(5001)
+	require.Equal(t, ":1\r\n", eval(scripts.RWRLock, "r1", "1000"), "the writer's key expired")
+
+	// The readers' key expires with its longest-lived reader.
+	require.Equal(t, ":1\r\n", eval(scripts.RWRLock, "r2", "2000"))
+	advance(2000)
+	require.Equal(t, ":0\r\n", c.do("PTTL", "rw:readers"), "its last millisecond")
+	advance(1)
+	require.Equal(t, ":0\r\n", c.do("EXISTS", "rw:readers"))
+	require.Equal(t, ":0\r\n", eval(scripts.RWRUnlock, "r2"))
+
+	// The intent refuses readers until its last millisecond (PTTL 0).
+	require.Equal(t, ":1\r\n", eval(scripts.RWRLock, "r1", "10000"))
+	require.Equal(t, waiting(10000), eval(scripts.RWLock, "w", "1000", "1"))
+	advance(999)
+	require.Equal(t, waiting(1), eval(scripts.RWRLock, "r5", "1000"))
+	advance(1)
+	require.Equal(t, ":1\r\n", eval(scripts.RWRLock, "r5", "1000"))
+
+	// A live reader's release publishes its id on the writer's key's shard
+	// channel: the only message of the test.
+	require.Equal(t, ":1\r\n", eval(scripts.RWRUnlock, "r5"))
+	require.Equal(t, ":0\r\n", eval(scripts.RWRUnlock, "r5"), "released twice")
+	require.Equal(t, shardNS.message(false, channel, holderID([]byte("r5"))), sub.read())
+	require.Equal(t, "*2\r\n"+bulk("pong")+bulk(""), sub.do("PING"), "one message only")
+	require.Equal(t, ":1\r\n", c.do("ZCARD", "rw:readers"), "r1")
+}
+
+// TestLuaInteger checks what a Lua number a script returns becomes: an
+// integer, its fraction dropped toward zero; out of long long's range, what
+// the CPU's conversion gives (TestDifferentialRWLock compares an infinite
+// wait with redis-server's).
+func TestLuaInteger(t *testing.T) {
+	for _, tc := range []struct {
+		f    float64
+		want int64
+	}{
+		{0, 0}, {1.9, 1}, {-1.9, -1}, {-0.5, 0}, {1_700_000_000_123.5, 1_700_000_000_123},
+		{0x1p63 - 1024, 1<<63 - 1024}, {-0x1p63, math.MinInt64},
+	} {
+		require.Equal(t, tc.want, luaInteger(tc.f), "%g", tc.f)
+	}
+	over, nan := int64(math.MaxInt64), int64(0)
+	if runtime.GOARCH == "amd64" || runtime.GOARCH == "386" {
+		over, nan = math.MinInt64, math.MinInt64
+	}
+	for _, f := range []float64{0x1p63, 1e300, math.Inf(1)} {
+		require.Equal(t, over, luaInteger(f), "%g", f)
+	}
+	for _, f := range []float64{-0x1p63 - 2048, math.Inf(-1)} {
+		require.Equal(t, int64(math.MinInt64), luaInteger(f), "%g", f)
+	}
+	require.Equal(t, nan, luaInteger(math.NaN()))
 }

@@ -126,13 +126,9 @@ func (s *Server) semExtendLocked(out []byte, db int, sha string, keys, argv [][]
 	if len(argv) < 2 {
 		return appendScriptError(out, errScriptArgs, sha)
 	}
-	mark := len(out)
-	out = s.pexpireLocked(out, db, keys[1], argv[1], nil)
-	if out[mark] == '-' {
-		msg := string(out[mark+1 : len(out)-2])
-		return appendScriptError(out[:mark], msg, sha)
+	if msg := s.scriptPexpireLocked(db, keys[1], argv[1], now); msg != "" {
+		return appendScriptError(out, msg, sha)
 	}
-	out = out[:mark] // Lua drops PEXPIRE's reply
 	// m=redis.pcall("get",KEYS[1]): an error (another type) is a table,
 	// neither false nor the record's text.
 	rec, recFound, recMsg := s.scriptGetLocked(db, keys, 0, now)

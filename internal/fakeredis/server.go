@@ -145,13 +145,15 @@ func (s *Server) Keys() int {
 
 // Lookup returns key's value in database 0 and its time to live (0 when it
 // has none); ok is false when the key does not exist, has expired or holds
-// a hash (such as fencing's "volley:fence:unsure": read it with HGETALL).
+// a hash (such as fencing's "volley:fence:unsure": read it with HGETALL) or
+// a sorted set (such as a read-write lock's readers: read them with
+// ZSCORE and ZCARD).
 func (s *Server) Lookup(key string) (value string, ttl time.Duration, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.nowMs()
 	e, ok := s.lookupLocked(0, []byte(key), now)
-	if !ok || e.hash != nil {
+	if !ok || !e.isString() {
 		return "", 0, false
 	}
 	if e.exp != 0 {

@@ -194,9 +194,10 @@ var (
 // on the master's clock, TIME) and the intent (name+":intent", present
 // while a writer waits for readers to leave: new readers are refused
 // then). A reader whose score has passed holds nothing; the scripts drop
-// such readers as they meet them. The readers' key lives as long as its
+// such readers as they meet them (a reader expires when the master's
+// time reaches its score). The readers' key lives at least as long as its
 // longest-lived reader; the intent, as long as the TTL of the latest
-// writer's attempt that found readers.
+// waiting writer's attempt that found readers.
 var (
 	// RWLock is a writer's attempt: ARGV the token, the TTL in
 	// milliseconds and "1" for a writer that waits, "0" for one that does
