@@ -267,3 +267,26 @@ func TestSemaphore(t *testing.T) {
 	require.NoError(t, err, "the expired permits are free again")
 	require.NoError(t, p.Release(bg))
 }
+
+// Read-write locks run on the fake masters as on Redis: readers share
+// through a paused master, a writer waits them out, and Advance expires
+// the readers.
+func TestRWMutex(t *testing.T) {
+	ms := redlocktest.NewMasters(t, 3)
+	c := client(t, ms)
+	rw, err := c.RWMutex("doc")
+	require.NoError(t, err)
+	ms.Master(0).Pause()
+	r1, err := rw.RLock(bg, 400*time.Millisecond)
+	require.NoError(t, err)
+	_, err = rw.TryRLock(bg, 400*time.Millisecond)
+	require.NoError(t, err, "readers share")
+	_, err = rw.TryLock(bg, 400*time.Millisecond)
+	require.ErrorIs(t, err, redlock.ErrNotAcquired, "a writer beside readers")
+	ms.Master(0).Resume()
+	require.NoError(t, r1.Unlock(bg))
+	ms.Advance(time.Second) // the second reader expires without a release
+	w, err := rw.TryLock(bg, 400*time.Millisecond)
+	require.NoError(t, err, "the expired reader no longer keeps the writer out")
+	require.NoError(t, w.Unlock(bg))
+}
