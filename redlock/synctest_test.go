@@ -63,7 +63,10 @@ func (pm *pipeMasters) dial(_ context.Context, _, addr string) (net.Conn, error)
 
 func (m *pipeMaster) serve(nc net.Conn) {
 	defer nc.Close()
-	rd := resp.NewReader(nc, 0, resp.Limits{})
+	// Room for the whole handshake (every script's SCRIPT LOAD, written at
+	// once): net.Pipe has no buffer, so a peer that answers before it has
+	// read all of it blocks the client's write, and both wait.
+	rd := resp.NewReader(nc, 1<<16, resp.Limits{})
 	for {
 		vals, err := rd.ReadReply()
 		if err != nil {
