@@ -39,6 +39,21 @@ func fakeClient(t *testing.T, addrs []string, cfg Config) *Client {
 	return c
 }
 
+// fakeHolds waits until every fake master holds key with tok: a Lock
+// returns once a quorum took it, its SETs to the last masters still on
+// their way.
+func fakeHolds(t *testing.T, servers []*fakeredis.Server, key string, tok token) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		for _, s := range servers {
+			if val, _, ok := s.Lookup(key); !ok || val != string(tok[:]) {
+				return false
+			}
+		}
+		return true
+	}, 10*time.Second, time.Millisecond, "%s is not held with the token on every master", key)
+}
+
 // A lock costs the quorum's latency, not the slowest master's.
 func TestSlowMasterDoesNotSlowLock(t *testing.T) {
 	servers, addrs := fakeMasters(t, 5)

@@ -269,6 +269,13 @@ func TestWaiterWithMessagesDropped(t *testing.T) {
 		waiter := fakeClient(t, addrs, Config{RetryDelay: noRetry})
 		l, err := holder.Lock(bg, "d:one", 20*time.Second)
 		require.NoError(t, err)
+		// The holder must be on all three masters, so that its release
+		// publishes three messages and the two left make a quorum. Lock
+		// returns at a quorum: the waiter's first attempt could otherwise
+		// take the third master before the holder's SET lands there, and
+		// the release would publish two messages, one of them dropped
+		// below, leaving the waiter to its retry delay (an hour here).
+		fakeHolds(t, servers, "d:one", l.tok)
 		got := lockAsync(waiter, "d:one", 20*time.Second)
 		waiting(t, waiter, "d:one")
 		servers[0].DropMessages(1)
