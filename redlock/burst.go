@@ -113,14 +113,7 @@ func (o *op) run(done <-chan struct{}) burstResult {
 			if !o.slow[i] {
 				awaited--
 			}
-			switch o.answer(r) {
-			case OutcomeOK:
-				br.ok++
-			case OutcomeTaken:
-				br.taken++
-			default:
-				br.failed++ // OutcomeUnfenced too: not counted for a fenced lock
-			}
+			br.count(o.answer(r))
 		case fanTimeout:
 			timedOut = true
 			awaited = 0 // the rest are settled below
@@ -146,14 +139,37 @@ func (o *op) answer(r *conn.Request) Outcome {
 	return o.record(r.Tag, out, err)
 }
 
+// count adds one master's outcome to the burst's tally.
+func (br *burstResult) count(out Outcome) {
+	switch out {
+	case OutcomeOK:
+		br.ok++
+	case OutcomeTaken:
+		br.taken++
+	default:
+		br.failed++ // OutcomeUnfenced too: not counted for a fenced lock
+	}
+}
+
 // settle deals with the masters that had not answered at the decision:
 // each is abandoned, or, if its answer raced in, received and recorded.
 func (o *op) settle(timedOut bool, br *burstResult) {
 	hung := !decided(br, len(o.res), o.c.quorum)
 	// Answers that raced with the decision are recorded for the caller's
-	// picture (and release decisions) but not counted: the outcome was
-	// decided without them.
-	o.fan.end(func(r *conn.Request) { o.answer(r) })
+	// picture (and release decisions). When the outcome was decided
+	// without them they do not count. When it hung (MasterTimeout passed,
+	// done closed, or only slow masters were left) they do: such a master
+	// is neither silent nor failed, and leaving it out of the tally made
+	// a burst whose every answer came just after the deadline read as all
+	// masters answered and none said yes (an Unlock that released on
+	// every master returned ErrNotHeld, a Lock attempt looked like
+	// contention alone).
+	o.fan.end(func(r *conn.Request) {
+		out := o.answer(r)
+		if hung {
+			br.count(out)
+		}
+	})
 	for i := range o.res {
 		if o.res[i].Outcome != OutcomeNone {
 			continue
