@@ -76,23 +76,42 @@ func load(c *Conn, g int, every time.Duration, stop <-chan struct{}) []sample {
 	return out
 }
 
-// recoveredAfter returns how long after cleared the connection served
-// requests in time again for good: the end of the first successful request
-// sent after the last failed one (and after cleared).
-func recoveredAfter(samples []sample, cleared time.Time) (time.Duration, bool) {
-	lastFail := cleared
-	for _, s := range samples {
-		if !s.ok && s.sent.After(lastFail) {
-			lastFail = s.sent
+// recoveredAfter returns how long after cleared the connection served a
+// request in time again: the end of the first successful request sent
+// after cleared. failed is the share of the requests sent after that one
+// that failed anyway: a connection that is back for good serves nearly all
+// of them in time, one still behind its backlog (or flapping) fails most.
+//
+// A single failure later on does not move the recovery: on a loaded
+// machine the test process (or the server) can be off the processor for
+// 50ms or more, and then every goroutine's request in flight misses
+// masterTimeout at once, the connection healthy. Taking the first success
+// after the last failure made such a stall, hundreds of milliseconds after
+// the connection was back, the time of the recovery.
+func recoveredAfter(samples []sample, cleared time.Time) (late time.Duration, failed float64, ok bool) {
+	var first *sample
+	for i := range samples {
+		s := &samples[i]
+		if s.ok && s.sent.After(cleared) && (first == nil || s.end.Before(first.end)) {
+			first = s
 		}
 	}
-	var first time.Time
+	if first == nil {
+		return 0, 0, false
+	}
+	n, nf := 0, 0
 	for _, s := range samples {
-		if s.ok && s.sent.After(lastFail) && (first.IsZero() || s.end.Before(first)) {
-			first = s.end
+		if s.sent.After(first.end) {
+			n++
+			if !s.ok {
+				nf++
+			}
 		}
 	}
-	return first.Sub(cleared), !first.IsZero()
+	if n > 0 {
+		failed = float64(nf) / float64(n)
+	}
+	return first.end.Sub(cleared), failed, true
 }
 
 // A master that is slow for a while, then well again: whatever the kind of
@@ -150,13 +169,17 @@ func TestSlowMasterRecovers(t *testing.T) {
 			}
 			require.Positive(t, before, "no request succeeded before the fault")
 			require.Positive(t, during, "the fault failed no request: not a fault")
-			late, ok := recoveredAfter(samples, cleared)
-			require.True(t, ok, "requests still fail a second after the fault ended")
-			t.Logf("recovered %v after the fault ended; %d requests, %d failed during it, generation %d",
-				late.Round(time.Millisecond), len(samples), during, c.Info().Generation)
+			late, failed, ok := recoveredAfter(samples, cleared)
+			require.True(t, ok, "no request succeeded in the second after the fault ended")
+			t.Logf("recovered %v after the fault ended; %d requests, %d failed during it, %.2f%% after recovering, generation %d",
+				late.Round(time.Millisecond), len(samples), during, 100*failed, c.Info().Generation)
 			// A handshake under way when the fault ends may still wait its
 			// reply out (ReadTimeout), then the next one succeeds.
 			assert.LessOrEqual(t, late, lagLimit+masterTimeout)
+			// Back for good: a stall of the machine fails one request per
+			// goroutine, a connection still behind (or reset again and
+			// again) fails most of them.
+			assert.Less(t, failed, 0.05, "requests kept failing after the first came back in time")
 		})
 	}
 }
