@@ -27,6 +27,8 @@ var minimalACL = []string{
 	"~app:lock:*",
 	// Semaphores: their scripts look for free permits.
 	"+exists",
+	// Read-write locks: the readers' sorted set, scored by TIME.
+	"+zadd", "+zrem", "+zscore", "+zrange", "+zremrangebyscore", "+time",
 	// Waiting: the release publishes, waiters subscribe.
 	"+spublish", "+ssubscribe", "+sunsubscribe", "&volley:released:app:lock:*",
 	// Fencing: its counter and bookkeeping keys.
@@ -88,6 +90,29 @@ func TestMinimalACL(t *testing.T) {
 			require.NoError(t, p.Release(bg))
 			require.NoError(t, <-got)
 			assert.Less(t, time.Since(released), 3*time.Second, "the semaphore's waiter was woken by the release")
+
+			// A read-write lock: readers, then a writer woken by the
+			// reader's release.
+			ra, err := a.RWMutex(key + ":rw")
+			require.NoError(t, err)
+			rb, err := b.RWMutex(key + ":rw")
+			require.NoError(t, err)
+			r, err := ra.RLock(bg, 10*time.Second)
+			require.NoError(t, err)
+			require.NoError(t, r.Extend(bg, 10*time.Second))
+			failed.Store(0)
+			go func() {
+				l, err := rb.Lock(bg, time.Second)
+				if err == nil {
+					err = l.Unlock(bg)
+				}
+				got <- err
+			}()
+			require.Eventually(t, func() bool { return failed.Load() >= 2 }, 5*time.Second, time.Millisecond)
+			released = time.Now()
+			require.NoError(t, r.Unlock(bg))
+			require.NoError(t, <-got)
+			assert.Less(t, time.Since(released), 3*time.Second, "the writer was woken by the reader's release")
 		})
 	}
 }
