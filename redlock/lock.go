@@ -368,37 +368,13 @@ func (o *op) sendForget(skipTaken bool) {
 // key that expired. It returns ErrNotHeld (possibly inside an *Error) when
 // the lock is lost, ErrExtendFailed when a quorum could not be reached but
 // the lock is not known lost (its previous validity stands), or ctx's error.
-func (l *Lock) Extend(ctx context.Context, ttl time.Duration) (err error) {
-	c := l.c
-	if c == nil || l.Validity() <= 0 {
+func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
+	if l.c == nil || l.Validity() <= 0 {
 		return ErrNotHeld
 	}
-	if err := c.checkTTL(ttl); err != nil {
-		return err
-	}
-	if c.closed.Load() {
-		return ErrClosed
-	}
-	if ctx.Err() != nil {
-		// Nothing sent: the previous validity stands.
-		return &Error{Op: OpExtend, Key: l.key, Err: ctxerr.Of(ctx)}
-	}
-	o := c.getOp()
-	defer c.putOp(o)
-	if h := c.cfg.Hooks.Call; h != nil {
-		if _, end := h(ctx, OpExtend, l.key); end != nil {
-			start := time.Now()
-			defer func() { end(CallEnd{Err: err, Took: time.Since(start), Attempts: 1, Masters: o.res}) }()
-		}
-	}
-	o.encode(extendCommand(l.keyList() != nil), l.key, l.keyList(), &l.tok, o.ttlArg(ttl), nil)
-	br := o.run(ctx.Done())
-	o.report(OpExtend)
-	until, lost, err := o.extendVerdict(ctx, &br, l.key, ttl, l.until)
-	switch {
-	case err == nil:
-		l.until, l.ttl = until, ttl
-	case lost:
+	h := heldOp{name: l.key, cmd: extendCommand(l.keyList() != nil), key: l.key, keys: l.keyList()}
+	lost, err := l.c.extendHeld(ctx, &h, &l.tok, ttl, &l.until, &l.ttl)
+	if lost {
 		l.ended()
 	}
 	return err

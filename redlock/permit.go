@@ -3,8 +3,6 @@ package redlock
 import (
 	"context"
 	"time"
-
-	"github.com/volleylock/volley/internal/ctxerr"
 )
 
 // Permit is a held permit of a Semaphore: a small value, returned without
@@ -46,37 +44,13 @@ func (p *Permit) TTL() time.Duration { return p.ttl }
 // renewed), ErrNotHeld (possibly inside an *Error) when the permit is
 // lost, ErrExtendFailed when a quorum could not be reached, or ctx's
 // error.
-func (p *Permit) Extend(ctx context.Context, ttl time.Duration) (err error) {
+func (p *Permit) Extend(ctx context.Context, ttl time.Duration) error {
 	s := p.s
 	if s == nil || p.Validity() <= 0 {
 		return ErrNotHeld
 	}
-	c := s.c
-	if err := c.checkTTL(ttl); err != nil {
-		return err
-	}
-	if c.closed.Load() {
-		return ErrClosed
-	}
-	if ctx.Err() != nil {
-		return &Error{Op: OpExtend, Key: s.name, Err: ctxerr.Of(ctx)}
-	}
-	o := c.getOp()
-	defer c.putOp(o)
-	if h := c.cfg.Hooks.Call; h != nil {
-		if _, end := h(ctx, OpExtend, s.name); end != nil {
-			start := time.Now()
-			defer func() { end(CallEnd{Err: err, Took: time.Since(start), Attempts: 1, Masters: o.res}) }()
-		}
-	}
-	pair := s.pair[p.permit][:]
-	o.encode(&cmdSemExtend, s.name, pair, &p.tok, o.ttlArg(ttl), s.permitsArg)
-	br := o.run(ctx.Done())
-	o.report(OpExtend)
-	until, _, err := o.extendVerdict(ctx, &br, s.name, ttl, p.until)
-	if err == nil {
-		p.until, p.ttl = until, ttl
-	}
+	h := heldOp{name: s.name, cmd: &cmdSemExtend, keys: s.pair[p.permit][:], prop: s.permitsArg}
+	_, err := s.c.extendHeld(ctx, &h, &p.tok, ttl, &p.until, &p.ttl)
 	return err
 }
 
@@ -85,32 +59,16 @@ func (p *Permit) Extend(ctx context.Context, ttl time.Duration) (err error) {
 // results and errors. It is meant for defer: it sends the release even
 // when ctx has already ended. Afterwards this Permit, and every copy of
 // it, holds nothing.
-func (p *Permit) Release(ctx context.Context) (err error) {
+func (p *Permit) Release(ctx context.Context) error {
 	s := p.s
 	if s == nil {
 		return ErrNotHeld
 	}
-	c := s.c
-	if c.closed.Load() {
-		return ErrClosed
+	h := heldOp{name: s.name, cmd: &cmdSemRelease, keys: s.keys, arg: s.index[p.permit], prop: flagWake}
+	_, err := s.c.releaseHeld(ctx, &h, &p.tok)
+	if err != ErrClosed {
+		p.until = time.Time{}
 	}
-	done := ctx.Done()
-	if ctx.Err() != nil {
-		done = nil // already ended: wait our own timeout instead
-	}
-	o := c.getOp()
-	defer c.putOp(o)
-	if h := c.cfg.Hooks.Call; h != nil {
-		if _, end := h(ctx, OpUnlock, s.name); end != nil {
-			start := time.Now()
-			defer func() { end(CallEnd{Err: err, Took: time.Since(start), Attempts: 1, Masters: o.res}) }()
-		}
-	}
-	s.release(o, p.permit, &p.tok, true, false)
-	br := o.run(done)
-	o.report(OpUnlock)
-	p.until = time.Time{}
-	_, err = o.releaseVerdict(ctx, &br, s.name)
 	return err
 }
 

@@ -3,8 +3,6 @@ package redlock
 import (
 	"context"
 	"time"
-
-	"github.com/volleylock/volley/internal/ctxerr"
 )
 
 // ReadLock is a held read lock of an RWMutex: a small value, returned
@@ -39,36 +37,13 @@ func (r *ReadLock) TTL() time.Duration { return r.ttl }
 
 // Extend resets the read lock's TTL to ttl on every master that still
 // holds it, with Lock.Extend's results and errors.
-func (r *ReadLock) Extend(ctx context.Context, ttl time.Duration) (err error) {
+func (r *ReadLock) Extend(ctx context.Context, ttl time.Duration) error {
 	rw := r.rw
 	if rw == nil || r.Validity() <= 0 {
 		return ErrNotHeld
 	}
-	c := rw.c
-	if err := c.checkTTL(ttl); err != nil {
-		return err
-	}
-	if c.closed.Load() {
-		return ErrClosed
-	}
-	if ctx.Err() != nil {
-		return &Error{Op: OpExtend, Key: rw.name, Err: ctxerr.Of(ctx)}
-	}
-	o := c.getOp()
-	defer c.putOp(o)
-	if h := c.cfg.Hooks.Call; h != nil {
-		if _, end := h(ctx, OpExtend, rw.name); end != nil {
-			start := time.Now()
-			defer func() { end(CallEnd{Err: err, Took: time.Since(start), Attempts: 1, Masters: o.res}) }()
-		}
-	}
-	o.encode(&cmdRWRExtend, rw.name, rw.keys, &r.tok, o.ttlArg(ttl), nil)
-	br := o.run(ctx.Done())
-	o.report(OpExtend)
-	until, _, err := o.extendVerdict(ctx, &br, rw.name, ttl, r.until)
-	if err == nil {
-		r.until, r.ttl = until, ttl
-	}
+	h := heldOp{name: rw.name, cmd: &cmdRWRExtend, keys: rw.keys}
+	_, err := rw.c.extendHeld(ctx, &h, &r.tok, ttl, &r.until, &r.ttl)
 	return err
 }
 
@@ -76,32 +51,16 @@ func (r *ReadLock) Extend(ctx context.Context, ttl time.Duration) (err error) {
 // results and errors (without hand-overs); each reader's release wakes a
 // writer that waits. It is meant for defer: it sends the release even
 // when ctx has already ended.
-func (r *ReadLock) Unlock(ctx context.Context) (err error) {
+func (r *ReadLock) Unlock(ctx context.Context) error {
 	rw := r.rw
 	if rw == nil {
 		return ErrNotHeld
 	}
-	c := rw.c
-	if c.closed.Load() {
-		return ErrClosed
+	h := heldOp{name: rw.name, cmd: &cmdRWRUnlock, keys: rw.keys}
+	_, err := rw.c.releaseHeld(ctx, &h, &r.tok)
+	if err != ErrClosed {
+		r.until = time.Time{}
 	}
-	done := ctx.Done()
-	if ctx.Err() != nil {
-		done = nil // already ended: wait our own timeout instead
-	}
-	o := c.getOp()
-	defer c.putOp(o)
-	if h := c.cfg.Hooks.Call; h != nil {
-		if _, end := h(ctx, OpUnlock, rw.name); end != nil {
-			start := time.Now()
-			defer func() { end(CallEnd{Err: err, Took: time.Since(start), Attempts: 1, Masters: o.res}) }()
-		}
-	}
-	o.encode(&cmdRWRUnlock, rw.name, rw.keys, &r.tok, nil, nil)
-	br := o.run(done)
-	o.report(OpUnlock)
-	r.until = time.Time{}
-	_, err = o.releaseVerdict(ctx, &br, rw.name)
 	return err
 }
 

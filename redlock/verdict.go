@@ -7,9 +7,81 @@ import (
 	"github.com/volleylock/volley/internal/ctxerr"
 )
 
-// The verdicts of an extension's and a release's burst, one for every kind
-// of hold (a Lock, a Permit): what a quorum's answers mean does not depend
-// on what was held.
+// An extension and a release, and the verdicts of their bursts, one for
+// every kind of hold (a Lock, a Permit, a ReadLock): what a quorum's
+// answers mean does not depend on what was held.
+
+// heldOp is what an extension or a release of one hold sends: cmd over key,
+// or keys when not nil, with arg and proposal as cmd takes them (see
+// op.encode), and the hold's token, passed on its own (escape analysis
+// does not tell the fields of a struct apart: a token beside the name,
+// which errors keep, would move every Permit to the heap). name is what
+// hooks and errors call it.
+type heldOp struct {
+	name      string
+	cmd       *command
+	key       string
+	keys      []string
+	arg, prop []byte
+}
+
+// extendHeld extends the hold h describes, whose token is tok, for ttl, its validity *until and
+// its TTL *ttlNow updated on success; lost reports that it is known gone.
+// The caller has checked that the hold is still valid.
+func (c *Client) extendHeld(ctx context.Context, h *heldOp, tok *token, ttl time.Duration, until *time.Time, ttlNow *time.Duration) (lost bool, err error) {
+	if err := c.checkTTL(ttl); err != nil {
+		return false, err
+	}
+	if c.closed.Load() {
+		return false, ErrClosed
+	}
+	if ctx.Err() != nil {
+		// Nothing sent: the previous validity stands.
+		return false, &Error{Op: OpExtend, Key: h.name, Err: ctxerr.Of(ctx)}
+	}
+	o := c.getOp()
+	defer c.putOp(o)
+	if hook := c.cfg.Hooks.Call; hook != nil {
+		if _, end := hook(ctx, OpExtend, h.name); end != nil {
+			start := time.Now()
+			defer func() { end(CallEnd{Err: err, Took: time.Since(start), Attempts: 1, Masters: o.res}) }()
+		}
+	}
+	o.encode(h.cmd, h.key, h.keys, tok, o.ttlArg(ttl), h.prop)
+	br := o.run(ctx.Done())
+	o.report(OpExtend)
+	newUntil, lost, err := o.extendVerdict(ctx, &br, h.name, ttl, *until)
+	if err == nil {
+		*until, *ttlNow = newUntil, ttl
+	}
+	return lost, err
+}
+
+// releaseHeld releases the hold h describes, whose token is tok, on every
+// master, waiting at
+// most MasterTimeout (less if a live ctx ends sooner): see
+// releaseVerdict. It sends the release even when ctx has already ended.
+func (c *Client) releaseHeld(ctx context.Context, h *heldOp, tok *token) (ended bool, err error) {
+	if c.closed.Load() {
+		return false, ErrClosed
+	}
+	done := ctx.Done()
+	if ctx.Err() != nil {
+		done = nil // already ended: wait our own timeout instead
+	}
+	o := c.getOp()
+	defer c.putOp(o)
+	if hook := c.cfg.Hooks.Call; hook != nil {
+		if _, end := hook(ctx, OpUnlock, h.name); end != nil {
+			start := time.Now()
+			defer func() { end(CallEnd{Err: err, Took: time.Since(start), Attempts: 1, Masters: o.res}) }()
+		}
+	}
+	o.encode(h.cmd, h.key, h.keys, tok, h.arg, h.prop)
+	br := o.run(done)
+	o.report(OpUnlock)
+	return o.releaseVerdict(ctx, &br, h.name)
+}
 
 // extendVerdict judges the burst br of an extension for ttl of what is
 // held on key, valid until held. On success (nil) it returns the new
