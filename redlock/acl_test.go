@@ -76,20 +76,13 @@ func TestMinimalACL(t *testing.T) {
 			p, err := sa.Acquire(bg, 10*time.Second)
 			require.NoError(t, err)
 			require.NoError(t, p.Extend(bg, 10*time.Second))
-			failed.Store(0)
-			got := make(chan error, 1)
-			go func() {
+			requireWoken(t, &failed, 1, func() error {
 				p, err := sb.Acquire(bg, time.Second)
 				if err == nil {
 					err = p.Release(bg)
 				}
-				got <- err
-			}()
-			require.Eventually(t, func() bool { return failed.Load() >= 2 }, 5*time.Second, time.Millisecond)
-			released := time.Now()
-			require.NoError(t, p.Release(bg))
-			require.NoError(t, <-got)
-			assert.Less(t, time.Since(released), 3*time.Second, "the semaphore's waiter was woken by the release")
+				return err
+			}, func() error { return p.Release(bg) }, "the semaphore's waiter was woken by the release")
 
 			// A read-write lock: readers, then a writer woken by the
 			// reader's release.
@@ -100,19 +93,13 @@ func TestMinimalACL(t *testing.T) {
 			r, err := ra.RLock(bg, 10*time.Second)
 			require.NoError(t, err)
 			require.NoError(t, r.Extend(bg, 10*time.Second))
-			failed.Store(0)
-			go func() {
+			requireWoken(t, &failed, 1, func() error {
 				l, err := rb.Lock(bg, time.Second)
 				if err == nil {
 					err = l.Unlock(bg)
 				}
-				got <- err
-			}()
-			require.Eventually(t, func() bool { return failed.Load() >= 2 }, 5*time.Second, time.Millisecond)
-			released = time.Now()
-			require.NoError(t, r.Unlock(bg))
-			require.NoError(t, <-got)
-			assert.Less(t, time.Since(released), 3*time.Second, "the writer was woken by the reader's release")
+				return err
+			}, func() error { return r.Unlock(bg) }, "the writer was woken by the reader's release")
 		})
 	}
 }
@@ -132,24 +119,39 @@ func waiterConfig(cfg Config, failed *atomic.Int32) Config {
 }
 
 // requireWokenByRelease has b, made with waiterConfig, Lock key while l
-// holds it, releases l once b waits (its attempts before and after it
-// subscribed failed), and requires that b got the lock within 3 s: woken
-// by the release's message, not by its retry delay or l's TTL.
+// holds it, releases l once b waits, and requires that b got the lock
+// within 3 s (see requireWoken).
 func requireWokenByRelease(t *testing.T, l Lock, b *Client, key string, failed *atomic.Int32) {
 	t.Helper()
-	got := make(chan error, 1)
-	go func() {
+	requireWoken(t, failed, 1, func() error {
 		l2, err := b.Lock(bg, key, time.Second)
 		if err == nil {
 			err = l2.Unlock(bg)
 		}
-		got <- err
-	}()
-	require.Eventually(t, func() bool { return failed.Load() >= 2 }, 5*time.Second, time.Millisecond)
+		return err
+	}, func() error { return l.Unlock(bg) }, "the waiter was woken by the release (SSUBSCRIBE and SPUBLISH allowed)")
+}
+
+// requireWoken runs waiters copies of take (each takes and gives back a
+// hold in a Client made with waiterConfig, whose failed attempts failed
+// counts), runs release once each has failed its attempts before and
+// after it subscribed, and requires that every take succeeded within 3 s
+// of release: woken by the release's message, not by the 5-10 s retry
+// delay or a TTL.
+func requireWoken(t *testing.T, failed *atomic.Int32, waiters int, take, release func() error, what string) {
+	t.Helper()
+	failed.Store(0)
+	got := make(chan error, waiters)
+	for range waiters {
+		go func() { got <- take() }()
+	}
+	require.Eventually(t, func() bool { return failed.Load() >= int32(2*waiters) }, 5*time.Second, time.Millisecond)
 	released := time.Now()
-	require.NoError(t, l.Unlock(bg))
-	require.NoError(t, <-got)
-	assert.Less(t, time.Since(released), 3*time.Second, "the waiter was woken by the release (SSUBSCRIBE and SPUBLISH allowed)")
+	require.NoError(t, release())
+	for range waiters {
+		require.NoError(t, <-got)
+	}
+	assert.Less(t, time.Since(released), 3*time.Second, what)
 }
 
 // TestACLWithoutACommandFailsClearly: the broken variant of the ACL test.

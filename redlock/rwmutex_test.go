@@ -133,38 +133,23 @@ func TestRWMutexWakeUps(t *testing.T) {
 
 	w, err := ra.Lock(bg, 10*time.Second)
 	require.NoError(t, err)
-	got := make(chan error, 2)
-	for range 2 {
-		go func() {
-			r, err := rb.RLock(bg, time.Second)
-			if err == nil {
-				err = r.Unlock(bg)
-			}
-			got <- err
-		}()
-	}
-	require.Eventually(t, func() bool { return failed.Load() >= 4 }, 5*time.Second, time.Millisecond)
-	released := time.Now()
-	require.NoError(t, w.Unlock(bg))
-	require.NoError(t, <-got)
-	require.NoError(t, <-got)
-	assert.Less(t, time.Since(released), 3*time.Second, "both readers were woken by the writer's release")
+	requireWoken(t, &failed, 2, func() error {
+		r, err := rb.RLock(bg, time.Second)
+		if err == nil {
+			err = r.Unlock(bg)
+		}
+		return err
+	}, func() error { return w.Unlock(bg) }, "both readers were woken by the writer's release")
 
 	r, err := ra.RLock(bg, 10*time.Second)
 	require.NoError(t, err)
-	failed.Store(0)
-	go func() {
+	requireWoken(t, &failed, 1, func() error {
 		l, err := rb.Lock(bg, time.Second)
 		if err == nil {
 			err = l.Unlock(bg)
 		}
-		got <- err
-	}()
-	require.Eventually(t, func() bool { return failed.Load() >= 2 }, 5*time.Second, time.Millisecond)
-	released = time.Now()
-	require.NoError(t, r.Unlock(bg))
-	require.NoError(t, <-got)
-	assert.Less(t, time.Since(released), 3*time.Second, "the writer was woken by the reader's release")
+		return err
+	}, func() error { return r.Unlock(bg) }, "the writer was woken by the reader's release")
 }
 
 func TestRWMutexDo(t *testing.T) {
