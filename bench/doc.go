@@ -11,7 +11,13 @@
 //     without the Go netpoller (cmd/lockbench/floor.go); and the floor
 //     against floor-c, the same done by a C program that lockbench builds
 //     with the machine's C compiler (cmd/lockbench/floor_c.go,
-//     cmd/lockbench/cfloor/cfloor.c).
+//     cmd/lockbench/cfloor/cfloor.c). Its semaphore mode
+//     (cmd/lockbench/semaphore.go) sets Volley's Semaphore beside its mutex,
+//     and, on one semaphore of 4 permits contended from 4 processes, beside
+//     a naive majority-quorum counter and, where node is installed, the npm
+//     package redis-semaphore (installed once with npm into the user's
+//     cache directory; reported not measured, with why, where it cannot
+//     be).
 //
 // Run the Go benchmarks with
 //

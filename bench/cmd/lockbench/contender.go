@@ -65,6 +65,10 @@ type Setup struct {
 	// the masters and the TTL gets (the handoff mode's "defaults" rows).
 	// Every contender honours it, and its Note then says what it got.
 	Defaults bool
+	// Permits is, for a contender of the semaphore mode, how many holders
+	// its semaphores admit at once (its key names a semaphore); 0 for the
+	// others.
+	Permits int
 }
 
 // retryDelay draws the shared retry pause.

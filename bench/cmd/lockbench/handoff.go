@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"time"
@@ -77,15 +76,16 @@ type handoffFigure struct {
 	AcqPerSec   float64 //
 	Handoff     Latency // hand-offs to a waiter
 	Successions int     // acquisitions that followed a release
-	Overlaps    int     // acquisitions made while another goroutine held the lock
+	Overlaps    int     // acquisitions that made more holders at once than permits
+	MostHolders int     // the most holders at once
 	Wait        Latency // Lock call began -> acquired, every acquisition
 }
 
 // handoffFigures merges every process's events of one round, run from
-// start to end (Unix ns). A goroutine's own holds never overlap each
-// other (it releases before it locks again), so the overlap sweep keeps
-// only the latest release seen.
-func handoffFigures(events []holdEvent, start, end int64) handoffFigure {
+// start to end (Unix ns), of a lock that admits permits holders at once
+// (1: a mutex; the semaphore mode's P). A hold is [acquired, release
+// began): a release at the instant of an acquisition does not overlap it.
+func handoffFigures(events []holdEvent, start, end int64, permits int) handoffFigure {
 	byAcq := slices.Clone(events)
 	slices.SortFunc(byAcq, func(a, b holdEvent) int { return cmp.Compare(a.Acquired, b.Acquired) })
 	releases := make([]int64, len(events))
@@ -96,17 +96,23 @@ func handoffFigures(events []holdEvent, start, end int64) handoffFigure {
 
 	var f handoffFigure
 	var handoffs, waits []time.Duration
-	var heldUntil int64 // the latest release of the holds acquired so far
-	next := 0           // releases[:next] began before the current acquisition
+	next := 0 // releases[:next] began before the current acquisition
+	gone := 0 // releases[:gone] began before it or at its instant
 	for i, a := range byAcq {
 		if a.Acquired >= start && a.Acquired < end {
 			f.Acquired++
 		}
 		waits = append(waits, time.Duration(a.Acquired-a.Began))
-		if i > 0 && a.Acquired < heldUntil {
+		for gone < len(releases) && releases[gone] <= a.Acquired {
+			gone++
+		}
+		// Holders right after this acquisition: the holds acquired so far
+		// (a release never precedes its own acquisition) less those released.
+		holders := i + 1 - gone
+		f.MostHolders = max(f.MostHolders, holders)
+		if holders > permits {
 			f.Overlaps++
 		}
-		heldUntil = max(heldUntil, a.Released)
 		for next < len(releases) && releases[next] < a.Acquired {
 			next++
 		}
@@ -192,11 +198,11 @@ func (r *Runner) handoff(ctx context.Context) error {
 		}
 	}
 	r.progress.phase("handoff P=%d G=%d: %d rounds x %d contenders x %d settings x %v", procs, g, r.opts.Rounds, len(defs), len(handoffSettings), r.opts.Duration)
-	exe, err := os.Executable()
+	argv, err := lockbenchChild()
 	if err != nil {
 		return fmt.Errorf("lockbench: handoff: %w", err)
 	}
-	ws, err := startHandoffWorkers(ctx, exe, procs)
+	ws, err := startHandoffWorkers(ctx, modeHandoff, argv, procs)
 	if err != nil {
 		return err
 	}
@@ -237,7 +243,7 @@ func (r *Runner) handoff(ctx context.Context) error {
 			return nil
 		}
 		k := slot{c.def.name, c.setting}
-		figs[k] = append(figs[k], handoffFigures(out.events, out.start, out.end))
+		figs[k] = append(figs[k], handoffFigures(out.events, out.start, out.end, 1))
 		notes[k] = out.note
 		errs[k] += out.lockErrors
 		unlockErrs[k] += out.unlockErrors

@@ -12,16 +12,22 @@ import (
 	"time"
 )
 
-// The handoff mode's child processes: lockbench re-executed as
-// `lockbench handoff-child` (not a flag: it is not for users). The
-// protocol is JSON values, one after another, on the child's stdin and
-// stdout; nothing else is written to its stdout (handoffChildMain points
-// os.Stdout at stderr). For every job, four messages:
+// The child processes of the handoff and semaphore modes: lockbench
+// re-executed as `lockbench handoff-child` (not a flag: it is not for
+// users), or, for the semaphore mode's redis-semaphore, node running
+// semaphore_child.js, which speaks the same protocol. The protocol is JSON
+// values, one after another, on the child's stdin and stdout; nothing else
+// is written to its stdout (handoffChildMain points os.Stdout at stderr).
+// For every job, four messages:
 //
 //	parent -> child  handoffMsg{Job}      the contender, Setup, key, G, hold, duration
 //	child  -> parent handoffReady         set up (connected, a first lock taken), or why not
 //	parent -> child  handoffMsg{Go}       the common start time, or skip
 //	child  -> parent handoffOut           every acquisition of the run
+//
+// In the semaphore mode, Setup.Permits is set and the key names a
+// semaphore: a holder's Lock takes one of its permits, Unlock gives it
+// back (contender_semaphore.go).
 //
 // The child serves jobs until its stdin ends. It exits on its own when the
 // parent closes stdin (done) or dies (stdin ends too; on Linux the kernel

@@ -12,14 +12,16 @@ import (
 	"time"
 )
 
-// handoffWorkers is the parent's side of the handoff mode's children
-// (handoff_child.go has the protocol): P processes of lockbench's own
-// binary, started once for the whole mode and given one job per
-// measurement. They end with close (stdin closed, each exits) or kill;
-// either reaps every child.
+// handoffWorkers is the parent's side of the children of the handoff and
+// semaphore modes (handoff_child.go has the protocol): P processes,
+// lockbench's own binary or another program that speaks the protocol (the
+// semaphore mode's node child), started once for the whole mode and given
+// one job per measurement. They end with close (stdin closed, each exits)
+// or kill; either reaps every child.
 type handoffWorkers struct {
 	ctx    context.Context         // the children's: its end kills them (exec.CommandContext)
 	cancel context.CancelCauseFunc //
+	name   string                  // what error messages call them: the mode, the program
 	ws     []*handoffWorker
 	done   bool
 }
@@ -42,13 +44,22 @@ type handoffRun struct {
 	firstError   string // "process i: ..."
 }
 
-// startHandoffWorkers starts n children of exe; on error, every child
-// started is killed and reaped.
-func startHandoffWorkers(ctx context.Context, exe string, n int) (*handoffWorkers, error) {
+// lockbenchChild is the command line of a child that is lockbench itself.
+func lockbenchChild() ([]string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	return []string{exe, handoffChildCmd}, nil
+}
+
+// startHandoffWorkers starts n children, each running argv, that error
+// messages call name; on error, every child started is killed and reaped.
+func startHandoffWorkers(ctx context.Context, name string, argv []string, n int) (*handoffWorkers, error) {
 	wctx, cancel := context.WithCancelCause(ctx)
-	h := &handoffWorkers{ctx: wctx, cancel: cancel}
+	h := &handoffWorkers{ctx: wctx, cancel: cancel, name: name}
 	for i := range n {
-		cmd := exec.CommandContext(wctx, exe, handoffChildCmd)
+		cmd := exec.CommandContext(wctx, argv[0], argv[1:]...)
 		cmd.Stderr = os.Stderr
 		cmd.SysProcAttr = childProcAttr()
 		cmd.WaitDelay = 2 * time.Second // Wait does not hang on a pipe a grandchild holds
@@ -67,7 +78,7 @@ func startHandoffWorkers(ctx context.Context, exe string, n int) (*handoffWorker
 			in.Close()
 			out.Close()
 			h.kill()
-			return nil, fmt.Errorf("lockbench: handoff: child %d: %w", i, err)
+			return nil, fmt.Errorf("lockbench: %s: child %d: %w", name, i, err)
 		}
 		h.ws = append(h.ws, &handoffWorker{cmd: cmd, in: in, enc: json.NewEncoder(in), dec: json.NewDecoder(bufio.NewReader(out))})
 	}
@@ -131,7 +142,7 @@ func (h *handoffWorkers) fail(i int, err error) error {
 	if h.ctx.Err() != nil {
 		err = fmt.Errorf("%w (children killed: %w)", err, context.Cause(h.ctx))
 	}
-	return fmt.Errorf("lockbench: handoff: child %d: %w", i, err)
+	return fmt.Errorf("lockbench: %s: child %d: %w", h.name, i, err)
 }
 
 // close closes every child's stdin, which ends it, kills any still

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"runtime"
 	"slices"
 	"strings"
@@ -18,16 +19,19 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestMain makes the test binary a child of the handoff mode when that
-// mode re-executes it, one that can also build the broken contender.
+// TestMain makes the test binary a child of the handoff and semaphore
+// modes when they re-execute it, one that can also build the broken
+// contender.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == handoffChildCmd {
-		os.Exit(handoffChildMain(append(allContenders(), brokenDef)))
+		os.Exit(handoffChildMain(append(append(allContenders(), semaphoreDefs()...), brokenDef)))
 	}
 	os.Exit(m.Run())
 }
 
 // smokeOptions is a run short enough for go test: every mode, 1 round.
+// The semaphore mode runs its Go contenders only: redis-semaphore's first
+// run installs npm packages, which needs the network.
 func smokeOptions(defs []contenderDef) Options {
 	return Options{
 		Modes:      allModes,
@@ -44,6 +48,9 @@ func smokeOptions(defs []contenderDef) Options {
 		RenewalTTL:      300 * time.Millisecond,
 		HandoffProcs:    2,
 		HandoffG:        2,
+		SemaphoreContenders: slices.DeleteFunc(slices.Clone(semaphoreContenders), func(c semaphoreContender) bool {
+			return c.name == nameRedisSemaphore
+		}),
 		// Long enough for Volley (a quorum of primaries is still up), not
 		// for a peer that waits for the promotion and longer.
 		ClusterRecoveryBound: 5 * time.Second,
@@ -86,7 +93,12 @@ func TestHarnessSmoke(t *testing.T) {
 	if slices.ContainsFunc(defs, func(d contenderDef) bool { return d.name == nameFloor }) {
 		floors = 1
 	}
-	rep, err := NewRunner(smokeOptions(defs), ms, nil).Run(context.Background())
+	opts := smokeOptions(defs)
+	if ms.Kind == kindFake {
+		// Nor the majority counter's script.
+		opts.SemaphoreContenders = semaphoreContenders[:1]
+	}
+	rep, err := NewRunner(opts, ms, nil).Run(context.Background())
 	require.NoError(t, err)
 	// Every contender that takes part in some modes only is noted once,
 	// as skipped in the others. floor-c without a C compiler is skipped,
@@ -193,12 +205,32 @@ func TestHarnessSmoke(t *testing.T) {
 	} else {
 		assert.Empty(t, rep.ClusterLatency)
 	}
-	require.Len(t, rep.Targets, 25)
+	// Semaphore: the mutex and the semaphore, each contender of the
+	// contended part. Volley's never admits more than its permits; the
+	// majority counter may (not asserted either way).
+	require.Len(t, rep.SemaphoreLatency, 2)
+	for _, l := range rep.SemaphoreLatency {
+		assert.Positive(t, l.Lat.N, l.Name)
+		assert.Zero(t, l.Errors, l.Name)
+	}
+	assert.Equal(t, nameVolleySemaphore, rep.SemaphoreLatency[1].Name)
+	assert.Positive(t, rep.SemaphoreLatency[1].P50XMutex)
+	require.Len(t, rep.Semaphore, len(opts.SemaphoreContenders))
+	for i, x := range rep.Semaphore {
+		assert.Equal(t, opts.SemaphoreContenders[i].name, x.Name)
+		assert.Positive(t, x.AcqPerSec, x.Name)
+		assert.Positive(t, x.Wait.N, x.Name)
+		assert.Positive(t, x.MostHolders, x.Name)
+		assert.NotEmpty(t, x.Note, x.Name)
+	}
+	assert.Zero(t, rep.Semaphore[0].OverPermits)
+	assert.LessOrEqual(t, rep.Semaphore[0].MostHolders, semaphorePermits)
+	require.Len(t, rep.Targets, 26)
 
 	var out bytes.Buffer
 	rep.WriteTables(&out)
 	text := out.String()
-	sections := []string{"LATENCY:", "THROUGHPUT:", "THROUGHPUT COST:", "CONTENDED:", "ALLOCS:", "SKEW:", "MULTI:", "RENEWAL:", "HANDOFF:", "TARGETS"}
+	sections := []string{"LATENCY:", "THROUGHPUT:", "THROUGHPUT COST:", "CONTENDED:", "ALLOCS:", "SKEW:", "MULTI:", "RENEWAL:", "HANDOFF:", "SEMAPHORE LATENCY:", "SEMAPHORE:", "TARGETS"}
 	if ms.Kind != kindFake {
 		sections = append(sections, "CLUSTER:", "CLUSTER RECOVERY:")
 	}
@@ -207,6 +239,9 @@ func TestHarnessSmoke(t *testing.T) {
 	}
 	for _, d := range defs {
 		assert.Contains(t, text, d.name)
+	}
+	for _, c := range opts.SemaphoreContenders {
+		assert.Contains(t, text, c.name)
 	}
 	assert.Contains(t, text, "G=4")
 	if in(modeLatency) > 0 && slices.ContainsFunc(defs, func(d contenderDef) bool { return d.name == nameFloorC }) {
@@ -386,7 +421,7 @@ func TestHandoffFigures(t *testing.T) {
 			// Order must not matter: events come process by process.
 			rev := slices.Clone(tc.events)
 			slices.Reverse(rev)
-			f := handoffFigures(rev, 0, int64(100*time.Millisecond))
+			f := handoffFigures(rev, 0, int64(100*time.Millisecond), 1)
 			assert.Equal(t, len(tc.events), f.Acquired)
 			assert.InDelta(t, float64(len(tc.events))/0.1, f.AcqPerSec, 1e-9)
 			assert.Equal(t, tc.successions, f.Successions)
@@ -403,7 +438,7 @@ func TestHandoffFigures(t *testing.T) {
 
 	// Acquisitions outside [start, end) are merged but not counted in the
 	// rate; rounds without samples leave zeros, never NaN.
-	f := handoffFigures([]holdEvent{hold(0, 0, 0, 5, 6), hold(0, 1, 7, 150, 151)}, 0, int64(100*time.Millisecond))
+	f := handoffFigures([]holdEvent{hold(0, 0, 0, 5, 6), hold(0, 1, 7, 150, 151)}, 0, int64(100*time.Millisecond), 1)
 	assert.Equal(t, 1, f.Acquired)
 	assert.Equal(t, 1, f.Successions)
 	assert.Zero(t, f.Handoff.N)
@@ -413,6 +448,94 @@ func TestHandoffFigures(t *testing.T) {
 	assert.Equal(t, 143.0, res.LongestWaitMs)
 	_, err := json.Marshal(res)
 	require.NoError(t, err)
+}
+
+// TestSemaphoreFigures: with P permits, an acquisition is over P when it
+// makes more than P holders at once; a release at the instant of an
+// acquisition does not hold with it.
+func TestSemaphoreFigures(t *testing.T) {
+	events := []holdEvent{
+		hold(0, 0, 0, 10, 30),
+		hold(1, 0, 0, 12, 20), // 2 holders
+		hold(1, 1, 0, 15, 25), // 3: over 2
+		hold(0, 1, 0, 16, 40), // 4: over 2
+		hold(2, 0, 0, 25, 26), // the release at 25 first: 3, over 2
+		hold(2, 1, 0, 30, 50), // 30 and 25, 26 released: 2
+	}
+	f := handoffFigures(events, 0, int64(100*time.Millisecond), 2)
+	assert.Equal(t, 4, f.MostHolders)
+	assert.Equal(t, 3, f.Overlaps)
+	f = handoffFigures(events, 0, int64(100*time.Millisecond), 4)
+	assert.Equal(t, 4, f.MostHolders)
+	assert.Zero(t, f.Overlaps)
+}
+
+// TestSemaphoreWithoutNode: without node, redis-semaphore is reported not
+// measured, and the mode goes on with the others.
+func TestSemaphoreWithoutNode(t *testing.T) {
+	ms := startTestMasters(t)
+	t.Setenv("PATH", t.TempDir())
+	_, err := redisSemaphoreChild(context.Background(), newProgress(nil))
+	require.EqualError(t, err, "node not found")
+
+	// 8 holders for 4 permits: the semaphore admits several, never more
+	// than 4.
+	o := smokeOptions(nil)
+	o.Modes = []string{modeSemaphore}
+	o.HandoffG = 4
+	o.SemaphoreContenders = []semaphoreContender{semaphoreContenders[0], semaphoreContenders[2]}
+	require.Equal(t, nameRedisSemaphore, o.SemaphoreContenders[1].name)
+	rep, err := NewRunner(o, ms, nil).Run(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, []string{"redis-semaphore: not measured: node not found"}, rep.Skipped)
+	require.Len(t, rep.Semaphore, 1)
+	v := rep.Semaphore[0]
+	assert.Equal(t, nameVolleySemaphore, v.Name)
+	assert.Positive(t, v.AcqPerSec)
+	assert.GreaterOrEqual(t, v.MostHolders, 2)
+	assert.LessOrEqual(t, v.MostHolders, semaphorePermits)
+	assert.Zero(t, v.OverPermits)
+	var out bytes.Buffer
+	rep.WriteTables(&out)
+	assert.Contains(t, out.String(), "SEMAPHORE: one semaphore of 4 permits, 2 processes x 4 goroutines, hold 5ms")
+	assert.Contains(t, out.String(), "\nredis-semaphore: not measured: node not found\n")
+}
+
+// TestRedisSemaphoreChild runs the node child where a lockbench run has
+// installed its packages (then it needs no network).
+func TestRedisSemaphoreChild(t *testing.T) {
+	dir, err := nodeCacheDir()
+	require.NoError(t, err)
+	if _, err := exec.LookPath("node"); err != nil || !nodeInstalled(dir) {
+		t.Skip("needs node, and the npm packages a lockbench run of the semaphore mode installs into " + dir)
+	}
+	ms := startTestMasters(t)
+	o := smokeOptions(nil)
+	o.Modes = []string{modeSemaphore}
+	o.HandoffG = 4
+	o.SemaphoreContenders = []semaphoreContender{semaphoreContenders[2]}
+	require.Equal(t, nameRedisSemaphore, o.SemaphoreContenders[0].name)
+	rep, err := NewRunner(o, ms, nil).Run(context.Background())
+	require.NoError(t, err)
+	require.Empty(t, rep.Skipped)
+	require.Len(t, rep.Semaphore, 1)
+	x := rep.Semaphore[0]
+	assert.Positive(t, x.AcqPerSec)
+	assert.Positive(t, x.Wait.N)
+	assert.GreaterOrEqual(t, x.MostHolders, 2)
+	assert.Zero(t, x.Errors)
+	assert.Zero(t, x.UnlockErrors)
+	assert.Contains(t, x.Note, "RedlockSemaphore")
+}
+
+func TestNPMError(t *testing.T) {
+	for _, tc := range []struct{ out, want string }{
+		{"npm error code ENOTFOUND\nnpm error syscall getaddrinfo\nnpm error errno ENOTFOUND\nnpm error network request failed\n", "npm error code ENOTFOUND npm error syscall getaddrinfo npm error errno ENOTFOUND"},
+		{"npm WARN config x\nnpm ERR! code E404\n\n", "npm ERR! code E404"},
+		{"Segmentation fault\n", "Segmentation fault"},
+	} {
+		assert.Equal(t, tc.want, npmError(tc.out))
+	}
 }
 
 // handoffOptions is a short handoff run: 2 processes x 2 goroutines.

@@ -10,6 +10,12 @@
 //
 // By default it starts five local masters (redis-server when installed,
 // in-process fakes otherwise) and stops them on exit, Ctrl-C included.
+//
+// The semaphore mode (semaphore.go) measures Volley's counting semaphore:
+// Acquire+Release against the mutex's Lock+Unlock, and one semaphore
+// contended from child processes against other semaphores, among them the
+// npm package redis-semaphore run by node where node is installed (npm
+// installs it once into the user's cache directory, see semaphore_node.go).
 package main
 
 import (
@@ -30,14 +36,15 @@ import (
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == handoffChildCmd {
-		os.Exit(handoffChildMain(allContenders()))
+		os.Exit(handoffChildMain(append(allContenders(), semaphoreDefs()...)))
 	}
 	os.Exit(run(os.Args[1:]))
 }
 
-// handoffChildMain runs lockbench as a child of the handoff mode, on its
-// stdin and stdout. Anything else that would print to os.Stdout (a
-// library's logger) goes to stderr: stdout carries only the protocol.
+// handoffChildMain runs lockbench as a child of the handoff or semaphore
+// mode, on its stdin and stdout. Anything else that would print to
+// os.Stdout (a library's logger) goes to stderr: stdout carries only the
+// protocol.
 func handoffChildMain(defs []contenderDef) int {
 	out := os.Stdout
 	os.Stdout = os.Stderr
@@ -75,8 +82,9 @@ func run(args []string) int {
 		seed          = fs.Uint64("seed", 1, "degraded mode: seed of the slow-master schedule")
 		renewFor      = fs.Duration("renewal-duration", 30*time.Second, "renewal mode: how long each lock count is held")
 		renewLocks    = fs.String("renewal-locks", "1000,10000", "renewal mode: lock counts")
-		hoProcs       = fs.Int("handoff-procs", 4, "handoff mode: child processes contending for one key")
-		hoG           = fs.Int("handoff-g", 4, "handoff mode: goroutines per child process")
+		hoProcs       = fs.Int("handoff-procs", 4, "handoff and semaphore modes: child processes contending for one key")
+		hoG           = fs.Int("handoff-g", 4, "handoff and semaphore modes: goroutines per child process")
+		semHold       = fs.Duration("semaphore-hold", 5*time.Millisecond, "semaphore mode: how long each holder keeps its permit")
 	)
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -185,8 +193,9 @@ func run(args []string) int {
 		RenewalDuration: *renewFor,
 		RenewalLocks:    rl,
 
-		HandoffProcs: *hoProcs,
-		HandoffG:     *hoG,
+		HandoffProcs:  *hoProcs,
+		HandoffG:      *hoG,
+		SemaphoreHold: *semHold,
 		Setup: Setup{
 			MasterTimeout: *masterTimeout,
 			TTL:           *ttl,

@@ -38,6 +38,10 @@ type Report struct {
 	ClusterLatency   []ClusterLatency  `json:"cluster_latency,omitempty"`
 	ClusterRecovery  []ClusterRecovery `json:"cluster_recovery,omitempty"`
 	Targets          []Target          `json:"targets"`
+
+	// The semaphore mode's two parts: latency, and contended.
+	SemaphoreLatency []SemaphoreLatency `json:"semaphore_latency,omitempty"`
+	Semaphore        []SemaphoreResult  `json:"semaphore,omitempty"`
 }
 
 // ReportConfig records the knobs of the run.
@@ -59,6 +63,8 @@ type ReportConfig struct {
 	// differ from Rounds and DurationMs (0 in reports that predate them).
 	LatencyRounds     int     `json:"latency_rounds,omitempty"`
 	LatencyDurationMs float64 `json:"latency_duration_ms,omitempty"`
+	// SemaphoreHoldMs is how long a semaphore mode holder kept its permit.
+	SemaphoreHoldMs float64 `json:"semaphore_hold_ms,omitempty"`
 }
 
 // ContenderInfo names a contender and how it was set up.
@@ -133,6 +139,7 @@ func newReport(o Options, m Masters) *Report {
 			RetryDelayMs: ms(o.Setup.RetryDelay), Tries: o.Setup.Tries, PoolSize: o.Setup.PoolSize,
 			HandoffProcs: o.HandoffProcs, HandoffG: o.HandoffG,
 			LatencyRounds: o.LatencyRounds, LatencyDurationMs: ms(o.LatencyDuration),
+			SemaphoreHoldMs: ms(o.SemaphoreHold),
 		},
 	}
 }
@@ -337,6 +344,17 @@ func evaluateTargets(r *Report) []Target {
 			x := r.multiRatio(*m16)
 			ts = append(ts, Target{Goal: goal, Measured: x > 0, Met: x > 0 && x <= 1.5,
 				Figure: fmt.Sprintf("%.3fms = %.2fx", m16.Lat.P50, x)})
+		} else {
+			notMeasured(goal)
+		}
+	}
+	// Semaphore: a permit costs little more than a lock.
+	{
+		goal := fmt.Sprintf("semaphore Acquire+Release p50 (%d permits) <= 1.3x mutex Lock+Unlock p50", semaphorePermits)
+		sem, mutex := r.semaphoreLatencyOf(nameVolleySemaphore), r.semaphoreLatencyOf(nameVolley)
+		if sem != nil && mutex != nil && sem.P50XMutex > 0 {
+			ts = append(ts, Target{Goal: goal, Measured: true, Met: sem.P50XMutex <= 1.3,
+				Figure: fmt.Sprintf("%.3fms vs %.3fms = %.2fx", sem.Lat.P50, mutex.Lat.P50, sem.P50XMutex)})
 		} else {
 			notMeasured(goal)
 		}
@@ -725,11 +743,52 @@ func (r *Report) WriteTables(w io.Writer) {
 		}
 		for _, h := range r.Handoff {
 			if h.FirstError != "" {
-				msg := strings.Join(strings.Fields(h.FirstError), " ")
-				if len(msg) > 160 {
-					msg = msg[:160] + "..."
-				}
-				fmt.Fprintf(w, "first error, %s %s: %s\n", h.Name, h.Setting, msg)
+				fmt.Fprintf(w, "first error, %s %s: %s\n", h.Name, h.Setting, oneLine(h.FirstError))
+			}
+		}
+	}
+	if len(r.SemaphoreLatency) > 0 {
+		title := fmt.Sprintf("SEMAPHORE LATENCY: Volley, 1 goroutine, uncontended, one Client, a ring of %d names per operation, ms", semaphoreRing)
+		if lr := r.Config.LatencyRounds; lr > 0 {
+			title += fmt.Sprintf(" (%d rounds x %v)", lr, dur(r.Config.LatencyDurationMs))
+		}
+		section(title + "; x mutex: p50 over the mutex's p50")
+		fmt.Fprintln(tw, "contender\toperation\tp50\tp90\tp99\tmax\tx mutex\tops\t\t")
+		for _, l := range r.SemaphoreLatency {
+			op, x := l.Op, "-"
+			if l.Permits > 0 {
+				op += fmt.Sprintf(", %d permits", l.Permits)
+				x = strconv.FormatFloat(l.P50XMutex, 'f', 2, 64) + "x"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t\n", l.Name, op, f3(l.Lat.P50), f3(l.Lat.P90), f3(l.Lat.P99), f3(l.Lat.Max), x, l.Lat.N, errNote(l.Errors))
+		}
+	}
+	if len(r.Semaphore) > 0 || r.notMeasured(semaphoreContenders) != nil {
+		section(fmt.Sprintf("SEMAPHORE: one semaphore of %d permits, %d processes x %d goroutines, hold %v; wait = Acquire call began -> acquired;\n"+
+			"most holders: at once, more than %d is over-admission; over %d: acquisitions that made more holders than permits",
+			semaphorePermits, r.Config.HandoffProcs, r.Config.HandoffG, dur(r.Config.SemaphoreHoldMs), semaphorePermits, semaphorePermits))
+		fmt.Fprintf(tw, "contender\tacq/s\twait p50 ms\twait p99 ms\tlongest wait ms\tmost holders\tover %d\terrors\t\t\n", semaphorePermits)
+		for _, x := range r.Semaphore {
+			unlock := ""
+			if x.UnlockErrors > 0 {
+				unlock = fmt.Sprintf("%d release errors", x.UnlockErrors)
+			}
+			fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t\n", x.Name, x.AcqPerSec, f3(x.Wait.P50), f3(x.Wait.P99), f3(x.LongestWaitMs),
+				x.MostHolders, x.OverPermits, x.Errors, unlock)
+		}
+		tw.Flush()
+		for _, line := range r.notMeasured(semaphoreContenders) {
+			fmt.Fprintln(w, line)
+		}
+		if len(r.Semaphore) > 0 {
+			fmt.Fprintln(w, "setup:")
+		}
+		for _, x := range r.Semaphore {
+			fmt.Fprintf(w, "  %s: %s\n", x.Name, x.Note)
+		}
+		for _, x := range r.Semaphore {
+			if x.FirstError != "" {
+				fmt.Fprintf(w, "first error, %s: %s\n", x.Name, oneLine(x.FirstError))
 			}
 		}
 	}
@@ -770,6 +829,28 @@ func (r *Report) WriteTables(w io.Writer) {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t\n", t.Goal, t.Figure, status)
 	}
+}
+
+// notMeasured returns the Skipped lines of the contenders of cs.
+func (r *Report) notMeasured(cs []semaphoreContender) []string {
+	var out []string
+	for _, s := range r.Skipped {
+		for _, c := range cs {
+			if strings.HasPrefix(s, c.name+": ") {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// oneLine is msg on one line, at most 160 characters.
+func oneLine(msg string) string {
+	msg = strings.Join(strings.Fields(msg), " ")
+	if len(msg) > 160 {
+		msg = msg[:160] + "..."
+	}
+	return msg
 }
 
 // costFigure formats one figure of an OpCost: "-" when not measured.

@@ -27,7 +27,7 @@ const (
 	modeHandoff    = "handoff"
 )
 
-var allModes = []string{modeLatency, modeThroughput, modeContended, modeAllocs, modeSkew, modeDegraded, modeAdapters, modeMulti, modeRenewal, modeHandoff, modeCluster}
+var allModes = []string{modeLatency, modeThroughput, modeContended, modeAllocs, modeSkew, modeDegraded, modeAdapters, modeMulti, modeRenewal, modeHandoff, modeSemaphore, modeCluster}
 
 // Options configure one run of the harness.
 type Options struct {
@@ -63,6 +63,12 @@ type Options struct {
 	// contend for one key in the handoff mode.
 	HandoffProcs int
 	HandoffG     int
+
+	// SemaphoreHold [5ms] is how long a holder keeps its permit in the
+	// semaphore mode, whose child processes are the handoff mode's;
+	// SemaphoreContenders [semaphoreContenders] are its contenders.
+	SemaphoreHold       time.Duration
+	SemaphoreContenders []semaphoreContender
 
 	// ClusterRecoveryBound [30s] bounds the cluster mode's wait for the
 	// first lock after a primary's death.
@@ -130,6 +136,12 @@ func NewRunner(opts Options, masters Masters, p *progress) *Runner {
 	}
 	if opts.HandoffG <= 0 {
 		opts.HandoffG = 4
+	}
+	if opts.SemaphoreHold <= 0 {
+		opts.SemaphoreHold = 5 * time.Millisecond
+	}
+	if opts.SemaphoreContenders == nil {
+		opts.SemaphoreContenders = semaphoreContenders
 	}
 	if opts.ClusterRecoveryBound <= 0 {
 		opts.ClusterRecoveryBound = 30 * time.Second
@@ -229,6 +241,11 @@ func (r *Runner) Run(ctx context.Context) (*Report, error) {
 	}
 	if want[modeHandoff] {
 		if err := r.handoff(ctx); err != nil {
+			return rep, err
+		}
+	}
+	if want[modeSemaphore] {
+		if err := r.semaphore(ctx); err != nil {
 			return rep, err
 		}
 	}
