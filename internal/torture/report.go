@@ -12,14 +12,17 @@ import (
 
 // Report is what a Run found. Durations are nanoseconds in JSON.
 type Report struct {
-	Seed          uint64        `json:"seed"`
-	RestartGuard  bool          `json:"restart_guard"`
-	Fencing       bool          `json:"fencing"`
-	Faults        []Fault       `json:"faults"`
-	Masters       int           `json:"masters"`
-	Clients       int           `json:"clients"`
-	Goroutines    int           `json:"goroutines_per_client"`
-	Keys          int           `json:"keys"`
+	Seed         uint64  `json:"seed"`
+	RestartGuard bool    `json:"restart_guard"`
+	Fencing      bool    `json:"fencing"`
+	Faults       []Fault `json:"faults"`
+	Masters      int     `json:"masters"`
+	Clients      int     `json:"clients"`
+	Goroutines   int     `json:"goroutines_per_client"`
+	Keys         int     `json:"keys"`
+	// Permits and ReadShare are Config's: the keys' kind of lock.
+	Permits       int           `json:"permits,omitempty"`
+	ReadShare     float64       `json:"read_share,omitempty"`
 	TTL           time.Duration `json:"ttl_ns"`
 	MaxTTL        time.Duration `json:"max_ttl_ns"`
 	MasterTimeout time.Duration `json:"master_timeout_ns"`
@@ -115,8 +118,15 @@ func (r *Report) WriteTable(w io.Writer) {
 	if r.Fencing {
 		fencing = "on"
 	}
-	row("setup", "%d masters, %d clients x %d goroutines, %d keys, TTL %v, MaxTTL %v, MasterTimeout %v, restart guard %s, fencing %s",
-		r.Masters, r.Clients, r.Goroutines, r.Keys, r.TTL, r.MaxTTL, r.MasterTimeout, guard, fencing)
+	kind := "locks"
+	switch {
+	case r.Permits > 0:
+		kind = fmt.Sprintf("semaphores of %d permits", r.Permits)
+	case r.ReadShare > 0:
+		kind = fmt.Sprintf("read-write locks, %.0f%% of rounds reading", 100*r.ReadShare)
+	}
+	row("setup", "%d masters, %d clients x %d goroutines, %d keys (%s), TTL %v, MaxTTL %v, MasterTimeout %v, restart guard %s, fencing %s",
+		r.Masters, r.Clients, r.Goroutines, r.Keys, kind, r.TTL, r.MaxTTL, r.MasterTimeout, guard, fencing)
 	row("elapsed", "%v%s", r.Elapsed.Round(time.Millisecond), map[bool]string{true: " (interrupted)"}[r.Interrupted])
 	row("acquisitions", "%d (%.1f/s)", r.Acquisitions, r.PerSecond)
 	row("lock latency", "p50 %s  p99 %s  max %s", ms(r.LatencyP50), ms(r.LatencyP99), ms(r.LatencyMax))

@@ -233,6 +233,7 @@ func (r *run) report(elapsed time.Duration) *Report {
 	rep := &Report{
 		Seed: cfg.Seed, RestartGuard: !cfg.DisableRestartGuard, Fencing: cfg.Fencing, Faults: cfg.Faults,
 		Masters: cfg.Masters, Clients: cfg.Clients, Goroutines: cfg.Goroutines, Keys: cfg.Keys,
+		Permits: cfg.Permits, ReadShare: cfg.ReadShare,
 		TTL: cfg.TTL, MaxTTL: cfg.MaxTTL, MasterTimeout: cfg.MasterTimeout,
 		Elapsed:      elapsed,
 		Acquisitions: r.acquired.Load(),
