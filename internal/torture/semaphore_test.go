@@ -42,11 +42,16 @@ func TestBrokenSemaphoreIsCaught(t *testing.T) {
 // more than 2 holders of a key, no permit granted while a majority is cut
 // off, no panic, no stuck operation and no leaked goroutine, and recover
 // after every fault.
-func TestTortureSemaphoreShort(t *testing.T) {
+func TestTortureSemaphoreShort(t *testing.T) { shortPass(t, Config{Permits: 2}) }
+
+// shortPass runs the compressed rotation of every safe fault on 5 real
+// masters over keys of the kind that kind's Permits or ReadShare sets, and
+// requires acquisitions and no problem.
+func shortPass(t *testing.T, kind Config) {
 	var log bytes.Buffer
 	rep, err := Run(context.Background(), Config{
 		Duration: 40 * time.Second, Cycles: 1, Seed: testSeed,
-		Masters: 5, Clients: 3, Goroutines: 6, Keys: 2, Permits: 2,
+		Masters: 5, Clients: 3, Goroutines: 6, Keys: 2, Permits: kind.Permits, ReadShare: kind.ReadShare,
 		TTL: 400 * time.Millisecond, MaxTTL: time.Second, MasterTimeout: 30 * time.Millisecond,
 		Slack:     time.Second,
 		FaultTime: 2 * time.Second, HealTime: 700 * time.Millisecond,
@@ -84,19 +89,4 @@ func TestBrokenRWLockIsCaught(t *testing.T) {
 // readers, every safe fault once in a compressed rotation. It must find no
 // reader beside a writer and no two writers, and recover after every
 // fault.
-func TestTortureRWShort(t *testing.T) {
-	var log bytes.Buffer
-	rep, err := Run(context.Background(), Config{
-		Duration: 40 * time.Second, Cycles: 1, Seed: testSeed,
-		Masters: 5, Clients: 3, Goroutines: 6, Keys: 2, ReadShare: 0.5,
-		TTL: 400 * time.Millisecond, MaxTTL: time.Second, MasterTimeout: 30 * time.Millisecond,
-		Slack:     time.Second,
-		FaultTime: 2 * time.Second, HealTime: 700 * time.Millisecond,
-		Logf: func(format string, args ...any) { t.Logf(format, args...) },
-	})
-	require.NoError(t, err)
-	rep.WriteTable(&log)
-	t.Logf("seed %d\n%s", testSeed, log.String())
-	require.Positive(t, rep.Acquisitions)
-	assert.Empty(t, rep.Problems())
-}
+func TestTortureRWShort(t *testing.T) { shortPass(t, Config{ReadShare: 0.5}) }
