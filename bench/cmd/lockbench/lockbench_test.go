@@ -139,6 +139,12 @@ func TestHarnessSmoke(t *testing.T) {
 	require.Len(t, rep.Throughput, 2*(in(modeThroughput)+floors))
 	for _, th := range rep.Throughput {
 		assert.Positive(t, th.OpsPerSec, th.Name)
+		if th.Name == nameFloorPipelined {
+			assert.Zero(t, th.Latency.N, "the pipelined row times no operation of its own")
+		} else {
+			assert.Positive(t, th.Latency.N, th.Name)
+			assert.LessOrEqual(t, th.Latency.P50, th.Latency.P99, th.Name)
+		}
 		if runtime.GOOS == "linux" {
 			assert.Positive(t, th.Cost.CPUUs, th.Name)
 			assert.Positive(t, th.Cost.IOCalls, th.Name, "a Lock+Unlock reads and writes sockets")
@@ -225,7 +231,7 @@ func TestHarnessSmoke(t *testing.T) {
 	}
 	assert.Zero(t, rep.Semaphore[0].OverPermits)
 	assert.LessOrEqual(t, rep.Semaphore[0].MostHolders, semaphorePermits)
-	require.Len(t, rep.Targets, 26)
+	require.Len(t, rep.Targets, 28)
 
 	var out bytes.Buffer
 	rep.WriteTables(&out)

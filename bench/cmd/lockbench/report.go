@@ -89,6 +89,10 @@ type ThroughputResult struct {
 	Errors     int       `json:"errors"`
 	// Cost is this process's cost per operation, medians over rounds.
 	Cost OpCost `json:"cost"`
+	// Latency is the successful operations' latency at this load, field-wise
+	// medians over rounds; zero for a pipelined row, which times no
+	// operation of its own.
+	Latency Latency `json:"latency"`
 }
 
 type ContendedResult struct {
@@ -264,6 +268,24 @@ func evaluateTargets(r *Report) []Target {
 			ratio := v.OpsPerSec / b.OpsPerSec
 			ts = append(ts, Target{Goal: goal, Measured: true, Met: ratio >= peer.want,
 				Figure: fmt.Sprintf("%.0f vs %.0f ops/s = %.2fx", v.OpsPerSec, b.OpsPerSec, ratio)})
+		}
+	}
+	// Throughput, to the masters' capacity, with the tail at that load.
+	for _, tg := range []struct {
+		g    int
+		goal float64
+	}{{64, 0.6}, {256, 0.7}} {
+		goal := fmt.Sprintf("throughput G=%d >= %.1fx %s", tg.g, tg.goal, nameFloorPipelined)
+		v, f := r.throughput(nameVolley, tg.g), r.throughput(nameFloorPipelined, tg.g)
+		switch {
+		case v == nil || f == nil || f.OpsPerSec <= 0:
+			notMeasured(goal)
+		case r.Masters.Kind == kindFake:
+			ts = append(ts, Target{Goal: goal, Figure: "not measured: the in-process fake masters share this process"})
+		default:
+			x := v.OpsPerSec / f.OpsPerSec
+			ts = append(ts, Target{Goal: goal, Measured: true, Met: x >= tg.goal,
+				Figure: fmt.Sprintf("%.0f vs %.0f/s = %.2fx, p99 %.3fms", v.OpsPerSec, f.OpsPerSec, x, v.Latency.P99)})
 		}
 	}
 	// Client CPU per operation at the largest load, to the masters'
@@ -550,10 +572,10 @@ func (r *Report) WriteTables(w io.Writer) {
 		}
 	}
 	if len(r.Throughput) > 0 {
-		section("THROUGHPUT: Lock+Unlock ops/s, G goroutines on distinct keys (ratio to " + baseline + ", x floor to " + nameFloorPipelined + ")")
+		section("THROUGHPUT: Lock+Unlock ops/s, G goroutines on distinct keys (ratio to " + baseline + ", x floor to " + nameFloorPipelined + "), and the latency p99 at that load")
 		hdr := "contender\t"
 		for _, g := range r.Config.Goroutines {
-			hdr += fmt.Sprintf("G=%d\tratio\tx floor\t", g)
+			hdr += fmt.Sprintf("G=%d\tratio\tx floor\tp99 ms\t", g)
 		}
 		fmt.Fprintln(tw, hdr)
 		for _, n := range names {
@@ -562,12 +584,16 @@ func (r *Report) WriteTables(w io.Writer) {
 			for _, g := range r.Config.Goroutines {
 				t, b, fl := r.throughput(n, g), r.throughput(baseline, g), r.throughput(nameFloorPipelined, g)
 				if t == nil {
-					line += "-\t-\t-\t"
+					line += "-\t-\t-\t-\t"
 					continue
 				}
 				errs += t.Errors
 				opsPerSec := func(b *ThroughputResult) float64 { return b.OpsPerSec }
-				line += fmt.Sprintf("%.0f\t%s\t%s\t", t.OpsPerSec, ratio(t.OpsPerSec, field(b, opsPerSec)), ratio(t.OpsPerSec, field(fl, opsPerSec)))
+				p99 := "-"
+				if t.Latency.N > 0 {
+					p99 = f3(t.Latency.P99)
+				}
+				line += fmt.Sprintf("%.0f\t%s\t%s\t%s\t", t.OpsPerSec, ratio(t.OpsPerSec, field(b, opsPerSec)), ratio(t.OpsPerSec, field(fl, opsPerSec)), p99)
 			}
 			fmt.Fprintln(tw, line+errNote(errs)+"\t")
 		}

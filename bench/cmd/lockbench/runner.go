@@ -513,6 +513,7 @@ func (r *Runner) throughput(ctx context.Context, cs []Contender) error {
 		r.progress.phase("throughput G=%d: %d rounds x %d contenders x %v", g, r.opts.Rounds, len(cases), r.opts.Duration)
 		ops := map[string][]float64{}
 		costs := map[string][]OpCost{}
+		lats := map[string][]Latency{}
 		errs := map[string]int{}
 		err := eachRound(ctx, r, "throughput G="+strconv.Itoa(g), cases, func(_ int, tc throughputCase) error {
 			if tc.pipe != nil {
@@ -532,8 +533,9 @@ func (r *Runner) throughput(ctx context.Context, cs []Contender) error {
 			c := tc.c
 			warm(ctx, c, keys[c.Name()][0][:min(20, len(keys[c.Name()][0]))], r.opts.Setup.TTL)
 			m0 := meterCost()
-			n, e, el := parallel(ctx, c, keys[c.Name()], r.opts.Setup.TTL, r.opts.Duration)
+			n, e, el, lat := parallel(ctx, c, keys[c.Name()], r.opts.Setup.TTL, r.opts.Duration)
 			costs[c.Name()] = append(costs[c.Name()], meterCost().since(m0, n))
+			lats[c.Name()] = append(lats[c.Name()], lat)
 			ops[c.Name()] = append(ops[c.Name()], float64(n)/el.Seconds())
 			errs[c.Name()] += int(e)
 			return nil
@@ -546,10 +548,14 @@ func (r *Runner) throughput(ctx context.Context, cs []Contender) error {
 			if len(ops[n]) == 0 {
 				continue
 			}
-			r.report.Throughput = append(r.report.Throughput, ThroughputResult{
+			res := ThroughputResult{
 				Name: n, Goroutines: g, OpsPerSec: median(ops[n]),
 				Rounds: ops[n], Errors: errs[n], Cost: medianCost(costs[n]),
-			})
+			}
+			if len(lats[n]) > 0 {
+				res.Latency = medianLatency(lats[n])
+			}
+			r.report.Throughput = append(r.report.Throughput, res)
 		}
 	}
 	for _, tc := range cases {
@@ -590,24 +596,37 @@ func (tc throughputCase) Name() string {
 }
 
 // parallel runs len(keys) goroutines of LockUnlock for d and returns the
-// successful operations, the errors and the elapsed time.
-func parallel(ctx context.Context, c Contender, keys [][]string, ttl, d time.Duration) (ops, errs int64, elapsed time.Duration) {
+// successful operations, the errors, the elapsed time and the latency of
+// the successful operations (each goroutine keeps the first
+// samplesPerGoroutine, in buffers made before the clock starts, so that
+// the measurement allocates nothing of its own).
+func parallel(ctx context.Context, c Contender, keys [][]string, ttl, d time.Duration) (ops, errs int64, elapsed time.Duration, lat Latency) {
 	var nOps, nErrs atomic.Int64
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	var deadline time.Time
+	samples := make([][]time.Duration, len(keys))
 	for g := range keys {
 		ks := keys[g]
+		buf := make([]time.Duration, 0, samplesPerGoroutine)
 		wg.Go(func() {
 			<-start
 			var ok, bad int64
-			for i := 0; ctx.Err() == nil && time.Now().Before(deadline); i++ {
+			for i := 0; ctx.Err() == nil; i++ {
+				t0 := time.Now()
+				if !t0.Before(deadline) {
+					break
+				}
 				if err := c.LockUnlock(ctx, ks[i%len(ks)], ttl); err != nil {
 					bad++
-				} else {
-					ok++
+					continue
+				}
+				ok++
+				if len(buf) < cap(buf) {
+					buf = append(buf, time.Since(t0))
 				}
 			}
+			samples[g] = buf
 			nOps.Add(ok)
 			nErrs.Add(bad)
 		})
@@ -616,8 +635,13 @@ func parallel(ctx context.Context, c Contender, keys [][]string, ttl, d time.Dur
 	deadline = t0.Add(d)
 	close(start)
 	wg.Wait()
-	return nOps.Load(), nErrs.Load(), time.Since(t0)
+	elapsed = time.Since(t0)
+	return nOps.Load(), nErrs.Load(), elapsed, summarize(slices.Concat(samples...))
 }
+
+// samplesPerGoroutine bounds the latencies each goroutine of parallel
+// keeps: more than one goroutine's share of a round at the rates seen.
+const samplesPerGoroutine = 4096
 
 // contended: G goroutines on one key; acquisitions/s, hand-off latency and
 // a mutual-exclusion check.
