@@ -149,7 +149,7 @@ func TestAllocs(t *testing.T) {
 	round := func() {
 		tok := newToken()
 		o.waiting = true
-		o.encode(other.lockCommand(false, true), "alloc:wait", nil, &tok, o.ttlArg(ttl), nil)
+		o.encode(other.lockCommand(false, true), "alloc:wait", nil, &tok, o.ttlArg(ttl), nil, nil)
 		br := o.run(nil)
 		if br.ok >= other.quorum || br.taken < other.quorum {
 			t.Fatalf("a waiting attempt on a held key: %+v", br)
@@ -222,7 +222,7 @@ func TestAllocsSemaphore(t *testing.T) {
 
 // TestAllocsRWMutex pins a read-write lock's steady-state allocations on
 // five real masters: zero for RLock+Unlock, a read lock's Extend, and the
-// writer's Lock+Unlock.
+// writer's Lock+Unlock, fenced or not.
 func TestAllocsRWMutex(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	servers := masters(t, 5)
@@ -254,6 +254,21 @@ func TestAllocsRWMutex(t *testing.T) {
 	}
 	steady(writeUnlock)
 	require.Zero(t, testing.AllocsPerRun(200, writeUnlock), "Lock+Unlock of the writer")
+
+	f := client(t, servers, Config{MasterTimeout: time.Second, Fencing: true})
+	frw, err := f.RWMutex("alloc:rw:fenced")
+	require.NoError(t, err)
+	fencedWriteUnlock := func() {
+		l, err := frw.Lock(bg, ttl)
+		if err != nil || l.Fence() == 0 {
+			t.Fatal(err, l.Fence())
+		}
+		if err := l.Unlock(bg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	steady(fencedWriteUnlock)
+	require.Zero(t, testing.AllocsPerRun(200, fencedWriteUnlock), "Lock+Unlock of a fenced writer")
 
 	held, err := rw.RLock(bg, ttl)
 	require.NoError(t, err)

@@ -24,7 +24,12 @@ type command struct {
 	fenceKey bool
 	// arg: a number follows the token (a TTL, or a fence token).
 	arg bool
-	// propose: a proposed fence token follows arg (scripts.FenceLock).
+	// flag: a flag follows arg ("1" or "0": a writer that waits,
+	// scripts.RWLock; a release that wakes, scripts.SemRelease).
+	flag bool
+	// propose: a proposed fence token follows (scripts.FenceLock, and a
+	// fenced scripts.RWLock), or a permit's index (scripts.SemAcquire) or
+	// count (scripts.SemExtend).
 	propose bool
 	// guarded: a yes from a master the restart guard holds out does not
 	// count (see Client.guarded): the command takes or keeps a lock.
@@ -60,18 +65,19 @@ var (
 	cmdReleaseQuiet  = command{script: &scripts.ReleaseQuiet, eval: true, answer: answerVote}
 	cmdReleaseMultiQ = command{script: &scripts.ReleaseMultiQuiet, eval: true, answer: answerVote}
 	// A semaphore's: the permit's index (or, for SemExtend, the number of
-	// permits) goes where a fenced lock's proposal does, and SemRelease's
-	// wake flag too.
+	// permits) goes where a fenced lock's proposal does; SemRelease's
+	// index is its arg.
 	cmdSemAcquire = command{script: &scripts.SemAcquire, arg: true, propose: true, guarded: true, answer: answerPermit}
 	cmdSemExtend  = command{script: &scripts.SemExtend, arg: true, propose: true, guarded: true, answer: answerVote}
-	cmdSemRelease = command{script: &scripts.SemRelease, eval: true, arg: true, propose: true, answer: answerVote}
+	cmdSemRelease = command{script: &scripts.SemRelease, eval: true, arg: true, flag: true, answer: answerVote}
 	// A read-write lock's: its writer's and readers' attempts answer as
-	// LockWait does; a writer's lock is then extended and released as a
-	// Lock.
-	cmdRWLock    = command{script: &scripts.RWLock, arg: true, propose: true, guarded: true, answer: answerLock} // its waiting flag where a proposal goes
-	cmdRWRLock   = command{script: &scripts.RWRLock, arg: true, guarded: true, answer: answerLock}
-	cmdRWRExtend = command{script: &scripts.RWRExtend, arg: true, guarded: true, answer: answerVote}
-	cmdRWRUnlock = command{script: &scripts.RWRUnlock, eval: true, answer: answerVote}
+	// LockWait does, a fenced writer's as FenceLock does; a writer's lock
+	// is then extended and released as a Lock.
+	cmdRWLock       = command{script: &scripts.RWLock, arg: true, flag: true, guarded: true, answer: answerLock}
+	cmdRWLockFenced = command{script: &scripts.RWLock, fenceKey: true, arg: true, flag: true, propose: true, guarded: true, answer: answerFenceLock}
+	cmdRWRLock      = command{script: &scripts.RWRLock, arg: true, guarded: true, answer: answerLock}
+	cmdRWRExtend    = command{script: &scripts.RWRExtend, arg: true, guarded: true, answer: answerVote}
+	cmdRWRUnlock    = command{script: &scripts.RWRUnlock, eval: true, answer: answerVote}
 )
 
 // lockCommand is a Lock attempt's command: fenced (Config.Fencing), on
@@ -116,14 +122,17 @@ func releaseCommand(multi, wake bool) *command {
 
 // encode makes cmd the op's command and writes it (and, for an EVALSHA, its
 // EVAL form for NOSCRIPT): for key alone when keys is nil, else for the
-// lock on keys (sorted, deduplicated, see LockMulti), with tok, arg when
-// cmd takes one, and proposal when cmd proposes a fence token.
-func (o *op) encode(cmd *command, key string, keys []string, tok *token, arg, proposal []byte) {
+// lock on keys (sorted, deduplicated, see LockMulti), with tok, and arg,
+// flag and proposal where cmd takes them.
+func (o *op) encode(cmd *command, key string, keys []string, tok *token, arg, flag, proposal []byte) {
 	o.command = cmd
 	o.cmd.reset()
 	o.alt.reset()
 	if !cmd.arg {
 		arg = nil
+	}
+	if !cmd.flag {
+		flag = nil
 	}
 	if !cmd.propose {
 		proposal = nil
@@ -142,10 +151,10 @@ func (o *op) encode(cmd *command, key string, keys []string, tok *token, arg, pr
 		o.cmd.b = resp.AppendBulkString(o.cmd.b, "PX")
 		o.cmd.b = resp.AppendBulk(o.cmd.b, arg)
 	case cmd.eval:
-		o.cmd.script(o.c, "EVAL", cmd.script.Source, key, keys, fence, tok, arg, proposal)
+		o.cmd.script(o.c, "EVAL", cmd.script.Source, key, keys, fence, tok, arg, flag, proposal)
 	default:
-		o.cmd.script(o.c, "EVALSHA", cmd.script.SHA, key, keys, fence, tok, arg, proposal)
-		o.alt.script(o.c, "EVAL", cmd.script.Source, key, keys, fence, tok, arg, proposal)
+		o.cmd.script(o.c, "EVALSHA", cmd.script.SHA, key, keys, fence, tok, arg, flag, proposal)
+		o.alt.script(o.c, "EVAL", cmd.script.Source, key, keys, fence, tok, arg, flag, proposal)
 	}
 }
 
@@ -178,19 +187,19 @@ func (w *wire) handover(c *Client, verb, script, key string, old, next *token, t
 	w.b = resp.AppendBulk(w.b, ttl)
 }
 
-// script appends "EVAL[SHA] script numkeys key... token [arg [proposal]]":
-// the keys are keys, or key alone when keys is nil, then last when not "".
-func (w *wire) script(c *Client, verb, script, key string, keys []string, last string, tok *token, arg, proposal []byte) {
+// script appends "EVAL[SHA] script numkeys key... token [arg] [flag]
+// [proposal]": the keys are keys, or key alone when keys is nil, then last
+// when not ""; each of arg, flag and proposal when not nil.
+func (w *wire) script(c *Client, verb, script, key string, keys []string, last string, tok *token, arg, flag, proposal []byte) {
 	nkeys := max(1, len(keys))
 	if last != "" {
 		nkeys++
 	}
 	n := 4 + nkeys
-	if arg != nil {
-		n++
-	}
-	if proposal != nil {
-		n++
+	for _, a := range [...][]byte{arg, flag, proposal} {
+		if a != nil {
+			n++
+		}
 	}
 	w.b = resp.AppendArrayHeader(w.b, n)
 	w.b = resp.AppendBulkString(w.b, verb)
@@ -206,10 +215,9 @@ func (w *wire) script(c *Client, verb, script, key string, keys []string, last s
 		w.key(c, last)
 	}
 	w.b = resp.AppendBulk(w.b, tok[:])
-	if arg != nil {
-		w.b = resp.AppendBulk(w.b, arg)
-	}
-	if proposal != nil {
-		w.b = resp.AppendBulk(w.b, proposal)
+	for _, a := range [...][]byte{arg, flag, proposal} {
+		if a != nil {
+			w.b = resp.AppendBulk(w.b, a)
+		}
 	}
 }

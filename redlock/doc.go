@@ -256,8 +256,19 @@
 // release (the wait room wakes the readers queued behind the first one
 // woken), and an Unlock hands the write lock to a writer waiting in the
 // same Client at most Config.LocalHandoffs times in a row. The intent
-// plays no part in the argument above. Read locks and the writer's Lock
-// carry no fencing token.
+// plays no part in the argument above.
+//
+// With Config.Fencing the writer's Lock carries a fencing token, taken as
+// a fenced Lock's is (see Fencing): a fenced writer attempt
+// (scripts.RWLock given the counter's key) raises each counter to the
+// Client's proposal in the same step as it sets the writer's key, and the
+// second round, when needed, is FenceWrite on the writer's key. The
+// argument of Fencing applies unchanged, since it rests only on the key
+// being held by one holder at a time, which the writer's is: each
+// writer's token is greater than every earlier writer's, and than every
+// earlier fenced Lock's of the name. Read locks carry no token: they
+// exclude writers, not each other, and a token orders only holders that
+// exclude each other.
 //
 // # Fencing
 //

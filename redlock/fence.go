@@ -145,7 +145,7 @@ func (o *op) topCounter() uint64 {
 func (o *op) fenceWrite(key string, keys []string, tok *token, done <-chan struct{}) (uint64, burstResult) {
 	fence := o.topCounter() + 1
 	o.fenceNum = strconv.AppendUint(o.fenceNum[:0], fence, 10)
-	o.encode(&cmdFenceWrite, key, keys, tok, o.fenceNum, nil)
+	o.encode(&cmdFenceWrite, key, keys, tok, o.fenceNum, nil, nil)
 	return fence, o.run(done)
 }
 

@@ -30,6 +30,24 @@ func counterOn(t *testing.T, s *redistest.Server) (n uint64, ok bool) {
 	return n, true
 }
 
+// tokenLog records the tokens of holders from many goroutines; each
+// holder records its token while it holds the lock, so that the log is
+// in acquisition order.
+type tokenLog struct {
+	mu   sync.Mutex
+	seen []uint64
+}
+
+func (l *tokenLog) record(f uint64) {
+	l.mu.Lock()
+	l.seen = append(l.seen, f)
+	l.mu.Unlock()
+}
+
+// tokens returns the tokens recorded, once the recording goroutines have
+// ended.
+func (l *tokenLog) tokens() []uint64 { return l.seen }
+
 // ttlF is the fenced tests' TTL, within fenced's MaxTTL.
 const ttlF = 250 * time.Millisecond
 
@@ -52,13 +70,8 @@ func TestFenceGrowsAcrossHolders(t *testing.T) {
 		_, ok := counterOn(t, s)
 		assert.True(t, ok, "New gives fresh masters their counters")
 	}
-	var mu sync.Mutex
-	var seen []uint64
-	record := func(f uint64) {
-		mu.Lock()
-		seen = append(seen, f)
-		mu.Unlock()
-	}
+	var log tokenLog
+	record := log.record
 	var wg sync.WaitGroup
 	for g := range 6 {
 		c := clients[g%2]
@@ -91,6 +104,7 @@ func TestFenceGrowsAcrossHolders(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	seen := log.tokens()
 	require.Len(t, seen, 90)
 	for i := 1; i < len(seen); i++ {
 		assert.Greater(t, seen[i], seen[i-1], "holder %d's token", i)

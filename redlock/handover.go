@@ -57,7 +57,7 @@ func (c *Client) takeHandover(key string, ttl time.Duration, g handover, o *op, 
 // ended, or the Client closed), as Unlock would have: waiters elsewhere
 // are woken.
 func (c *Client) releaseHandover(o *op, key string, g *handover) {
-	o.encode(releaseCommand(false, true), key, nil, &g.tok, nil, nil)
+	o.encode(releaseCommand(false, true), key, nil, &g.tok, nil, nil, nil)
 	o.sendForget(false)
 }
 

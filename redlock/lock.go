@@ -112,8 +112,12 @@ func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration) (Lock,
 // the readers' keys (keys, the key first). The lock it gives is a Lock of
 // that key, extended and released as any.
 type lockSpec struct {
-	cmd  *command
-	keys []string
+	cmd *command // the attempts' command
+	// fenced is the attempts' command when the Client fences
+	// (Config.Fencing): cmd's that also proposes a token; nil if the
+	// locks carry none.
+	fenced *command
+	keys   []string
 }
 
 // waitFlag is a lockSpec command's flag for a waiting attempt: "1", else
@@ -127,7 +131,7 @@ func waitFlag(waiting bool) []byte {
 
 // acquire takes key, or keys when not nil (key is then keys.keys[0]); on
 // failure keys goes back to its pool. With spec, the attempts run its
-// command instead (and carry no fencing token). It is a loop of an
+// command instead (fenced as a Lock's when the spec has a fenced command). It is a loop of an
 // attempt and what the call's retry policy makes of its failure (see
 // retry).
 func (c *Client) acquire(ctx context.Context, key string, keys *keySet, spec *lockSpec, ttl time.Duration, tries int) (_ Lock, err error) {
@@ -207,15 +211,18 @@ func (c *Client) acquire(ctx context.Context, key string, keys *keySet, spec *lo
 // counter it vouches for took part in the first round.
 func (c *Client) attempt(o *op, key string, keys *keySet, keyList []string, spec *lockSpec, tok *token, ttl time.Duration, done <-chan struct{}) (l Lock, br burstResult, took time.Duration, unfenced, ok bool) {
 	var proposal uint64
-	fenced := c.cfg.Fencing && spec == nil
+	fenced := c.cfg.Fencing && (spec == nil || spec.fenced != nil)
 	if fenced {
 		proposal = c.fence.propose()
 		o.fenceNum = strconv.AppendUint(o.fenceNum[:0], proposal, 10)
 	}
-	if spec != nil {
-		o.encode(spec.cmd, key, spec.keys, tok, o.ttlArg(ttl), waitFlag(o.waiting))
-	} else {
-		o.encode(c.lockCommand(keyList != nil, o.waiting), key, keyList, tok, o.ttlArg(ttl), o.fenceNum)
+	switch {
+	case spec == nil:
+		o.encode(c.lockCommand(keyList != nil, o.waiting), key, keyList, tok, o.ttlArg(ttl), nil, o.fenceNum)
+	case fenced:
+		o.encode(spec.fenced, key, spec.keys, tok, o.ttlArg(ttl), waitFlag(o.waiting), o.fenceNum)
+	default:
+		o.encode(spec.cmd, key, spec.keys, tok, o.ttlArg(ttl), waitFlag(o.waiting), nil)
 	}
 	br = o.run(done)
 	took = time.Since(br.start)
@@ -344,7 +351,7 @@ func (o *op) releaseAfterFailure(key string, keys []string, tok *token, wake boo
 	if wake {
 		o.c.room.noteOwn(tok.releaseID())
 	}
-	o.encode(releaseCommand(keys != nil, wake), key, keys, tok, nil, nil)
+	o.encode(releaseCommand(keys != nil, wake), key, keys, tok, nil, nil, nil)
 	o.sendForget(true)
 }
 
@@ -422,7 +429,7 @@ func (l *Lock) Unlock(ctx context.Context) (err error) {
 		l.ended()
 		return nil
 	}
-	o.encode(releaseCommand(l.keyList() != nil, true), l.key, l.keyList(), &l.tok, nil, nil)
+	o.encode(releaseCommand(l.keyList() != nil, true), l.key, l.keyList(), &l.tok, nil, nil, nil)
 	br := o.run(done)
 	o.report(OpUnlock)
 	l.until = time.Time{}

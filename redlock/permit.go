@@ -64,7 +64,7 @@ func (p *Permit) Release(ctx context.Context) error {
 	if s == nil {
 		return ErrNotHeld
 	}
-	h := heldOp{name: s.name, cmd: &cmdSemRelease, keys: s.keys, arg: s.index[p.permit], prop: flagWake}
+	h := heldOp{name: s.name, cmd: &cmdSemRelease, keys: s.keys, arg: s.index[p.permit], flag: flagWake}
 	_, err := s.c.releaseHeld(ctx, &h, &p.tok)
 	if err != ErrClosed {
 		p.until = time.Time{}

@@ -30,7 +30,7 @@ type RWMutex struct {
 // name+":readers" and name+":intent".
 func (c *Client) RWMutex(name string) (*RWMutex, error) {
 	rw := &RWMutex{c: c, name: name, keys: []string{name, name + ":readers", name + ":intent"}}
-	rw.spec = lockSpec{cmd: &cmdRWLock, keys: rw.keys}
+	rw.spec = lockSpec{cmd: &cmdRWLock, fenced: &cmdRWLockFenced, keys: rw.keys}
 	if err := c.checkFenceKeys(name, rw.keys); err != nil {
 		return nil, err
 	}
@@ -43,7 +43,8 @@ func (rw *RWMutex) Name() string { return rw.name }
 // TryLock makes one attempt to take the write lock for ttl: it fails, as
 // TryLock on a taken key does, while a writer or a reader holds it. The
 // Lock it returns is extended (Extend, or DoWrite's renewal) and released
-// (Unlock) as any Lock; it carries no fencing token.
+// (Unlock) as any Lock; with Config.Fencing it carries a fencing token
+// (Lock.Fence), as a Lock of the name would.
 func (rw *RWMutex) TryLock(ctx context.Context, ttl time.Duration) (Lock, error) {
 	if err := rw.c.checkTTL(ttl); err != nil {
 		return Lock{}, err
@@ -108,7 +109,7 @@ func (r *rwReader) holdName() string { return r.name }
 func (r *rwReader) shared() bool     { return true }
 
 func (r *rwReader) attemptHold(o *op, ttl time.Duration, done <-chan struct{}) (br burstResult, until time.Time, ok bool) {
-	o.encode(&cmdRWRLock, r.name, r.keys, &o.holdTok, o.ttlArg(ttl), nil)
+	o.encode(&cmdRWRLock, r.name, r.keys, &o.holdTok, o.ttlArg(ttl), nil, nil)
 	br = o.run(done)
 	o.report(OpLock)
 	until = r.c.validUntil(br.start, ttl)
@@ -119,7 +120,7 @@ func (r *rwReader) attemptHold(o *op, ttl time.Duration, done <-chan struct{}) (
 // may hold it. The release publishes (scripts.RWRUnlock always does):
 // waiters woken by it find the lock as it was, and wait again.
 func (r *rwReader) releaseHold(o *op, _ bool) {
-	o.encode(&cmdRWRUnlock, r.name, r.keys, &o.holdTok, nil, nil)
+	o.encode(&cmdRWRUnlock, r.name, r.keys, &o.holdTok, nil, nil, nil)
 	o.sendForget(true)
 }
 

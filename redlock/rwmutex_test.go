@@ -182,3 +182,76 @@ func TestRWMutexDo(t *testing.T) {
 	_, err = rw.RLock(bg, time.Hour)
 	require.ErrorContains(t, err, "exceeds Config.MaxTTL")
 }
+
+// TestRWMutexFencedWriter: with Config.Fencing, the writers of a
+// read-write lock, from two Clients and through Lock, TryLock and
+// DoWrite, get strictly increasing tokens (each recorded while it holds
+// the lock, so in acquisition order), and readers between them change
+// nothing; the writer's tokens come from the counter a plain Lock's do.
+// A writer that finds readers and waits still leaves its intent.
+func TestRWMutexFencedWriter(t *testing.T) {
+	servers := masters(t, 3)
+	clients := []*Client{fenced(t, servers), fenced(t, servers)}
+	var rws []*RWMutex
+	for _, c := range clients {
+		rw, err := c.RWMutex("fenced-rw")
+		require.NoError(t, err)
+		rws = append(rws, rw)
+	}
+	var log tokenLog
+	record := log.record
+	var wg sync.WaitGroup
+	for g := range 4 {
+		rw := rws[g%2]
+		wg.Go(func() {
+			for i := range 12 {
+				switch i % 3 {
+				case 0:
+					l, err := rw.Lock(bg, ttlF)
+					if !assert.NoError(t, err) {
+						return
+					}
+					record(l.Fence())
+					assert.NoError(t, l.Unlock(bg))
+				case 1:
+					assert.NoError(t, rw.DoWrite(bg, ttlF, func(ctx context.Context) error {
+						f, ok := FenceFrom(ctx)
+						assert.True(t, ok)
+						record(f)
+						return nil
+					}))
+				case 2:
+					r, err := rw.RLock(bg, ttlF)
+					if !assert.NoError(t, err) {
+						return
+					}
+					assert.NoError(t, r.Unlock(bg))
+				}
+			}
+		})
+	}
+	wg.Wait()
+	seen := log.tokens()
+	require.Len(t, seen, 32)
+	for i := 1; i < len(seen); i++ {
+		assert.Greater(t, seen[i], seen[i-1], "writer %d's token", i)
+	}
+	l, err := clients[0].Lock(bg, "plain", ttlF)
+	require.NoError(t, err)
+	assert.Greater(t, l.Fence(), seen[len(seen)-1], "one counter for every lock")
+	require.NoError(t, l.Unlock(bg))
+
+	r, err := rws[0].TryRLock(bg, ttlF)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(bg, 50*time.Millisecond)
+	_, err = rws[1].Lock(ctx, ttlF)
+	cancel()
+	require.ErrorIs(t, err, context.DeadlineExceeded, "a fenced writer waits while a reader holds it")
+	_, err = rws[0].TryRLock(bg, ttlF)
+	require.ErrorIs(t, err, ErrNotAcquired, "its intent keeps new readers out")
+	require.NoError(t, r.Unlock(bg))
+	w, err := rws[1].TryLock(bg, ttlF)
+	require.NoError(t, err)
+	assert.Greater(t, w.Fence(), l.Fence())
+	require.NoError(t, w.Unlock(bg))
+}

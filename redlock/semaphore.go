@@ -131,7 +131,7 @@ func (s *Semaphore) shared() bool     { return false }
 // attemptHold asks every master for permit o.permit.
 func (s *Semaphore) attemptHold(o *op, ttl time.Duration, done <-chan struct{}) (br burstResult, until time.Time, ok bool) {
 	o.resetPermits(s.permits)
-	o.encode(&cmdSemAcquire, s.name, s.keys, &o.holdTok, o.ttlArg(ttl), s.index[o.permit])
+	o.encode(&cmdSemAcquire, s.name, s.keys, &o.holdTok, o.ttlArg(ttl), nil, s.index[o.permit])
 	br = o.run(done)
 	o.report(OpLock)
 	until = s.c.validUntil(br.start, ttl)
@@ -164,7 +164,7 @@ func (s *Semaphore) release(o *op, permit int, tok *token, wake, forget bool) {
 	if wake {
 		flag = flagWake
 	}
-	o.encode(&cmdSemRelease, s.name, s.keys, tok, s.index[permit], flag)
+	o.encode(&cmdSemRelease, s.name, s.keys, tok, s.index[permit], flag, nil)
 	if forget {
 		o.sendForget(true)
 	}

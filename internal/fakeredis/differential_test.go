@@ -2036,6 +2036,33 @@ func diffRWScript() []step {
 		cmd("EXISTS", "rw"),
 		cmd("DEL", "rw:readers"),
 
+		// a fenced writer (the counter's key fourth, the proposal fourth):
+		// no counter, {1}; a counter below the proposal is raised and
+		// answered as it was; one above it stays; a counter that is not a
+		// number, or no proposal, fails the comparison after the SET
+		cmd(append(append([]string{"EVAL", scripts.RWLock.Source, "4"}, rw[1:]...), "fence", "w1", "30000", "0", "100")...),
+		cmd("EXISTS", "fence"),
+		cmd("DEL", "rw"),
+		cmd("SET", "fence", "42"),
+		cmd(append(append([]string{"EVAL", scripts.RWLock.Source, "4"}, rw[1:]...), "fence", "w1", "30000", "0", "100")...),
+		cmd("GET", "fence"),
+		cmd("DEL", "rw"),
+		cmd(append(append([]string{"EVAL", scripts.RWLock.Source, "4"}, rw[1:]...), "fence", "w1", "30000", "1", "7")...),
+		cmd("GET", "fence"),
+		cmd("DEL", "rw"),
+		cmd(append(append([]string{"EVAL", scripts.RWLock.Source, "4"}, rw[1:]...), "fence", "w1", "30000", "1")...),
+		cmd("GET", "rw"),
+		cmd("DEL", "rw"),
+		cmd("SET", "fence", "x"),
+		cmd(append(append([]string{"EVAL", scripts.RWLock.Source, "4"}, rw[1:]...), "fence", "w1", "30000", "0", "100")...),
+		cmd("GET", "fence"),
+		cmd("DEL", "rw", "fence"),
+		// a fenced writer that finds readers answers as an unfenced one
+		cmd(rlock("r1", "30000")...),
+		shaped(waiting(30000), append(append([]string{"EVAL", scripts.RWLock.Source, "4"}, rw[1:]...), "fence", "w1", "30000", "0", "100")...),
+		cmd("EXISTS", "fence", "rw"),
+		cmd("DEL", "rw:readers"),
+
 		// a writer's key that holds a hash: WRONGTYPE, raised by the GET
 		cmd("HSET", "rw", "f", "v"),
 		cmd(lock("w1", "30000", "1")...),

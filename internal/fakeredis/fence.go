@@ -63,14 +63,23 @@ func (s *Server) fenceLockLocked(out []byte, db int, sha string, keys, argv [][]
 	if !set {
 		return out
 	}
-	g, found, msg := s.scriptGetLocked(db, keys, len(keys)-1, now)
+	return s.fenceTailLocked(out, db, sha, keys, argv, len(keys)-1, 2, now)
+}
+
+// fenceTailLocked ends a lock script that fences once it set its keys
+// (scripts.FenceLock, and scripts.RWLock given the counter's key): the
+// counter is keys[k], the proposal argv[p]. If the counter exists, it is
+// raised to the proposal and the answer is {1, counter as it was}; else
+// {1}; or the comparison's error.
+func (s *Server) fenceTailLocked(out []byte, db int, sha string, keys, argv [][]byte, k, p int, now int64) []byte {
+	g, found, msg := s.scriptGetLocked(db, keys, k, now)
 	switch {
 	case msg != "":
 		return appendScriptError(out, msg, sha)
 	case found:
-		// Raise the counter to the proposal ARGV[3], then answer what it was.
+		// Raise the counter to the proposal, then answer what it was.
 		mark := len(out)
-		out = s.raiseCounterLocked(out, db, sha, keys[len(keys)-1], g, argv, 2)
+		out = s.raiseCounterLocked(out, db, sha, keys[k], g, argv, p)
 		if out[mark] == '-' {
 			return out
 		}
@@ -108,7 +117,7 @@ func (s *Server) fenceWriteLocked(out []byte, db int, sha string, keys, argv [][
 }
 
 // raiseCounterLocked raises the counter g at key to the script's argument
-// argv[i] (ARGV[i+1]), as scripts.FenceLock (i = 2), scripts.FenceWrite
+// argv[i] (ARGV[i+1]), as scripts.FenceLock (i = 2), scripts.RWLock (i = 3), scripts.FenceWrite
 // and scripts.FenceRepair (i = 1) do: if tonumber(g)<tonumber(argv[i]),
 // set the key to argv[i]; it appends 1, or the error of the comparison.
 func (s *Server) raiseCounterLocked(out []byte, db int, sha string, key []byte, g string, argv [][]byte, i int) []byte {

@@ -289,4 +289,19 @@ func TestRWMutex(t *testing.T) {
 	w, err := rw.TryLock(bg, 400*time.Millisecond)
 	require.NoError(t, err, "the expired reader no longer keeps the writer out")
 	require.NoError(t, w.Unlock(bg))
+
+	// With fencing, the fake masters hand each writer a larger token.
+	f, err := redlock.New(bg, redlock.Config{Addrs: ms.Addrs(), MasterTimeout: 50 * time.Millisecond, MaxTTL: 500 * time.Millisecond, Fencing: true})
+	require.NoError(t, err)
+	defer f.Close()
+	frw, err := f.RWMutex("doc")
+	require.NoError(t, err)
+	var last uint64
+	for range 3 {
+		w, err := frw.TryLock(bg, 400*time.Millisecond)
+		require.NoError(t, err)
+		assert.Greater(t, w.Fence(), last)
+		last = w.Fence()
+		require.NoError(t, w.Unlock(bg))
+	}
 }
