@@ -51,7 +51,7 @@ func shortPass(t *testing.T, kind Config) {
 	var log bytes.Buffer
 	rep, err := Run(context.Background(), Config{
 		Duration: 40 * time.Second, Cycles: 1, Seed: testSeed,
-		Masters: 5, Clients: 3, Goroutines: 6, Keys: 2, Permits: kind.Permits, ReadShare: kind.ReadShare,
+		Masters: 5, Clients: 3, Goroutines: 6, Keys: 2, Permits: kind.Permits, ReadShare: kind.ReadShare, Fencing: kind.Fencing,
 		TTL: 400 * time.Millisecond, MaxTTL: time.Second, MasterTimeout: 30 * time.Millisecond,
 		Slack:     time.Second,
 		FaultTime: 2 * time.Second, HealTime: 700 * time.Millisecond,
@@ -86,7 +86,7 @@ func TestBrokenRWLockIsCaught(t *testing.T) {
 
 // TestTortureRWShort is the read-write lock's short torture pass for
 // `make test`: redlock's RWMutex on 5 real masters, half the rounds
-// readers, every safe fault once in a compressed rotation. It must find no
-// reader beside a writer and no two writers, and recover after every
-// fault.
-func TestTortureRWShort(t *testing.T) { shortPass(t, Config{ReadShare: 0.5}) }
+// readers, every safe fault once in a compressed rotation, fenced. It must
+// find no reader beside a writer, no two writers and no writer's token
+// below an earlier writer's, and recover after every fault.
+func TestTortureRWShort(t *testing.T) { shortPass(t, Config{ReadShare: 0.5, Fencing: true}) }
