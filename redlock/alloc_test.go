@@ -198,6 +198,21 @@ func TestAllocsSemaphore(t *testing.T) {
 	steady(acquireRelease)
 	require.Zero(t, testing.AllocsPerRun(200, acquireRelease), "Acquire+Release")
 
+	f := client(t, servers, Config{MasterTimeout: time.Second, Fencing: true})
+	fs, err := f.Semaphore("alloc:sem:fenced", 4)
+	require.NoError(t, err)
+	fencedAcquireRelease := func() {
+		p, err := fs.Acquire(bg, ttl)
+		if err != nil || p.Fence() == 0 {
+			t.Fatal(err, p.Fence())
+		}
+		if err := p.Release(bg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	steady(fencedAcquireRelease)
+	require.Zero(t, testing.AllocsPerRun(200, fencedAcquireRelease), "fenced Acquire+Release")
+
 	one, err := c.Semaphore("alloc:one", 1)
 	require.NoError(t, err)
 	held, err := one.Acquire(bg, ttl)

@@ -29,8 +29,9 @@ type op struct {
 	hasLast bool
 	slow    []bool // the master's latest reply came after MasterTimeout: not awaited
 
-	command *command // the burst's, chosen by encode
-	holdTok token    // the token of a hold's attempt (see acquireHold)
+	command   *command // the burst's, chosen by encode
+	holdTok   token    // the token of a hold's attempt (see acquireHold)
+	holdFence uint64   // the fencing token a permit's attempt took (see Semaphore.attemptHold)
 
 	cmd wire   // the encoded command of the burst
 	alt wire   // the EVAL form of an EVALSHA command, for NOSCRIPT; empty for others
@@ -130,7 +131,7 @@ func (o *op) run(done <-chan struct{}) burstResult {
 func (o *op) answer(r *conn.Request) Outcome {
 	out, err := o.classify(r)
 	if out == OutcomeTaken {
-		if o.command.answer == answerPermit {
+		if a := o.command.answer; a == answerPermit || a == answerFencePermit {
 			o.notePermits(r)
 		} else {
 			o.noteHolder(r.Tag, r)
@@ -226,7 +227,7 @@ func (o *op) classify(r *conn.Request) (out Outcome, err error) {
 		return OutcomeServerError, v.Err()
 	}
 	switch o.command.answer {
-	case answerFenceLock, answerFenceWrite:
+	case answerFenceLock, answerFenceWrite, answerFencePermit:
 		return o.classifyFence(r.Tag, vals)
 	case answerSet:
 		if v.Null {

@@ -24,12 +24,13 @@ type command struct {
 	fenceKey bool
 	// arg: a number follows the token (a TTL, or a fence token).
 	arg bool
-	// flag: a flag follows arg ("1" or "0": a writer that waits,
-	// scripts.RWLock; a release that wakes, scripts.SemRelease).
-	flag bool
-	// propose: a proposed fence token follows (scripts.FenceLock, and a
-	// fenced scripts.RWLock), or a permit's index (scripts.SemAcquire) or
-	// count (scripts.SemExtend).
+	// arg2: a second argument follows arg: a flag ("1" or "0": a writer
+	// that waits, scripts.RWLock; a release that wakes,
+	// scripts.SemRelease), a permit's index (scripts.SemAcquire) or the
+	// number of permits (scripts.SemExtend).
+	arg2 bool
+	// propose: a proposed fence token follows (scripts.FenceLock, and the
+	// fenced forms of scripts.RWLock and scripts.SemAcquire).
 	propose bool
 	// guarded: a yes from a master the restart guard holds out does not
 	// count (see Client.guarded): the command takes or keeps a lock.
@@ -42,12 +43,13 @@ type command struct {
 type answerShape uint8
 
 const (
-	answerSet        answerShape = iota // +OK; nil when taken
-	answerLock                          // 1; {holder id, pttl} when taken (see noteHolder)
-	answerVote                          // 1 yes, 0 no
-	answerFenceLock                     // {1, counter} or {1}; {holder id, pttl} when taken (see classifyFence)
-	answerFenceWrite                    // 1, 0 not ours, 2 no counter (see classifyFence)
-	answerPermit                        // 1; the free permits' indexes when taken (see notePermits)
+	answerSet         answerShape = iota // +OK; nil when taken
+	answerLock                           // 1; {holder id, pttl} when taken (see noteHolder)
+	answerVote                           // 1 yes, 0 no
+	answerFenceLock                      // {1, counter} or {1}; {holder id, pttl} when taken (see classifyFence)
+	answerFenceWrite                     // 1, 0 not ours, 2 no counter (see classifyFence)
+	answerPermit                         // 1; the free permits' indexes when taken (see notePermits)
+	answerFencePermit                    // {1, counter} or {1, ""}; the free permits' indexes when taken (see classifyFence)
 )
 
 // The commands.
@@ -64,17 +66,17 @@ var (
 	cmdReleaseMulti  = command{script: &scripts.ReleaseMulti, eval: true, answer: answerVote}
 	cmdReleaseQuiet  = command{script: &scripts.ReleaseQuiet, eval: true, answer: answerVote}
 	cmdReleaseMultiQ = command{script: &scripts.ReleaseMultiQuiet, eval: true, answer: answerVote}
-	// A semaphore's: the permit's index (or, for SemExtend, the number of
-	// permits) goes where a fenced lock's proposal does; SemRelease's
-	// index is its arg.
-	cmdSemAcquire = command{script: &scripts.SemAcquire, arg: true, propose: true, guarded: true, answer: answerPermit}
-	cmdSemExtend  = command{script: &scripts.SemExtend, arg: true, propose: true, guarded: true, answer: answerVote}
-	cmdSemRelease = command{script: &scripts.SemRelease, eval: true, arg: true, flag: true, answer: answerVote}
+	// A semaphore's: SemAcquire's and SemExtend's arg2 is the permit's
+	// index and the number of permits; SemRelease's arg is the index.
+	cmdSemAcquire       = command{script: &scripts.SemAcquire, arg: true, arg2: true, guarded: true, answer: answerPermit}
+	cmdSemAcquireFenced = command{script: &scripts.SemAcquire, fenceKey: true, arg: true, arg2: true, propose: true, guarded: true, answer: answerFencePermit}
+	cmdSemExtend        = command{script: &scripts.SemExtend, arg: true, arg2: true, guarded: true, answer: answerVote}
+	cmdSemRelease       = command{script: &scripts.SemRelease, eval: true, arg: true, arg2: true, answer: answerVote}
 	// A read-write lock's: its writer's and readers' attempts answer as
 	// LockWait does, a fenced writer's as FenceLock does; a writer's lock
 	// is then extended and released as a Lock.
-	cmdRWLock       = command{script: &scripts.RWLock, arg: true, flag: true, guarded: true, answer: answerLock}
-	cmdRWLockFenced = command{script: &scripts.RWLock, fenceKey: true, arg: true, flag: true, propose: true, guarded: true, answer: answerFenceLock}
+	cmdRWLock       = command{script: &scripts.RWLock, arg: true, arg2: true, guarded: true, answer: answerLock}
+	cmdRWLockFenced = command{script: &scripts.RWLock, fenceKey: true, arg: true, arg2: true, propose: true, guarded: true, answer: answerFenceLock}
 	cmdRWRLock      = command{script: &scripts.RWRLock, arg: true, guarded: true, answer: answerLock}
 	cmdRWRExtend    = command{script: &scripts.RWRExtend, arg: true, guarded: true, answer: answerVote}
 	cmdRWRUnlock    = command{script: &scripts.RWRUnlock, eval: true, answer: answerVote}
@@ -123,16 +125,16 @@ func releaseCommand(multi, wake bool) *command {
 // encode makes cmd the op's command and writes it (and, for an EVALSHA, its
 // EVAL form for NOSCRIPT): for key alone when keys is nil, else for the
 // lock on keys (sorted, deduplicated, see LockMulti), with tok, and arg,
-// flag and proposal where cmd takes them.
-func (o *op) encode(cmd *command, key string, keys []string, tok *token, arg, flag, proposal []byte) {
+// arg2 and proposal where cmd takes them.
+func (o *op) encode(cmd *command, key string, keys []string, tok *token, arg, arg2, proposal []byte) {
 	o.command = cmd
 	o.cmd.reset()
 	o.alt.reset()
 	if !cmd.arg {
 		arg = nil
 	}
-	if !cmd.flag {
-		flag = nil
+	if !cmd.arg2 {
+		arg2 = nil
 	}
 	if !cmd.propose {
 		proposal = nil
@@ -151,10 +153,10 @@ func (o *op) encode(cmd *command, key string, keys []string, tok *token, arg, fl
 		o.cmd.b = resp.AppendBulkString(o.cmd.b, "PX")
 		o.cmd.b = resp.AppendBulk(o.cmd.b, arg)
 	case cmd.eval:
-		o.cmd.script(o.c, "EVAL", cmd.script.Source, key, keys, fence, tok, arg, flag, proposal)
+		o.cmd.script(o.c, "EVAL", cmd.script.Source, key, keys, fence, tok, arg, arg2, proposal)
 	default:
-		o.cmd.script(o.c, "EVALSHA", cmd.script.SHA, key, keys, fence, tok, arg, flag, proposal)
-		o.alt.script(o.c, "EVAL", cmd.script.Source, key, keys, fence, tok, arg, flag, proposal)
+		o.cmd.script(o.c, "EVALSHA", cmd.script.SHA, key, keys, fence, tok, arg, arg2, proposal)
+		o.alt.script(o.c, "EVAL", cmd.script.Source, key, keys, fence, tok, arg, arg2, proposal)
 	}
 }
 
@@ -187,16 +189,16 @@ func (w *wire) handover(c *Client, verb, script, key string, old, next *token, t
 	w.b = resp.AppendBulk(w.b, ttl)
 }
 
-// script appends "EVAL[SHA] script numkeys key... token [arg] [flag]
+// script appends "EVAL[SHA] script numkeys key... token [arg] [arg2]
 // [proposal]": the keys are keys, or key alone when keys is nil, then last
-// when not ""; each of arg, flag and proposal when not nil.
-func (w *wire) script(c *Client, verb, script, key string, keys []string, last string, tok *token, arg, flag, proposal []byte) {
+// when not ""; each of arg, arg2 and proposal when not nil.
+func (w *wire) script(c *Client, verb, script, key string, keys []string, last string, tok *token, arg, arg2, proposal []byte) {
 	nkeys := max(1, len(keys))
 	if last != "" {
 		nkeys++
 	}
 	n := 4 + nkeys
-	for _, a := range [...][]byte{arg, flag, proposal} {
+	for _, a := range [...][]byte{arg, arg2, proposal} {
 		if a != nil {
 			n++
 		}
@@ -215,7 +217,7 @@ func (w *wire) script(c *Client, verb, script, key string, keys []string, last s
 		w.key(c, last)
 	}
 	w.b = resp.AppendBulk(w.b, tok[:])
-	for _, a := range [...][]byte{arg, flag, proposal} {
+	for _, a := range [...][]byte{arg, arg2, proposal} {
 		if a != nil {
 			w.b = resp.AppendBulk(w.b, a)
 		}

@@ -217,9 +217,18 @@
 // P, or a Lock of the same name, is refused where it meets the record on
 // a master, and nothing is written there. A record lost (a restart, an
 // eviction) only delays that check until the next acquire writes it
-// again. Permits carry no fencing token. Over a Redis Cluster every key of
-// one copy of a semaphore carries that copy's hash tag, so each master's
-// script runs on one node.
+// again. With Config.Fencing a permit carries a fencing token
+// (Permit.Fence), taken as a fenced Lock's is (see Fencing): the fenced
+// attempt (scripts.SemAcquire given the counter's key) raises each
+// counter to the Client's proposal in the step that sets the permit's
+// key, and the second round, when needed, is FenceWrite on that key. The
+// argument of Fencing holds per permit, whose key has one holder at a
+// time: each holder's token is greater than every earlier holder's of the
+// same permit (index), which is what a resource used by P holders at once
+// can check, keeping the highest token per index.
+//
+// Over a Redis Cluster every key of one copy of a semaphore carries that
+// copy's hash tag, so each master's script runs on one node.
 //
 // # Read-write locks
 //

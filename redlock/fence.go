@@ -43,9 +43,10 @@ func (l *Lock) Fence() uint64 { return l.fence }
 
 type fenceCtxKey struct{}
 
-// FenceFrom returns the fencing token of the lock that Do or DoMulti holds
-// while it runs fn, from fn's context; false outside such a context or
-// when the Client does not fence.
+// FenceFrom returns the fencing token of the lock that Do, DoMulti or
+// RWMutex.DoWrite holds, or of the permit Semaphore.Do holds, while it
+// runs fn, from fn's context; false outside such a context or when the
+// Client does not fence.
 func FenceFrom(ctx context.Context) (uint64, bool) {
 	f, ok := ctx.Value(fenceCtxKey{}).(uint64)
 	return f, ok && f != 0
@@ -53,7 +54,8 @@ func FenceFrom(ctx context.Context) (uint64, bool) {
 
 // classifyFence reads master i's answer to a fence round: for the lock
 // round, {1, counter} (set; counter stored), {1} (set, but the master has
-// no counter it vouches for) or {holder id, pttl} (taken); for the write
+// no counter it vouches for) or {holder id, pttl} (taken); for a permit's,
+// {1, counter}, {1, ""} or the free permits' indexes; for the write
 // round, 1, 0 (a key does not hold our token) or 2 (no counter).
 func (o *op) classifyFence(i int, vals []resp.Value) (Outcome, error) {
 	v := &vals[0]
@@ -74,6 +76,24 @@ func (o *op) classifyFence(i int, vals []resp.Value) (Outcome, error) {
 			return OutcomeOK, nil
 		case v.Int == 1 && len(vals) == 2 && vals[1].Type == resp.TypeInteger && vals[1].Int == 1:
 			return OutcomeUnfenced, nil
+		}
+	case answerFencePermit:
+		if v.Type != resp.TypeArray {
+			break
+		}
+		if v.Int == 2 && len(vals) == 3 && vals[1].Type == resp.TypeInteger && vals[1].Int == 1 && vals[2].Type == resp.TypeBulk {
+			if len(vals[2].Bytes) == 0 {
+				return OutcomeUnfenced, nil
+			}
+			n, ok := parseCounter(vals[2].Bytes)
+			if !ok {
+				return OutcomeServerError, ErrFenceRange
+			}
+			o.counter[i], o.hasCounter[i] = n, true
+			return OutcomeOK, nil
+		}
+		if int(v.Int) == len(vals)-1 {
+			return OutcomeTaken, nil // the free permits' indexes
 		}
 	case answerFenceWrite:
 		if v.Type == resp.TypeInteger {
@@ -134,6 +154,33 @@ func (o *op) topCounter() uint64 {
 		}
 	}
 	return top
+}
+
+// proposeFence makes the token a fenced lock round proposes
+// (fencer.propose) and formats it into o.fenceNum, for encode.
+func (o *op) proposeFence() uint64 {
+	p := o.c.fence.propose()
+	o.fenceNum = strconv.AppendUint(o.fenceNum[:0], p, 10)
+	return p
+}
+
+// fenceRound completes a fenced lock round that o ran with proposal,
+// setting key (keys, when not nil) to tok: a Lock's, a writer's or a
+// permit's. When a quorum set them within until, the token is the
+// proposal if a quorum's counters were below it, else the second round's
+// (fenceWrite), whose result then replaces *br; fence is 0 when there is
+// none. unfenced reports whether a master without a counter it vouches
+// for took part in the first round. Either way the Client's next
+// proposal goes above what the rounds read or took.
+func (c *Client) fenceRound(o *op, br *burstResult, proposal uint64, key string, keys []string, tok *token, until time.Time, done <-chan struct{}) (fence uint64, unfenced bool) {
+	if !br.cancelled && br.ok >= c.quorum && time.Now().Before(until) {
+		unfenced = o.unfenced()
+		if fence = o.proposalTaken(proposal); fence == 0 {
+			fence, *br = o.fenceWrite(key, keys, tok, done)
+		}
+	}
+	c.fence.saw(max(o.topCounter(), fence))
+	return fence, unfenced
 }
 
 // fenceWrite is a fenced Lock's second round, after a first round (run by

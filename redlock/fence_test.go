@@ -328,36 +328,88 @@ func TestFenceOneRound(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, ahead+2, l.Fence(), "the next proposal is above the token the Client saw")
 	require.NoError(t, l.Unlock(bg))
+
+	// A read-write lock's writer and a permit take their second round the
+	// same way, on their own keys.
+	c2 := fenced(t, servers) // a Client that has not seen those tokens
+	for _, s := range servers[:2] {
+		_, err := masterDo(t, s, "SET", fenceKey, strconv.FormatUint(ahead+10, 10))
+		require.NoError(t, err)
+	}
+	rw, err := c2.RWMutex("one-rw")
+	require.NoError(t, err)
+	w, err := rw.Lock(bg, ttlF)
+	require.NoError(t, err)
+	assert.Equal(t, ahead+11, w.Fence(), "the writer: the counters' largest plus one")
+	require.NoError(t, w.Unlock(bg))
+	c3 := fenced(t, servers)
+	for _, s := range servers[:2] {
+		_, err := masterDo(t, s, "SET", fenceKey, strconv.FormatUint(ahead+20, 10))
+		require.NoError(t, err)
+	}
+	sem, err := c3.Semaphore("one-sem", 3)
+	require.NoError(t, err)
+	p, err := sem.Acquire(bg, ttlF)
+	require.NoError(t, err)
+	assert.Equal(t, ahead+21, p.Fence(), "the permit: the counters' largest plus one")
+	require.NoError(t, p.Release(bg))
 }
 
 // TestFenceSkewedClocks: two Clients whose clocks are a second apart take
-// turns on one key. The one behind proposes tokens below the counters;
-// they must still grow from holder to holder (it falls back to the second
-// round). The broken variant, which takes every proposal as its token
+// turns on one key (a Lock's, a read-write lock's writer's, a permit's).
+// The one behind proposes tokens below the counters; they must still grow
+// from holder to holder (it falls back to the second round). The broken variant, which takes every proposal as its token
 // (blindProposals), must show a token going backwards.
 func TestFenceSkewedClocks(t *testing.T) {
-	run := func(t *testing.T) (regressions int) {
-		servers := masters(t, 3)
-		ahead, behind := fenced(t, servers), fenced(t, servers)
-		behind.fence.now = func() time.Time { return time.Now().Add(-time.Second) }
-		var last uint64
-		for i := range 20 {
-			c := ahead
-			if i%2 == 1 {
-				c = behind
-			}
+	// take holds the lock's kind once, by Client c, and returns its token
+	// and its release: a Lock, a read-write lock's writer, or the permit of
+	// a semaphore of one.
+	kinds := map[string]func(t *testing.T, c *Client) (uint64, func() error){
+		"lock": func(t *testing.T, c *Client) (uint64, func() error) {
 			l, err := c.Lock(bg, "skewed", ttlF)
 			require.NoError(t, err)
-			if l.Fence() <= last {
-				regressions++
-			}
-			last = l.Fence()
-			require.NoError(t, l.Unlock(bg))
-		}
-		return regressions
+			return l.Fence(), func() error { return l.Unlock(bg) }
+		},
+		"writer": func(t *testing.T, c *Client) (uint64, func() error) {
+			rw, err := c.RWMutex("skewed-rw")
+			require.NoError(t, err)
+			l, err := rw.Lock(bg, ttlF)
+			require.NoError(t, err)
+			return l.Fence(), func() error { return l.Unlock(bg) }
+		},
+		"permit": func(t *testing.T, c *Client) (uint64, func() error) {
+			s, err := c.Semaphore("skewed-sem", 1)
+			require.NoError(t, err)
+			p, err := s.Acquire(bg, ttlF)
+			require.NoError(t, err)
+			return p.Fence(), func() error { return p.Release(bg) }
+		},
 	}
-	assert.Zero(t, run(t), "tokens went backwards")
-	blindProposals = true
-	defer func() { blindProposals = false }()
-	assert.Positive(t, run(t), "the broken variant (proposals taken blindly) was not caught")
+	for name, take := range kinds {
+		t.Run(name, func(t *testing.T) {
+			run := func(t *testing.T) (regressions int) {
+				servers := masters(t, 3)
+				ahead, behind := fenced(t, servers), fenced(t, servers)
+				behind.fence.now = func() time.Time { return time.Now().Add(-time.Second) }
+				var last uint64
+				for i := range 20 {
+					c := ahead
+					if i%2 == 1 {
+						c = behind
+					}
+					f, release := take(t, c)
+					if f <= last {
+						regressions++
+					}
+					last = f
+					require.NoError(t, release())
+				}
+				return regressions
+			}
+			assert.Zero(t, run(t), "tokens went backwards")
+			blindProposals = true
+			defer func() { blindProposals = false }()
+			assert.Positive(t, run(t), "the broken variant (proposals taken blindly) was not caught")
+		})
+	}
 }

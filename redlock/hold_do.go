@@ -15,6 +15,10 @@ type heldValue interface {
 	end(ctx context.Context) error
 }
 
+// fencedHold is a hold with a fencing token (a Permit): Do gives it to fn's
+// context, for FenceFrom.
+type fencedHold interface{ Fence() uint64 }
+
 // Do takes a permit (as Acquire does), runs fn while keeping the permit
 // extended, and releases it when fn returns, as Client.Do does for a lock:
 // fn's context is cancelled with cause ErrNotHeld the moment the permit is
@@ -47,6 +51,9 @@ func (c *Client) doHold(ctx context.Context, name string, ttl time.Duration, fn 
 		return err
 	}
 	workCtx, cancel := context.WithCancelCause(ctx)
+	if f, ok := h.(fencedHold); ok && f.Fence() != 0 {
+		workCtx = context.WithValue(workCtx, fenceCtxKey{}, f.Fence())
+	}
 	stop, stopped := make(chan struct{}), make(chan struct{})
 	var lostErr error // written by the renewing goroutine before stopped closes
 	go func() {

@@ -3,7 +3,6 @@ package redlock
 import (
 	"context"
 	"math/rand/v2"
-	"strconv"
 	"time"
 
 	"github.com/volleylock/volley/conn"
@@ -213,8 +212,7 @@ func (c *Client) attempt(o *op, key string, keys *keySet, keyList []string, spec
 	var proposal uint64
 	fenced := c.cfg.Fencing && (spec == nil || spec.fenced != nil)
 	if fenced {
-		proposal = c.fence.propose()
-		o.fenceNum = strconv.AppendUint(o.fenceNum[:0], proposal, 10)
+		proposal = o.proposeFence()
 	}
 	switch {
 	case spec == nil:
@@ -229,14 +227,7 @@ func (c *Client) attempt(o *op, key string, keys *keySet, keyList []string, spec
 	until := c.validUntil(br.start, ttl)
 	var fence uint64
 	if fenced {
-		if !br.cancelled && br.ok >= c.quorum && time.Now().Before(until) {
-			unfenced = o.unfenced()
-			if fence = o.proposalTaken(proposal); fence == 0 {
-				fence, br = o.fenceWrite(key, keyList, tok, done)
-			}
-		}
-		// The next proposal goes above what this attempt read or took.
-		c.fence.saw(max(o.topCounter(), fence))
+		fence, unfenced = c.fenceRound(o, &br, proposal, key, keyList, tok, until, done)
 	}
 	o.report(OpLock)
 	if br.cancelled || br.ok < c.quorum || !time.Now().Before(until) {

@@ -14,7 +14,16 @@ type Permit struct {
 	tok    token
 	ttl    time.Duration
 	until  time.Time // end of validity, on the monotonic clock
+	fence  uint64
 }
+
+// Fence returns the permit's fencing token with Config.Fencing: strictly
+// greater than the token of every earlier holder of the same permit
+// (Index) among clients with Config.Fencing, as Lock.Fence is for a key;
+// 0 when the Client does not fence. A resource that P holders may use at
+// once keeps the highest token accepted per permit index and refuses a
+// lower one for that index.
+func (p *Permit) Fence() uint64 { return p.fence }
 
 // Semaphore returns the permit's semaphore; nil for the zero Permit.
 func (p *Permit) Semaphore() *Semaphore { return p.s }
@@ -49,7 +58,7 @@ func (p *Permit) Extend(ctx context.Context, ttl time.Duration) error {
 	if s == nil || p.Validity() <= 0 {
 		return ErrNotHeld
 	}
-	h := heldOp{name: s.name, cmd: &cmdSemExtend, keys: s.pair[p.permit][:], prop: s.permitsArg}
+	h := heldOp{name: s.name, cmd: &cmdSemExtend, keys: s.pair[p.permit][:], arg2: s.permitsArg}
 	_, err := s.c.extendHeld(ctx, &h, &p.tok, ttl, &p.until, &p.ttl)
 	return err
 }
@@ -64,7 +73,7 @@ func (p *Permit) Release(ctx context.Context) error {
 	if s == nil {
 		return ErrNotHeld
 	}
-	h := heldOp{name: s.name, cmd: &cmdSemRelease, keys: s.keys, arg: s.index[p.permit], flag: flagWake}
+	h := heldOp{name: s.name, cmd: &cmdSemRelease, keys: s.keys, arg: s.index[p.permit], arg2: flagWake}
 	_, err := s.c.releaseHeld(ctx, &h, &p.tok)
 	if err != ErrClosed {
 		p.until = time.Time{}

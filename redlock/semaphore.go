@@ -120,7 +120,7 @@ func (s *Semaphore) acquire(ctx context.Context, ttl time.Duration, tries int) (
 	if err != nil {
 		return Permit{}, err
 	}
-	return Permit{s: s, permit: o.permit, tok: tok, ttl: ttl, until: until}, nil
+	return Permit{s: s, permit: o.permit, tok: tok, ttl: ttl, until: until, fence: o.holdFence}, nil
 }
 
 // The semaphore as a holdKind.
@@ -128,14 +128,30 @@ func (s *Semaphore) acquire(ctx context.Context, ttl time.Duration, tries int) (
 func (s *Semaphore) holdName() string { return s.name }
 func (s *Semaphore) shared() bool     { return false }
 
-// attemptHold asks every master for permit o.permit.
+// attemptHold asks every master for permit o.permit; with Config.Fencing
+// it takes a fencing token as a fenced Lock does (fenceRound), into
+// o.holdFence.
 func (s *Semaphore) attemptHold(o *op, ttl time.Duration, done <-chan struct{}) (br burstResult, until time.Time, ok bool) {
+	c := s.c
 	o.resetPermits(s.permits)
-	o.encode(&cmdSemAcquire, s.name, s.keys, &o.holdTok, o.ttlArg(ttl), nil, s.index[o.permit])
-	br = o.run(done)
+	o.holdFence = 0
+	if !c.cfg.Fencing {
+		o.encode(&cmdSemAcquire, s.name, s.keys, &o.holdTok, o.ttlArg(ttl), s.index[o.permit], nil)
+		br = o.run(done)
+		until = c.validUntil(br.start, ttl)
+	} else {
+		proposal := o.proposeFence()
+		o.encode(&cmdSemAcquireFenced, s.name, s.keys, &o.holdTok, o.ttlArg(ttl), s.index[o.permit], o.fenceNum)
+		br = o.run(done)
+		until = c.validUntil(br.start, ttl)
+		var unfenced bool
+		o.holdFence, unfenced = c.fenceRound(o, &br, proposal, s.keys[1+o.permit], nil, &o.holdTok, until, done)
+		if !br.cancelled && (unfenced || o.unfenced() || c.fence.suspect()) {
+			c.repairSoon() // see Client.failed
+		}
+	}
 	o.report(OpLock)
-	until = s.c.validUntil(br.start, ttl)
-	return br, until, !br.cancelled && br.ok >= s.c.quorum && time.Now().Before(until)
+	return br, until, !br.cancelled && br.ok >= c.quorum && time.Now().Before(until)
 }
 
 func (s *Semaphore) releaseHold(o *op, wake bool) {

@@ -305,3 +305,74 @@ func TestClusterSemaphore(t *testing.T) {
 	}, func() error { return p1.Release(bg) }, "the waiter was woken by the release")
 	require.NoError(t, p2.Release(bg))
 }
+
+// TestSemaphoreFenced: with Config.Fencing, the holders of each permit,
+// from two Clients and through Acquire and Do, get strictly increasing
+// tokens (each recorded while its permit is held, so in acquisition order
+// per permit), from the counter every fenced lock uses, with five
+// goroutines waiting for two permits; a Client without fencing hands out
+// none, and the last release leaves no key of the semaphore.
+func TestSemaphoreFenced(t *testing.T) {
+	servers := masters(t, 3)
+	clients := []*Client{fenced(t, servers), fenced(t, servers)}
+	const permits = 2
+	var sems []*Semaphore
+	for _, c := range clients {
+		s, err := c.Semaphore("fenced-sem", permits)
+		require.NoError(t, err)
+		sems = append(sems, s)
+	}
+	var logs [permits]tokenLog
+	var wg sync.WaitGroup
+	for g := range 5 {
+		s := sems[g%2]
+		wg.Go(func() {
+			for i := range 10 {
+				if i%2 == 0 {
+					p, err := s.Acquire(bg, ttlF)
+					if !assert.NoError(t, err) {
+						return
+					}
+					logs[p.Index()].record(p.Fence())
+					assert.NoError(t, p.Release(bg))
+					continue
+				}
+				assert.NoError(t, s.Do(bg, ttlF, func(ctx context.Context) error {
+					f, ok := FenceFrom(ctx)
+					assert.True(t, ok)
+					// Which permit Do holds is not told; the token is
+					// checked in sequence by the Acquire rounds.
+					assert.NotZero(t, f)
+					return nil
+				}))
+			}
+		})
+	}
+	wg.Wait()
+	var last uint64
+	for i := range logs {
+		seen := logs[i].tokens()
+		require.NotEmpty(t, seen, "permit %d", i)
+		for j := 1; j < len(seen); j++ {
+			assert.Greater(t, seen[j], seen[j-1], "permit %d, holder %d", i, j)
+		}
+		last = max(last, seen[len(seen)-1])
+	}
+	l, err := clients[0].Lock(bg, "plain", ttlF)
+	require.NoError(t, err)
+	assert.Greater(t, l.Fence(), last, "one counter for every lock and permit")
+	require.NoError(t, l.Unlock(bg))
+
+	plain := client(t, servers, Config{})
+	ps, err := plain.Semaphore("fenced-sem", permits)
+	require.NoError(t, err)
+	p, err := ps.TryAcquire(bg, time.Second)
+	require.NoError(t, err)
+	assert.Zero(t, p.Fence(), "a Client without Fencing hands out no token")
+	require.NoError(t, p.Release(bg))
+	for _, s := range servers {
+		vals, err := redistest.Do(s.Addr(), "EXISTS", "fenced-sem", "fenced-sem:permit:0", "fenced-sem:permit:1")
+		require.NoError(t, err)
+		assert.Zero(t, vals[0].Int, "the semaphore's keys are gone from %s", s.Addr())
+	}
+}

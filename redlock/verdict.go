@@ -18,11 +18,11 @@ import (
 // which errors keep, would move every Permit to the heap). name is what
 // hooks and errors call it.
 type heldOp struct {
-	name            string
-	cmd             *command
-	key             string
-	keys            []string
-	arg, flag, prop []byte
+	name      string
+	cmd       *command
+	key       string
+	keys      []string
+	arg, arg2 []byte
 }
 
 // extendHeld extends the hold h describes, whose token is tok, for ttl, its validity *until and
@@ -47,7 +47,7 @@ func (c *Client) extendHeld(ctx context.Context, h *heldOp, tok *token, ttl time
 			defer func() { end(CallEnd{Err: err, Took: time.Since(start), Attempts: 1, Masters: o.res}) }()
 		}
 	}
-	o.encode(h.cmd, h.key, h.keys, tok, o.ttlArg(ttl), nil, h.prop)
+	o.encode(h.cmd, h.key, h.keys, tok, o.ttlArg(ttl), h.arg2, nil)
 	br := o.run(ctx.Done())
 	o.report(OpExtend)
 	newUntil, lost, err := o.extendVerdict(ctx, &br, h.name, ttl, *until)
@@ -77,7 +77,7 @@ func (c *Client) releaseHeld(ctx context.Context, h *heldOp, tok *token) (ended 
 			defer func() { end(CallEnd{Err: err, Took: time.Since(start), Attempts: 1, Masters: o.res}) }()
 		}
 	}
-	o.encode(h.cmd, h.key, h.keys, tok, h.arg, h.flag, h.prop)
+	o.encode(h.cmd, h.key, h.keys, tok, h.arg, h.arg2, nil)
 	br := o.run(done)
 	o.report(OpUnlock)
 	return o.releaseVerdict(ctx, &br, h.name)

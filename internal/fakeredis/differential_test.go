@@ -1448,6 +1448,30 @@ func diffSemScript() []step {
 		// the TTL is checked before the key is, also for a taken permit
 		acquire(semArgs("t3", "abc", "0")...),
 
+		// fenced (the counter's key after the permits', a proposal fourth):
+		// taken, the free list leaves the counter out; set with no counter,
+		// {1, ""}; with one below the proposal, raised and answered as it
+		// was; above it, left; not a number, the comparison fails after the
+		// SET; a record of 2 permits is not one of 3
+		acquire("4", "fsem", "fsem:0", "fsem:1", "fence", "f1", "30000", "0", "100"),
+		cmd("GET", "fsem"),
+		cmd("EXISTS", "fence"),
+		acquire("4", "fsem", "fsem:0", "fsem:1", "fence", "f2", "30000", "0", "100"),
+		cmd("SET", "fence", "42"),
+		acquire("4", "fsem", "fsem:0", "fsem:1", "fence", "f2", "30000", "1", "100"),
+		cmd("GET", "fence"),
+		acquire("4", "fsem", "fsem:0", "fsem:1", "fence", "f3", "30000", "0", "7"),
+		cmd("DEL", "fsem:0"),
+		acquire("4", "fsem", "fsem:0", "fsem:1", "fence", "f3", "30000", "0", "7"),
+		cmd("GET", "fence"),
+		cmd("DEL", "fsem:0"),
+		cmd("SET", "fence", "x"),
+		acquire("4", "fsem", "fsem:0", "fsem:1", "fence", "f4", "30000", "0", "100"),
+		cmd("GET", "fsem:0"),
+		acquire("5", "fsem", "fsem:0", "fsem:1", "fsem:2", "fence", "f5", "30000", "2", "100"),
+		acquire("1", "fsem", "f6", "30000", "0", "100"),
+		cmd("DEL", "fsem", "fsem:0", "fsem:1", "fence"),
+
 		// extend: by the holder, raising the record, then shortening the
 		// permit and never lowering the record
 		extend("2", "sem", "sem:0", "t1", "90000", "2"),

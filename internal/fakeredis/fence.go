@@ -63,15 +63,15 @@ func (s *Server) fenceLockLocked(out []byte, db int, sha string, keys, argv [][]
 	if !set {
 		return out
 	}
-	return s.fenceTailLocked(out, db, sha, keys, argv, len(keys)-1, 2, now)
+	return s.fenceTailLocked(out, db, sha, keys, argv, len(keys)-1, 2, false, now)
 }
 
 // fenceTailLocked ends a lock script that fences once it set its keys
-// (scripts.FenceLock, and scripts.RWLock given the counter's key): the
-// counter is keys[k], the proposal argv[p]. If the counter exists, it is
-// raised to the proposal and the answer is {1, counter as it was}; else
-// {1}; or the comparison's error.
-func (s *Server) fenceTailLocked(out []byte, db int, sha string, keys, argv [][]byte, k, p int, now int64) []byte {
+// (scripts.FenceLock, and scripts.RWLock and scripts.SemAcquire fenced):
+// the counter is keys[k], the proposal argv[p]. If the counter exists, it
+// is raised to the proposal and the answer is {1, counter as it was};
+// else {1}, or {1, ""} with emptyNone; or the comparison's error.
+func (s *Server) fenceTailLocked(out []byte, db int, sha string, keys, argv [][]byte, k, p int, emptyNone bool, now int64) []byte {
 	g, found, msg := s.scriptGetLocked(db, keys, k, now)
 	switch {
 	case msg != "":
@@ -86,6 +86,10 @@ func (s *Server) fenceTailLocked(out []byte, db int, sha string, keys, argv [][]
 		out = resp.AppendArrayHeader(out[:mark], 2)
 		out = append(out, replyOne...)
 		return resp.AppendBulkString(out, g)
+	case emptyNone:
+		out = resp.AppendArrayHeader(out, 2)
+		out = append(out, replyOne...)
+		return resp.AppendBulkString(out, "")
 	default:
 		out = resp.AppendArrayHeader(out, 1)
 		return append(out, replyOne...)

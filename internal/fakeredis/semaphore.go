@@ -19,7 +19,12 @@ const semRecordPrefix = "semaphore:"
 // semAcquireLocked runs scripts.SemAcquire.
 func (s *Server) semAcquireLocked(out []byte, db int, sha string, keys, argv [][]byte) []byte {
 	now := s.nowMs()
-	p := strconv.Itoa(len(keys) - 1)
+	fenced := len(argv) > 3 // the counter's key is the last
+	n := len(keys) - 1
+	if fenced {
+		n--
+	}
+	p := strconv.Itoa(n)
 	want := semRecordPrefix + p
 	m, found, msg := s.scriptGetLocked(db, keys, 0, now)
 	if msg != "" {
@@ -54,12 +59,15 @@ func (s *Server) semAcquireLocked(out []byte, db int, sha string, keys, argv [][
 		if less {
 			s.dbs[db][string(keys[0])] = entry{val: want, exp: exp}
 		}
+		if fenced {
+			return s.fenceTailLocked(out, db, sha, keys, argv, len(keys)-1, 3, true, now)
+		}
 		return append(out, replyOne...)
 	}
 	// Taken: the indexes of the permits whose keys do not exist, a Lua
 	// table of numbers, which is an array of integers, empty or not.
 	var free []int64
-	for i, pk := range keys[1:] {
+	for i, pk := range keys[1:max(n+1, 1)] {
 		if _, ok := s.lookupLocked(db, pk, now); !ok {
 			free = append(free, int64(i))
 		}

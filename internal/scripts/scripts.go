@@ -167,7 +167,11 @@ var (
 	// it to the token with the TTL, makes the record's TTL at least as
 	// long (writing it if missing) and returns 1; else it returns the
 	// indexes of the permits whose keys do not exist, an array of
-	// integers (empty when all are taken).
+	// integers (empty when all are taken). Fenced, it takes a fourth
+	// argument, the proposed token, and the fencing counter's key after
+	// the permits' (so P is #KEYS-2): when it sets the permit it then
+	// answers {1, counter} having raised the counter to the proposal if
+	// that is larger (as FenceLock), or {1, ""} when there is no counter.
 	SemAcquire = load("sem_acquire")
 	// SemRelease gives a permit back: KEYS are the record and every
 	// permit's key, ARGV the token, the permit's index and "1" to wake
@@ -207,7 +211,9 @@ var (
 	// reader expires}, having made, for a writer that waits, the intent's
 	// TTL at least the TTL (writing it if missing). Else it sets the
 	// writer's key to the token with the TTL, deletes the intent and
-	// returns 1.
+	// returns 1. Fenced, it takes a fourth key, the fencing counter's, and
+	// a fourth argument, the proposed token, and then answers as FenceLock
+	// does once it set the writer's key.
 	RWLock = load("rw_lock")
 	// RWRLock is a reader's attempt: ARGV the token and the TTL in
 	// milliseconds. If the writer's key exists it returns its holder's id
