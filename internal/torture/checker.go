@@ -3,6 +3,7 @@ package torture
 import (
 	"cmp"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -27,6 +28,16 @@ type Interval struct {
 	// Shared marks a read lock (Config.ReadShare): two shared intervals of
 	// a key may overlap; a shared one and another may not.
 	Shared bool `json:"shared,omitempty"`
+	// Slot is which of a semaphore's permits the holder held (Config.Permits;
+	// see Slotted): tokens are compared between holders of one slot.
+	Slot int `json:"slot,omitempty"`
+}
+
+// Slotted is a Held that holds one of several slots of its key (a
+// semaphore's permit): its fencing token need only exceed those of earlier
+// holders of the same slot.
+type Slotted interface {
+	Slot() int
 }
 
 // FenceRegression is a holder of a key whose fencing token is not greater
@@ -91,7 +102,8 @@ func NewChecker(horizon time.Duration) *Checker { return NewCountingChecker(hori
 // NewCountingChecker returns a Checker of keys that admit permits holders
 // at once (semaphores): a violation is an interval during which more than
 // permits intervals of its key overlap. Fencing tokens are checked as
-// NewChecker's are only with one permit.
+// NewChecker's are, between intervals of the same key and slot
+// (Interval.Slot).
 func NewCountingChecker(horizon time.Duration, permits int) *Checker {
 	return &Checker{horizon: horizon, permits: max(1, permits), keys: make(map[string][]Interval), pruned: make(map[string]uint64)}
 }
@@ -111,17 +123,18 @@ func (c *Checker) Add(iv Interval) int {
 		c.late++ // recorded so late that an overlap could have been pruned
 	}
 	c.latest = max(c.latest, iv.End)
+	slot := slotKey(iv)
 	if iv.Fence != 0 {
 		c.fenced++
-		if top := c.pruned[iv.Key]; top >= iv.Fence {
-			c.regression(Interval{Key: iv.Key, Holder: "(left the horizon)", Fence: top}, iv)
+		if top := c.pruned[slot]; top >= iv.Fence {
+			c.regression(Interval{Key: iv.Key, Slot: iv.Slot, Holder: "(left the horizon)", Fence: top}, iv)
 		}
 	}
 	found := 0
 	var crowd []Interval // the intervals of the key that overlap iv (several permits)
 	kept := c.keys[iv.Key][:0]
 	for _, e := range c.keys[iv.Key] {
-		if iv.Fence != 0 && e.Fence != 0 && c.permits == 1 {
+		if iv.Fence != 0 && e.Fence != 0 && e.Slot == iv.Slot {
 			switch {
 			case e.Start < iv.Start && e.Fence >= iv.Fence:
 				c.regression(e, iv)
@@ -147,7 +160,7 @@ func (c *Checker) Add(iv Interval) int {
 		if e.End >= c.latest-c.horizon {
 			kept = append(kept, e)
 		} else {
-			c.pruned[iv.Key] = max(c.pruned[iv.Key], e.Fence)
+			c.pruned[slotKey(e)] = max(c.pruned[slotKey(e)], e.Fence)
 		}
 	}
 	if most, at := mostAtOnce(iv, crowd); most > c.permits {
@@ -156,6 +169,14 @@ func (c *Checker) Add(iv Interval) int {
 	}
 	c.keys[iv.Key] = append(kept, iv)
 	return found
+}
+
+// slotKey names iv's key and slot, whose tokens the checker compares.
+func slotKey(iv Interval) string {
+	if iv.Slot == 0 {
+		return iv.Key
+	}
+	return iv.Key + "\x00" + strconv.Itoa(iv.Slot)
 }
 
 // violation counts v and keeps it if there is room.

@@ -159,6 +159,33 @@ func TestCheckerFencing(t *testing.T) {
 	}
 }
 
+// TestCountingCheckerFencesPerSlot: with permits, a holder's token is
+// compared with those of earlier holders of the same permit (slot) only,
+// also beyond the horizon; holders of other permits may have any token.
+func TestCountingCheckerFencesPerSlot(t *testing.T) {
+	slotted := func(holder string, start, end, slot int, fence uint64) Interval {
+		i := fenced("k", holder, start, end, fence)
+		i.Slot = slot
+		return i
+	}
+	c := NewCountingChecker(ms(100), 2)
+	c.Add(slotted("a", 0, 10, 0, 50))
+	c.Add(slotted("b", 0, 10, 1, 10))  // another permit, lower: fine
+	c.Add(slotted("c", 20, 30, 1, 20)) // above b
+	c.Add(slotted("d", 20, 30, 0, 40)) // below a, same permit
+	require.Equal(t, 1, c.Stats().FenceRegressions)
+	r := c.Stats().FenceDetails[0]
+	assert.Equal(t, "a", r.Earlier.Holder)
+	assert.Equal(t, "d", r.Later.Holder)
+	c.Add(slotted("x", 3000, 3005, 1, 100)) // the rest leave the horizon
+	c.Add(slotted("e", 4000, 4005, 1, 30))  // below x: a regression
+	c.Add(slotted("f", 4010, 4015, 0, 45))  // below a, let go: a regression
+	c.Add(slotted("g", 4020, 4025, 0, 60))  // above every holder of permit 0
+	st := c.Stats()
+	assert.Equal(t, 3, st.FenceRegressions)
+	assert.Zero(t, st.Violations, "never more than 2 at once")
+}
+
 // TestCheckerFencingBeyondHorizon: a holder is compared with every earlier
 // one, also those the checker let go.
 func TestCheckerFencingBeyondHorizon(t *testing.T) {

@@ -104,7 +104,8 @@ func (h *permitHeld) Votes() string {
 	return v
 }
 func (h *permitHeld) Unlock(ctx context.Context) error { return h.p.Release(ctx) }
-func (h *permitHeld) Fence() uint64                    { return 0 }
+func (h *permitHeld) Fence() uint64                    { return h.p.Fence() }
+func (h *permitHeld) Slot() int                        { return h.p.Index() }
 
 // majorityCounter is the obvious semaphore over several masters, which is
 // wrong: each master admits at most permits holders (a sorted set of

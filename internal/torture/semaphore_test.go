@@ -37,12 +37,13 @@ func TestBrokenSemaphoreIsCaught(t *testing.T) {
 }
 
 // TestTortureSemaphoreShort is the semaphore's short torture pass for
-// `make test`: redlock's Semaphore of 2 permits on 5 real masters, every
-// safe fault once in a compressed rotation. It must find no moment with
-// more than 2 holders of a key, no permit granted while a majority is cut
-// off, no panic, no stuck operation and no leaked goroutine, and recover
-// after every fault.
-func TestTortureSemaphoreShort(t *testing.T) { shortPass(t, Config{Permits: 2}) }
+// `make test`: redlock's Semaphore of 2 permits on 5 real masters, fenced,
+// every safe fault once in a compressed rotation. It must find no moment
+// with more than 2 holders of a key, no permit's token below an earlier
+// holder's of that permit, no permit granted while a majority is cut off,
+// no panic, no stuck operation and no leaked goroutine, and recover after
+// every fault.
+func TestTortureSemaphoreShort(t *testing.T) { shortPass(t, Config{Permits: 2, Fencing: true}) }
 
 // shortPass runs the compressed rotation of every safe fault on 5 real
 // masters over keys of the kind that kind's Permits or ReadShare sets, and

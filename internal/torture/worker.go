@@ -146,6 +146,9 @@ func (r *run) round(ctx context.Context, rng *rand.Rand, holder string, lk Locke
 
 	stop := time.Now()
 	iv := Interval{Holder: holder, Start: start, Until: h.Until().Sub(r.epoch), Unlock: -1, Votes: h.Votes(), Fence: h.Fence(), Shared: read}
+	if sl, ok := h.(Slotted); ok {
+		iv.Slot = sl.Slot()
+	}
 	iv.End = iv.Until
 	if rng.Float64() < 0.97 { // else: let it expire
 		iv.Unlock = stop.Sub(r.epoch)

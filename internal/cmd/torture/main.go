@@ -50,7 +50,7 @@ func main() {
 		faults         = flag.String("faults", "", "comma-separated faults (default: all): "+faultNames())
 		jsonPath       = flag.String("json", "", "write the report as JSON to this file")
 		quiet          = flag.Bool("q", false, "do not log each fault")
-		fencing        = flag.Bool("fencing", true, "fenced locks (redlock Config.Fencing), with every holder's token checked against earlier holders' (not with -cluster or -permits; with -read-share, the writers')")
+		fencing        = flag.Bool("fencing", true, "fenced locks (redlock Config.Fencing), with every holder's token checked against earlier holders' (not with -cluster; with -permits, per permit; with -read-share, the writers')")
 		permits        = flag.Int("permits", 0, "above 0: every key is a semaphore of this many permits (redlock Semaphore), checked for more holders at once; no fencing")
 		readShare      = flag.Float64("read-share", 0, "above 0: every key is a read-write lock (redlock RWMutex), this share of rounds taking its read lock, checked for a reader beside a writer; no fencing")
 		clusterMode    = flag.Bool("cluster", false, "run over a Redis Cluster of -masters primaries (default 3) with a replica each, under its faults ("+clusterFaultNames()+"); no fencing, no unsafe schedule")
@@ -68,9 +68,6 @@ func main() {
 		*fencing, *unsafeDuration = false, 0
 	}
 
-	if *permits > 0 {
-		*fencing = false // permits carry no fencing token
-	}
 	cfg := torture.Config{
 		Duration: *duration, Seed: *seed,
 		Masters: *masters, Clients: *clients, Goroutines: *goroutines, Keys: *keys,
