@@ -188,12 +188,14 @@ torture-cluster: deps
 	$(GO) run ./internal/cmd/torture -cluster -duration $(TORTURE_TIME) $(if $(SEED),-seed $(SEED)) -json torture-cluster.json
 
 ## torture-semaphore: the same with every key a semaphore of 2 permits,
-## checked for a third holder at any moment.
+## checked for a third holder at any moment and, fenced, for each
+## permit's tokens.
 torture-semaphore: deps
 	$(GO) run ./internal/cmd/torture -permits 2 -duration $(TORTURE_TIME) $(if $(SEED),-seed $(SEED)) -json torture-semaphore.json
 
 ## torture-rw: the same with every key a read-write lock, half the
-## rounds readers, checked for a reader beside a writer.
+## rounds readers, checked for a reader beside a writer and, fenced, for
+## the writers' tokens.
 torture-rw: deps
 	$(GO) run ./internal/cmd/torture -read-share 0.5 -duration $(TORTURE_TIME) $(if $(SEED),-seed $(SEED)) -json torture-rw.json
 
