@@ -580,13 +580,14 @@ func (r *Report) WriteTables(w io.Writer) {
 		fmt.Fprintln(tw, hdr)
 		for _, n := range names {
 			line := n + "\t"
-			errs := 0
+			errs, measured := 0, false
 			for _, g := range r.Config.Goroutines {
 				t, b, fl := r.throughput(n, g), r.throughput(baseline, g), r.throughput(nameFloorPipelined, g)
 				if t == nil {
 					line += "-\t-\t-\t-\t"
 					continue
 				}
+				measured = true
 				errs += t.Errors
 				opsPerSec := func(b *ThroughputResult) float64 { return b.OpsPerSec }
 				p99 := "-"
@@ -595,7 +596,9 @@ func (r *Report) WriteTables(w io.Writer) {
 				}
 				line += fmt.Sprintf("%.0f\t%s\t%s\t%s\t", t.OpsPerSec, ratio(t.OpsPerSec, field(b, opsPerSec)), ratio(t.OpsPerSec, field(fl, opsPerSec)), p99)
 			}
-			fmt.Fprintln(tw, line+errNote(errs)+"\t")
+			if measured { // floor-c, say, runs in the latency mode only
+				fmt.Fprintln(tw, line+errNote(errs)+"\t")
+			}
 		}
 	}
 	if len(r.Throughput) > 0 {
