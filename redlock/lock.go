@@ -130,9 +130,9 @@ func waitFlag(waiting bool) []byte {
 
 // acquire takes key, or keys when not nil (key is then keys.keys[0]); on
 // failure keys goes back to its pool. With spec, the attempts run its
-// command instead (fenced as a Lock's when the spec has a fenced command). It is a loop of an
-// attempt and what the call's retry policy makes of its failure (see
-// retry).
+// command instead (fenced as a Lock's when the spec has a fenced
+// command). It is a loop of an attempt and what the call's retry policy
+// makes of its failure (see retry).
 func (c *Client) acquire(ctx context.Context, key string, keys *keySet, spec *lockSpec, ttl time.Duration, tries int) (_ Lock, err error) {
 	defer func() {
 		if err != nil && keys != nil {
