@@ -1,6 +1,7 @@
 package redlock
 
 import (
+	"bytes"
 	"time"
 
 	"github.com/volleylock/volley/conn"
@@ -244,8 +245,8 @@ func (o *op) classify(r *conn.Request) (out Outcome, err error) {
 			return OutcomeTaken, nil
 		}
 	case answerPermit:
-		if v.Type == resp.TypeInteger && v.Int == 1 {
-			return OutcomeOK, nil
+		if v.Type == resp.TypeBulk && bytes.Equal(v.Bytes, o.holdTok[:]) {
+			return OutcomeOK, nil // a grant names its request's token
 		}
 		if v.Type == resp.TypeArray && int(v.Int) == len(vals)-1 {
 			return OutcomeTaken, nil

@@ -48,8 +48,8 @@ const (
 	answerVote                           // 1 yes, 0 no
 	answerFenceLock                      // {1, counter} or {1}; {holder id, pttl} when taken (see classifyFence)
 	answerFenceWrite                     // 1, 0 not ours, 2 no counter (see classifyFence)
-	answerPermit                         // 1; the free permits' indexes when taken (see notePermits)
-	answerFencePermit                    // {1, counter} or {1, ""}; the free permits' indexes when taken (see classifyFence)
+	answerPermit                         // the attempt's token; the free permits' indexes when taken (see notePermits)
+	answerFencePermit                    // {token, counter} or {token, ""}; the free permits' indexes when taken (see classifyFence)
 )
 
 // The commands.

@@ -204,6 +204,11 @@
 //   - Partial writes: a failed attempt releases its index on every master
 //     that may hold it; one whose release is lost keeps the key until its
 //     TTL, which only makes that index less available, as for a Lock.
+//   - Corrupted answers: a grant is the attempt's own token echoed, which
+//     no other answer becomes by a changed byte (a "taken" list `*1 :1`
+//     read as `:1` was one, before) and another request's grant (a reply
+//     stream shifted by a swallowed reply) never matches; such answers
+//     count as a server error (TestSemaphoreCorruptedTakenIsNotAGrant).
 //   - Availability: with fewer than P holders an index is free on a
 //     quorum, found in the first or the next attempt (the answers list the
 //     free ones). Keys left by failed attempts on a minority block an

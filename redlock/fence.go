@@ -1,6 +1,7 @@
 package redlock
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strconv"
@@ -55,7 +56,7 @@ func FenceFrom(ctx context.Context) (uint64, bool) {
 // classifyFence reads master i's answer to a fence round: for the lock
 // round, {1, counter} (set; counter stored), {1} (set, but the master has
 // no counter it vouches for) or {holder id, pttl} (taken); for a permit's,
-// {1, counter}, {1, ""} or the free permits' indexes; for the write
+// {token, counter}, {token, ""} or the free permits' indexes; for the write
 // round, 1, 0 (a key does not hold our token) or 2 (no counter).
 func (o *op) classifyFence(i int, vals []resp.Value) (Outcome, error) {
 	v := &vals[0]
@@ -81,7 +82,7 @@ func (o *op) classifyFence(i int, vals []resp.Value) (Outcome, error) {
 		if v.Type != resp.TypeArray {
 			break
 		}
-		if v.Int == 2 && len(vals) == 3 && vals[1].Type == resp.TypeInteger && vals[1].Int == 1 && vals[2].Type == resp.TypeBulk {
+		if v.Int == 2 && len(vals) == 3 && vals[1].Type == resp.TypeBulk && bytes.Equal(vals[1].Bytes, o.holdTok[:]) && vals[2].Type == resp.TypeBulk {
 			if len(vals[2].Bytes) == 0 {
 				return OutcomeUnfenced, nil
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/volleylock/volley/internal/fakeredis"
 	"github.com/volleylock/volley/internal/redistest"
 )
 
@@ -374,5 +375,32 @@ func TestSemaphoreFenced(t *testing.T) {
 		vals, err := redistest.Do(s.Addr(), "EXISTS", "fenced-sem", "fenced-sem:permit:0", "fenced-sem:permit:1")
 		require.NoError(t, err)
 		assert.Zero(t, vals[0].Int, "the semaphore's keys are gone from %s", s.Addr())
+	}
+}
+
+// TestSemaphoreCorruptedTakenIsNotAGrant: a master's "taken" answer whose
+// first byte was corrupted (`*1 :1`, one permit free, read as `:1`) or
+// another request's grant (a reply stream shifted by a swallowed reply)
+// must not count as a grant: a grant names its request's token. Holder A
+// has the permit on masters 1 and 2; B finds master 0 free, master 1
+// taken, and master 2 answers the corrupted bytes: two grants would be a
+// quorum of 3 and a second holder of a 1-permit semaphore.
+func TestSemaphoreCorruptedTakenIsNotAGrant(t *testing.T) {
+	for _, raw := range []string{":1\r\n", "$16\r\n0123456789abcdef\r\n"} {
+		servers, addrs := fakeMasters(t, 3)
+		a := fakeClient(t, addrs, Config{MasterTimeout: time.Second})
+		b := fakeClient(t, addrs, Config{MasterTimeout: time.Second})
+		sa, err := a.Semaphore("corrupt", 1)
+		require.NoError(t, err)
+		sb, err := b.Semaphore("corrupt", 1)
+		require.NoError(t, err)
+		p, err := sa.TryAcquire(bg, 5*time.Second)
+		require.NoError(t, err)
+		_, err = redistest.Do(addrs[0], "DEL", "corrupt:permit:0")
+		require.NoError(t, err)
+		servers[2].SetFault("EVALSHA", fakeredis.Fault{Raw: []byte(raw), Times: 1})
+		_, err = sb.TryAcquire(bg, 5*time.Second)
+		require.ErrorIs(t, err, ErrNotAcquired, "answer %q counted as a grant", raw)
+		require.NoError(t, p.Release(bg))
 	}
 }

@@ -63,15 +63,16 @@ func (s *Server) fenceLockLocked(out []byte, db int, sha string, keys, argv [][]
 	if !set {
 		return out
 	}
-	return s.fenceTailLocked(out, db, sha, keys, argv, len(keys)-1, 2, false, now)
+	return s.fenceTailLocked(out, db, sha, keys, argv, len(keys)-1, 2, nil, now)
 }
 
 // fenceTailLocked ends a lock script that fences once it set its keys
 // (scripts.FenceLock, and scripts.RWLock and scripts.SemAcquire fenced):
 // the counter is keys[k], the proposal argv[p]. If the counter exists, it
 // is raised to the proposal and the answer is {1, counter as it was};
-// else {1}, or {1, ""} with emptyNone; or the comparison's error.
-func (s *Server) fenceTailLocked(out []byte, db int, sha string, keys, argv [][]byte, k, p int, emptyNone bool, now int64) []byte {
+// else {1}; or the comparison's error. With a grant (SemAcquire's token),
+// the answers are {grant, counter} and {grant, ""}.
+func (s *Server) fenceTailLocked(out []byte, db int, sha string, keys, argv [][]byte, k, p int, grant []byte, now int64) []byte {
 	g, found, msg := s.scriptGetLocked(db, keys, k, now)
 	switch {
 	case msg != "":
@@ -84,16 +85,25 @@ func (s *Server) fenceTailLocked(out []byte, db int, sha string, keys, argv [][]
 			return out
 		}
 		out = resp.AppendArrayHeader(out[:mark], 2)
-		out = append(out, replyOne...)
+		out = appendGrant(out, grant)
 		return resp.AppendBulkString(out, g)
-	case emptyNone:
+	case grant != nil:
 		out = resp.AppendArrayHeader(out, 2)
-		out = append(out, replyOne...)
+		out = appendGrant(out, grant)
 		return resp.AppendBulkString(out, "")
 	default:
 		out = resp.AppendArrayHeader(out, 1)
 		return append(out, replyOne...)
 	}
+}
+
+// appendGrant appends a fenced lock script's first element: 1, or the
+// grant when there is one.
+func appendGrant(out, grant []byte) []byte {
+	if grant == nil {
+		return append(out, replyOne...)
+	}
+	return resp.AppendBulk(out, grant)
 }
 
 // fenceWriteLocked runs scripts.FenceWrite.

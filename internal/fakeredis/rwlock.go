@@ -69,7 +69,7 @@ func (s *Server) rwLockLocked(out []byte, db int, sha string, keys, argv [][]byt
 	}
 	delete(s.dbs[db], string(intent))
 	if len(keys) == 4 { // a fenced writer: the counter is KEYS[4]
-		return s.fenceTailLocked(out, db, sha, keys, argv, 3, 3, false, now)
+		return s.fenceTailLocked(out, db, sha, keys, argv, 3, 3, nil, now)
 	}
 	return append(out, replyOne...)
 }

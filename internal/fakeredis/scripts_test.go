@@ -108,13 +108,13 @@ func TestSemaphoreScripts(t *testing.T) {
 		require.Equal(t, bulk(sc.SHA), c.do("SCRIPT", "LOAD", sc.Source), sc.Name)
 	}
 
-	require.Equal(t, ":1\r\n", eval(scripts.SemAcquire, "t1", "1000", "0"))
-	require.Equal(t, ":1\r\n", eval(scripts.SemAcquire, "t2", "3000", "1"))
+	require.Equal(t, bulk("t1"), eval(scripts.SemAcquire, "t1", "1000", "0"), "a grant is the token")
+	require.Equal(t, bulk("t2"), eval(scripts.SemAcquire, "t2", "3000", "1"), "a grant is the token")
 	require.Equal(t, ":3000\r\n", c.do("PTTL", "sem"), "raised to the longer permit's")
 	require.Equal(t, "*0\r\n", eval(scripts.SemAcquire, "t3", "5000", "0"))
 	clock.Advance(1001 * time.Millisecond)
 	require.Equal(t, "*1\r\n:0\r\n", eval(scripts.SemAcquire, "t3", "5000", "1"), "permit 0 expired")
-	require.Equal(t, ":1\r\n", eval(scripts.SemAcquire, "t3", "500", "0"))
+	require.Equal(t, bulk("t3"), eval(scripts.SemAcquire, "t3", "500", "0"), "a grant is the token")
 	require.Equal(t, ":1999\r\n", c.do("PTTL", "sem"), "never lowered")
 
 	// SemExtend sets the permit's TTL and raises the record's to it.
@@ -133,7 +133,7 @@ func TestSemaphoreScripts(t *testing.T) {
 	clock.Advance(101 * time.Millisecond)
 	require.Equal(t, ":0\r\n", eval(scripts.SemRelease, "t3", "0", "1"), "after the permit expired")
 	require.Equal(t, ":1\r\n", c.do("EXISTS", "sem"), "the record outlives its permits until it expires")
-	require.Equal(t, ":1\r\n", eval(scripts.SemAcquire, "t4", "1000", "1"))
+	require.Equal(t, bulk("t4"), eval(scripts.SemAcquire, "t4", "1000", "1"), "a grant is the token")
 	require.Equal(t, ":1\r\n", eval(scripts.SemRelease, "t4", "1", "1"))
 	require.Equal(t, ":0\r\n", c.do("EXISTS", "sem"), "the last release deletes the record")
 	require.Equal(t, shardNS.message(false, channel, holderID([]byte("t4"))), sub.read())

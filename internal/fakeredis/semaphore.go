@@ -60,9 +60,9 @@ func (s *Server) semAcquireLocked(out []byte, db int, sha string, keys, argv [][
 			s.dbs[db][string(keys[0])] = entry{val: want, exp: exp}
 		}
 		if fenced {
-			return s.fenceTailLocked(out, db, sha, keys, argv, len(keys)-1, 3, true, now)
+			return s.fenceTailLocked(out, db, sha, keys, argv, len(keys)-1, 3, argv[0], now)
 		}
-		return append(out, replyOne...)
+		return resp.AppendBulk(out, argv[0]) // the token: the grant names its request
 	}
 	// Taken: the indexes of the permits whose keys do not exist, a Lua
 	// table of numbers, which is an array of integers, empty or not.

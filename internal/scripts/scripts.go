@@ -165,13 +165,15 @@ var (
 	// lock, not a semaphore" for anything else (a hash or other type fails
 	// with WRONGTYPE). Else, if the permit's key does not exist, it sets
 	// it to the token with the TTL, makes the record's TTL at least as
-	// long (writing it if missing) and returns 1; else it returns the
-	// indexes of the permits whose keys do not exist, an array of
-	// integers (empty when all are taken). Fenced, it takes a fourth
-	// argument, the proposed token, and the fencing counter's key after
-	// the permits' (so P is #KEYS-2): when it sets the permit it then
-	// answers {1, counter} having raised the counter to the proposal if
-	// that is larger (as FenceLock), or {1, ""} when there is no counter.
+	// long (writing it if missing) and returns the token (a grant that
+	// names its request: no other answer, corrupted or another request's,
+	// reads as this one's grant); else it returns the indexes of the
+	// permits whose keys do not exist, an array of integers (empty when
+	// all are taken). Fenced, it takes a fourth argument, the proposed
+	// token, and the fencing counter's key after the permits' (so P is
+	// #KEYS-2): when it sets the permit it then answers {token, counter}
+	// having raised the counter to the proposal if that is larger (as
+	// FenceLock), or {token, ""} when there is no counter.
 	SemAcquire = load("sem_acquire")
 	// SemRelease gives a permit back: KEYS are the record and every
 	// permit's key, ARGV the token, the permit's index and "1" to wake
