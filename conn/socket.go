@@ -283,6 +283,16 @@ func (s *socket) readStep(epfd uintptr) (done bool) {
 		return !ok
 	}
 	if s.det.hungUp(epfd) {
+		// A request may have made the reader its reader since mine was
+		// read: then the master's last bytes are a reply of its, to read
+		// first (a reply cut short then fails it with ErrUnexpectedEOF,
+		// not a bare EOF); the next step does, the hang-up still there.
+		c.mu.Lock()
+		mine = c.sock == s && s.reading == readByLoop
+		c.mu.Unlock()
+		if mine {
+			return false
+		}
 		c.fail(s, &Error{Addr: c.opts.Addr, Op: OpRead, Err: io.EOF})
 		return true
 	}
