@@ -69,12 +69,7 @@ func (o *op) classifyFence(i int, vals []resp.Value) (Outcome, error) {
 		case v.Int == 2 && len(vals) == 3 && vals[1].Type == resp.TypeBulk:
 			return OutcomeTaken, nil
 		case v.Int == 2 && len(vals) == 3 && vals[1].Type == resp.TypeInteger && vals[1].Int == 1 && vals[2].Type == resp.TypeBulk:
-			n, ok := parseCounter(vals[2].Bytes)
-			if !ok {
-				return OutcomeServerError, ErrFenceRange
-			}
-			o.counter[i], o.hasCounter[i] = n, true
-			return OutcomeOK, nil
+			return o.noteCounter(i, vals[2].Bytes)
 		case v.Int == 1 && len(vals) == 2 && vals[1].Type == resp.TypeInteger && vals[1].Int == 1:
 			return OutcomeUnfenced, nil
 		}
@@ -86,12 +81,7 @@ func (o *op) classifyFence(i int, vals []resp.Value) (Outcome, error) {
 			if len(vals[2].Bytes) == 0 {
 				return OutcomeUnfenced, nil
 			}
-			n, ok := parseCounter(vals[2].Bytes)
-			if !ok {
-				return OutcomeServerError, ErrFenceRange
-			}
-			o.counter[i], o.hasCounter[i] = n, true
-			return OutcomeOK, nil
+			return o.noteCounter(i, vals[2].Bytes)
 		}
 		if int(v.Int) == len(vals)-1 {
 			return OutcomeTaken, nil // the free permits' indexes
@@ -109,6 +99,28 @@ func (o *op) classifyFence(i int, vals []resp.Value) (Outcome, error) {
 		}
 	}
 	return OutcomeServerError, errUnexpectedReply
+}
+
+// noteCounter keeps the counter b that master i read in a lock round that
+// set the keys: OutcomeOK, or ErrFenceRange for a counter Volley cannot
+// read.
+func (o *op) noteCounter(i int, b []byte) (Outcome, error) {
+	n, ok := parseCounter(b)
+	if !ok {
+		return OutcomeServerError, ErrFenceRange
+	}
+	o.counter[i], o.hasCounter[i] = n, true
+	return OutcomeOK, nil
+}
+
+// repairIfUnsure has the masters' counters repaired, in the background
+// (see repairFence), when a master without a counter it vouches for took
+// part in a fenced round (unfenced: its first round; o: its latest), or
+// may have (fencer.suspect).
+func (c *Client) repairIfUnsure(o *op, unfenced bool) {
+	if unfenced || o.unfenced() || c.fence.suspect() {
+		c.repairSoon()
+	}
 }
 
 // parseCounter reads a counter: decimal digits, at most maxFence.

@@ -233,8 +233,8 @@ func (c *Client) attempt(o *op, key string, keys *keySet, keyList []string, spec
 	if br.cancelled || br.ok < c.quorum || !time.Now().Before(until) {
 		return Lock{}, br, took, unfenced, false
 	}
-	if fence != 0 && (unfenced || o.unfenced() || c.fence.suspect()) {
-		c.repairSoon()
+	if fence != 0 {
+		c.repairIfUnsure(o, unfenced)
 	}
 	c.event(EventAcquired, key)
 	l = Lock{c: c, key: key, keys: keys, tok: *tok, ttl: ttl, until: until, fence: fence}
@@ -258,10 +258,8 @@ func (c *Client) failed(o *op, key string, keyList []string, tok *token, br *bur
 	if br.cancelled {
 		return nil
 	}
-	if c.cfg.Fencing && (unfenced || o.unfenced() || c.fence.suspect()) {
-		// A master without a counter it vouches for took part, or may
-		// have: have it repaired, in the background (see repairFence).
-		c.repairSoon()
+	if c.cfg.Fencing {
+		c.repairIfUnsure(o, unfenced)
 	}
 	copy(o.last, o.res)
 	o.hasLast = true

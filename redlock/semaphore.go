@@ -146,8 +146,8 @@ func (s *Semaphore) attemptHold(o *op, ttl time.Duration, done <-chan struct{}) 
 		until = c.validUntil(br.start, ttl)
 		var unfenced bool
 		o.holdFence, unfenced = c.fenceRound(o, &br, proposal, s.keys[1+o.permit], nil, &o.holdTok, until, done)
-		if !br.cancelled && (unfenced || o.unfenced() || c.fence.suspect()) {
-			c.repairSoon() // see Client.failed
+		if !br.cancelled {
+			c.repairIfUnsure(o, unfenced)
 		}
 	}
 	o.report(OpLock)
