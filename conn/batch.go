@@ -1,6 +1,10 @@
 package conn
 
-import "time"
+import (
+	"time"
+
+	"github.com/volleylock/volley/resp"
+)
 
 // Batch is a fan-out: requests sent together to several Conns, one per
 // slot, and the channel their completions arrive on. It carries out the
@@ -20,6 +24,10 @@ import "time"
 // Release; the caller never releases or abandons it itself. A Batch is for
 // one goroutine at a time.
 type Batch struct {
+	// Check is the Request.Check of the requests Send sends from now on:
+	// nil, or a function of the reply alone (see Request.Check).
+	Check func(reply []resp.Value) bool
+
 	reqs    []*Request // per slot; nil until its first Send and after End gave it up
 	sent    []bool     // the slot's request is pending or on notify, not yet returned by Next
 	pending int        // slots with sent set
@@ -56,6 +64,7 @@ func (b *Batch) Send(slot int, c *Conn, cmd []byte) {
 	}
 	r.Cmd = append(r.Cmd[:0], cmd...)
 	r.Tag = slot
+	r.Check = b.Check
 	b.sent[slot] = true
 	b.pending++
 	c.Send(r, b.notify)

@@ -412,3 +412,66 @@ func TestOnMessageTakesMessagesNotReplies(t *testing.T) {
 	assert.Equal(t, "a=m1", <-got)
 	assert.Equal(t, "b=m2", <-got)
 }
+
+// TestReplyCheckStopsRepliesOutOfStep plays a master whose first reply had
+// its array length corrupted (*2 read as *3): it swallows the second
+// request's reply, and the second request would be handed the third's.
+// Without a Check that is what happens; with one the socket fails at the
+// first reply, and no request gets another's answer.
+func TestReplyCheckStopsRepliesOutOfStep(t *testing.T) {
+	// {holder, pttl}: an array of two, flattened to three values.
+	pair := func(v []resp.Value) bool {
+		return v[0].IsError() || v[0].Type == resp.TypeArray && v[0].Int == 2 && len(v) == 3
+	}
+	integer := func(v []resp.Value) bool { return len(v) == 1 && v[0].Type == resp.TypeInteger }
+	const outOfStep = "*3\r\n:2\r\n$3\r\nabc\r\n:1\r\n:5\r\n"
+	for _, checked := range []bool{false, true} {
+		t.Run(map[bool]string{false: "unchecked", true: "checked"}[checked], func(t *testing.T) {
+			c, _, p := newPipeConn(t, Options{ReconnectMin: time.Hour, ReconnectMax: time.Hour})
+			notify := make(chan *Request, 3)
+			reqs := make([]*Request, 3)
+			for i, check := range []func([]resp.Value) bool{pair, integer, integer} {
+				r := NewRequest()
+				r.Cmd = resp.AppendCommand(r.Cmd[:0], "GET", "k")
+				r.Tag = i
+				if checked {
+					r.Check = check
+				}
+				reqs[i] = r
+			}
+			go func() {
+				for range reqs {
+					p.expect("GET", "k")
+				}
+				p.send(outOfStep)
+			}()
+			for _, r := range reqs {
+				c.Send(r, notify)
+			}
+			for range reqs {
+				select {
+				case <-notify:
+				case <-time.After(5 * time.Second):
+					t.Fatal("a request did not complete")
+				}
+			}
+			if !checked {
+				// The hazard the Check is for: the second request reads the
+				// third's answer as its own.
+				require.NoError(t, reqs[1].Err())
+				assert.Equal(t, int64(5), reqs[1].Reply()[0].Int)
+			} else {
+				for i, r := range reqs {
+					require.ErrorIs(t, r.Err(), ErrReplyMismatch, "request %d", i)
+					var ce *Error
+					require.ErrorAs(t, r.Err(), &ce)
+					assert.Equal(t, OpRead, ce.Op)
+				}
+				assert.ErrorIs(t, c.Err(), ErrReplyMismatch)
+			}
+			for _, r := range reqs {
+				r.Release()
+			}
+		})
+	}
+}

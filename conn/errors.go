@@ -15,6 +15,10 @@ var (
 	// ErrUnexpectedReply is the cause when the master sent a reply that no
 	// request was waiting for.
 	ErrUnexpectedReply = errors.New("conn: reply without a pending request")
+	// ErrReplyMismatch is the cause when a request's Check refused its
+	// reply: the replies were out of step with the requests, and the
+	// socket was closed before any later reply was handed out.
+	ErrReplyMismatch = errors.New("conn: reply does not fit its request: replies out of step")
 )
 
 // Op names the step an Error happened in. The set is closed: these

@@ -42,6 +42,21 @@ type Request struct {
 	Cmd []byte
 	// Tag is free for the caller (e.g. the index of the master it went to).
 	Tag int
+	// Check, when not nil, vets the reply before the Request completes: false
+	// says the reply cannot be the answer to Cmd, so the master's replies
+	// are out of step with the requests (a corrupted length made one reply
+	// swallow the next, or leave part of itself for the next request), and
+	// every later reply on the socket would answer another request. The
+	// Conn then fails the socket as for a protocol error, before it hands
+	// out any later reply: this Request and every pending one fail with an
+	// *Error wrapping ErrReplyMismatch, and the Conn reconnects. A server
+	// error reply should pass: it is well formed whatever the command.
+	//
+	// Check runs on the goroutine that reads the socket, possibly after the
+	// caller abandoned the Request, so it must decide from vals alone (not
+	// from state the caller may change), must not block, and must not keep
+	// vals. It is the caller's to set with Cmd; recycling clears it.
+	Check func(reply []resp.Value) bool
 
 	state  atomic.Int32
 	sent   time.Time     // when Send accepted it: the lag check measures its age
@@ -76,7 +91,7 @@ func (r *Request) recycle() {
 		r.buf = nil
 	}
 	r.Cmd, r.buf, r.vals = r.Cmd[:0], r.buf[:0], r.vals[:0]
-	r.Tag, r.err, r.notify, r.own, r.forget = 0, nil, nil, nil, false
+	r.Tag, r.Check, r.err, r.notify, r.own, r.forget = 0, nil, nil, nil, nil, false
 	r.state.Store(stateIdle)
 	requestPool.Put(r)
 }

@@ -197,20 +197,39 @@ func (s *socket) readLoop() {
 		} else if isPush(vals) {
 			continue // out-of-band RESP3 data: no request waits for it
 		}
-		c.mu.Lock()
-		if c.sock != s {
-			c.mu.Unlock()
+		if !s.deliver(vals) {
 			return
 		}
-		r := c.inflight.pop()
-		c.mu.Unlock()
-		if r == nil {
-			c.fail(s, &Error{Addr: c.opts.Addr, Op: OpRead, Err: ErrUnexpectedReply})
-			return
-		}
-		c.latency.Store(int64(time.Since(r.sent)))
-		r.complete(vals, nil)
 	}
+}
+
+// deliver completes the oldest pending request with the reply vals, and
+// reports false when it did not: the socket is no longer current, or
+// failed because no request waited for the reply or the request's Check
+// refused it. The failure comes before the reader reads on, so no later
+// reply reaches a request when the replies are out of step.
+func (s *socket) deliver(vals []resp.Value) bool {
+	c := s.c
+	c.mu.Lock()
+	if c.sock != s {
+		c.mu.Unlock()
+		return false
+	}
+	r := c.inflight.pop()
+	c.mu.Unlock()
+	if r == nil {
+		c.fail(s, &Error{Addr: c.opts.Addr, Op: OpRead, Err: ErrUnexpectedReply})
+		return false
+	}
+	if r.Check != nil && !r.Check(vals) {
+		err := &Error{Addr: c.opts.Addr, Op: OpRead, Err: ErrReplyMismatch}
+		c.fail(s, err)
+		r.complete(nil, err) // popped: fail no longer sees it
+		return false
+	}
+	c.latency.Store(int64(time.Since(r.sent)))
+	r.complete(vals, nil) // copies the reply out of rd before anyone else may read
+	return true
 }
 
 // isPush reports whether a reply is a RESP3 push, looking past an attribute.
@@ -317,19 +336,9 @@ func (s *socket) readAvailable(byLoop bool) bool {
 		if isPush(vals) {
 			continue // out-of-band RESP3 data: no request waits for it
 		}
-		c.mu.Lock()
-		if c.sock != s {
-			c.mu.Unlock()
+		if !s.deliver(vals) {
 			return false
 		}
-		r := c.inflight.pop()
-		c.mu.Unlock()
-		if r == nil {
-			c.fail(s, &Error{Addr: c.opts.Addr, Op: OpRead, Err: ErrUnexpectedReply})
-			return false
-		}
-		c.latency.Store(int64(time.Since(r.sent)))
-		r.complete(vals, nil) // copies the reply out of rd before anyone else may read
 		if byLoop {
 			c.mu.Lock()
 			idle := c.sock == s && c.inflight.len() == 0 && len(c.queue) == 0
