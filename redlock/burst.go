@@ -85,7 +85,7 @@ func (o *op) run(done <-chan struct{}) burstResult {
 	}
 	// Alone on the masters' connections, the burst reads its replies
 	// itself (see conn.Batch.Claim): no reader goroutine, no hand-over.
-	o.fan.begin(c.cfg.MasterTimeout, &o.alt, true)
+	o.fan.begin(c.cfg.MasterTimeout, &o.alt, true, replyChecks[o.command.answer])
 	o.fan.sendAll(&o.cmd)
 	br := burstResult{start: o.fan.start}
 	// A master whose latest reply came later than MasterTimeout is slow: its

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/resp"
 )
 
 // fanout sends a command to the masters at once and returns their answers
@@ -44,9 +45,11 @@ func newFanout(c *Client, slots int) fanout {
 // begin starts a round that lasts timeout: with claim, the masters'
 // connections are claimed if they are free (see conn.Batch.Claim). alt is
 // the EVAL form of the round's command when that is an EVALSHA (see next),
-// else empty.
-func (f *fanout) begin(timeout time.Duration, alt *wire, claim bool) {
+// else empty. check, when not nil, vets each reply's shape before it is
+// handed out (see replycheck.go).
+func (f *fanout) begin(timeout time.Duration, alt *wire, claim bool, check func([]resp.Value) bool) {
 	f.alt = alt
+	f.b.Check = check
 	clear(f.evaled)
 	if claim {
 		f.b.Claim()

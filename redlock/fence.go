@@ -537,7 +537,7 @@ func (c *Client) eachMaster(ctx context.Context, args []string, fn func(i int, v
 func (c *Client) eachMasterOf(ctx context.Context, idx []int, args func(i int) []string, fn func(i int, vals []resp.Value)) {
 	f := newFanout(c, len(c.masters))
 	defer f.release()
-	f.begin(c.repairStepTimeout(), nil, false)
+	f.begin(c.repairStepTimeout(), nil, false, nil)
 	var cmd wire // fencing is for standalone masters: no hash tags
 	for _, i := range idx {
 		cmd.b = resp.AppendCommand(cmd.b[:0], args(i)...)

@@ -354,6 +354,7 @@ func (o *op) sendForget(skipTaken bool) {
 		}
 		r := conn.NewRequest()
 		r.Cmd = append(r.Cmd[:0], o.c.forMaster(&o.cmd, i, &o.fan.scratch)...)
+		r.Check = replyChecks[o.command.answer] // unread, its reply still shows a torn stream
 		m.conn().SendForget(r)
 	}
 }

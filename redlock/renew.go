@@ -314,7 +314,7 @@ func (r *renewer) encode(keys int) {
 func (r *renewer) send(deadline time.Time) time.Time {
 	c := r.c
 	clear(r.outcomes)
-	r.fan.begin(max(0, min(c.cfg.MasterTimeout, time.Until(deadline))), &r.alt, false)
+	r.fan.begin(max(0, min(c.cfg.MasterTimeout, time.Until(deadline))), &r.alt, false, fitsVotes)
 	r.fan.sendAll(&r.cmd)
 	for r.fan.pending() > 0 {
 		req, ev := r.fan.next(r.stop)
