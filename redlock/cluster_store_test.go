@@ -76,8 +76,7 @@ func TestClusterLocks(t *testing.T) {
 
 	l, err := a.TryLock(bg, "job", 10*time.Second)
 	require.NoError(t, err)
-	states, err := l.Inspect(bg)
-	require.NoError(t, err)
+	states := inspectAll(t, l.Inspect, nil)
 	for _, st := range states {
 		assert.True(t, st.Ours, "%s holds the lock's copy", st.Addr)
 	}
@@ -198,8 +197,7 @@ func TestClusterFailover(t *testing.T) {
 	time.Sleep(time.Until(guard) + 50*time.Millisecond)
 	l, err = b.TryLock(bg, "k", time.Second)
 	require.NoError(t, err)
-	states, err := l.Inspect(bg)
-	require.NoError(t, err)
+	states := inspectAll(t, l.Inspect, nil)
 	assert.True(t, states[0].Ours, "copy 0 on %s votes again after the guard", promoted)
 	assert.Equal(t, promoted, states[0].Addr)
 	require.NoError(t, l.Unlock(bg))
@@ -256,8 +254,7 @@ func TestClusterSlotMigrated(t *testing.T) {
 	require.Eventually(t, func() bool { return other.Masters()[1].Addr == cl.Primary(to).Addr() }, 5*time.Second, 10*time.Millisecond)
 	require.NoError(t, l.Extend(bg, 10*time.Second)) // copies 0 and 2 (copy 1 answers MOVED)
 	require.Eventually(t, func() bool { return c.Masters()[1].Addr == cl.Primary(to).Addr() }, 5*time.Second, 10*time.Millisecond)
-	states, err := l.Inspect(bg)
-	require.NoError(t, err)
+	states := inspectAll(t, l.Inspect, nil)
 	assert.True(t, states[1].Ours, "copy 1's key moved with its slot")
 	require.NoError(t, l.Unlock(bg))
 	l, err = other.TryLock(bg, "k", 10*time.Second)

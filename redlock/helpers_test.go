@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -46,4 +47,30 @@ var bg = context.Background()
 func redistestStartN(tb testing.TB, n int) []string {
 	tb.Helper()
 	return redistest.Addrs(redistest.StartN(tb, n, redistest.Options{}))
+}
+
+// inspectAll calls inspect until every master answered and every state
+// is as want says (when want is not nil), and returns those states: on a
+// loaded machine a master may miss MasterTimeout, and its KeyState then
+// says only that (Err set); and an operation returns at its quorum, so a
+// master may see a straggler of another Client's (another connection's)
+// operation only after the inspection. It fails the test when inspect
+// errs, or when 5 s pass without such an answer, asserting want on the
+// last one.
+func inspectAll(t *testing.T, inspect func(context.Context) ([]KeyState, error), want func(KeyState) bool) []KeyState {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		states, err := inspect(bg)
+		require.NoError(t, err)
+		i := slices.IndexFunc(states, func(s KeyState) bool { return s.Err != nil || want != nil && !want(s) })
+		if i < 0 {
+			return states
+		}
+		if time.Now().After(deadline) {
+			require.NoError(t, states[i].Err, "%s on %s: no answer for 5s", states[i].Key, states[i].Addr)
+			return states // the caller's assertions say what is wrong
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

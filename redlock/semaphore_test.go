@@ -55,20 +55,31 @@ func TestSemaphoreAdmitsItsPermits(t *testing.T) {
 	}
 	_, err = sb.TryAcquire(bg, time.Second)
 	require.ErrorIs(t, err, ErrNotAcquired, "a fourth holder of three permits")
-	states, err := sa.Inspect(bg)
-	require.NoError(t, err)
+	// Each permit is held on a quorum: a master may have missed a holder's
+	// straggling attempt (another attempt of the same permit came first
+	// there), so not necessarily on all five.
+	states := inspectAll(t, sa.Inspect, nil)
 	require.Len(t, states, 3*5, "three permits on five masters")
+	holders := map[string]int{}
 	for _, st := range states {
-		assert.True(t, st.Exists, "%s on %s", st.Key, st.Addr)
+		if st.Exists {
+			holders[st.Key]++
+		}
 		assert.False(t, st.Ours)
 	}
-	mine, err := held[0].Inspect(bg)
-	require.NoError(t, err)
+	for i := range 3 {
+		assert.GreaterOrEqual(t, holders[fmt.Sprintf("sem:permit:%d", i)], 3, "permit %d's masters", i)
+	}
+	mine := inspectAll(t, held[0].Inspect, nil)
 	require.Len(t, mine, 5)
+	ours := 0
 	for _, st := range mine {
-		assert.True(t, st.Ours, "%s on %s holds the permit's token", st.Key, st.Addr)
+		if st.Ours {
+			ours++
+		}
 		assert.Equal(t, fmt.Sprintf("sem:permit:%d", held[0].Index()), st.Key)
 	}
+	assert.GreaterOrEqual(t, ours, 3, "masters that hold the permit's token")
 	ctx, cancel := context.WithTimeout(bg, 200*time.Millisecond)
 	_, err = sa.Acquire(ctx, time.Second)
 	cancel()
@@ -396,6 +407,9 @@ func TestSemaphoreCorruptedTakenIsNotAGrant(t *testing.T) {
 		require.NoError(t, err)
 		p, err := sa.TryAcquire(bg, 5*time.Second)
 		require.NoError(t, err)
+		// On every master, not only the quorum TryAcquire returned at: b's
+		// attempt must find it taken on all but the one it is deleted from.
+		inspectAll(t, p.Inspect, func(s KeyState) bool { return s.Ours })
 		_, err = redistest.Do(addrs[0], "DEL", "corrupt:permit:0")
 		require.NoError(t, err)
 		servers[2].SetFault("EVALSHA", fakeredis.Fault{Raw: []byte(raw), Times: 1})

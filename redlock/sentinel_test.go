@@ -101,8 +101,7 @@ func TestSentinelMaster(t *testing.T) {
 	time.Sleep(time.Until(guard) + 50*time.Millisecond)
 	l, err = b.TryLock(bg, "k", 3*time.Second)
 	require.NoError(t, err)
-	states, err := l.Inspect(bg)
-	require.NoError(t, err)
+	states := inspectAll(t, l.Inspect, nil)
 	assert.True(t, states[0].Ours, "the new primary %s votes again after the guard", promoted)
 	assert.Equal(t, promoted, states[0].Addr)
 
