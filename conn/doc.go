@@ -33,6 +33,12 @@
 // MaxPending limit. A server error reply (-ERR, -NOSCRIPT) is an ordinary
 // reply, not a failure.
 //
+// Replies are matched to requests by order alone, so a reply that parses
+// but is not what was asked (a corrupted length made it swallow the next
+// reply, or leave part of itself behind) would put every later reply out
+// of step. A request whose Check says so fails the socket the same way,
+// with ErrReplyMismatch, before any later reply reaches a request.
+//
 // On every connect the Conn runs the handshake (HELLO or AUTH, CLIENT
 // SETNAME, SELECT, as configured) and reads INFO server; Info returns the
 // master's run_id and uptime, which the lock layer uses to notice restarts.
