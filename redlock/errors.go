@@ -35,6 +35,14 @@ var (
 	ErrFenceRange = errors.New("redlock: fencing counter out of range")
 	// ErrClosed: the Client was closed.
 	ErrClosed = errors.New("redlock: client closed")
+	// ErrWrongKind: a master keeps the lock's name for something else: a
+	// semaphore's record (see Client.Semaphore), or a value that is not a
+	// string. The lock scripts say so: LockMulti, a fenced Lock and an
+	// RWMutex learn it at their first attempt, a Lock that waits at its
+	// second; an unfenced TryLock's plain SET only finds the name taken
+	// (ErrNotAcquired). The *Error around it names the masters and what
+	// each said; what the attempt wrote elsewhere is released.
+	ErrWrongKind = errors.New("redlock: the name is in use, but not as a lock")
 )
 
 // Op is an operation on a lock. The set is closed: OpLock, OpExtend and

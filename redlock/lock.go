@@ -196,6 +196,9 @@ func (c *Client) acquire(ctx context.Context, key string, keys *keySet, spec *lo
 			o.learned()
 			return Lock{}, o.error(OpLock, key, ctxerr.Of(ctx), attempt)
 		}
+		if o.mismatched() {
+			return Lock{}, o.error(OpLock, key, ErrWrongKind, attempt)
+		}
 		if err := r.after(o, &tok, &br, took, attempt, err); err != nil {
 			return Lock{}, err
 		}

@@ -124,5 +124,11 @@ func (r *rwReader) releaseHold(o *op, _ bool) {
 	o.sendForget(true)
 }
 
-func (r *rwReader) refused(*op) error     { return nil }
+func (r *rwReader) refused(o *op) error {
+	if o.mismatched() {
+		return ErrWrongKind
+	}
+	return nil
+}
+
 func (r *rwReader) freeOnQuorum(*op) bool { return false }

@@ -192,8 +192,8 @@ var (
 	flagQuiet = []byte("0")
 )
 
-// mismatched reports whether a master answered that it keeps the
-// semaphore's name for something else (see ErrSemaphoreMismatch).
+// mismatched reports whether a master answered that it keeps the name
+// for something else (see ErrSemaphoreMismatch and ErrWrongKind).
 func (o *op) mismatched() bool {
 	for i := range o.res {
 		if o.res[i].Outcome == OutcomeServerError && isMismatch(o.res[i].Err) {
@@ -203,8 +203,8 @@ func (o *op) mismatched() bool {
 	return false
 }
 
-// isMismatch reports whether err is SemAcquire's refusal of a name kept
-// for something else.
+// isMismatch reports whether err is a script's refusal of a name kept for
+// something else.
 func isMismatch(err error) bool {
 	var se *resp.ServerError
 	if !errors.As(err, &se) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -148,6 +149,39 @@ func TestSemaphoreBadInput(t *testing.T) {
 	require.ErrorIs(t, err, ErrSemaphoreMismatch)
 	require.ErrorContains(t, err, "WRONGTYPE")
 	require.Equal(t, []int64{1, 1, 0}, dbSizes(t, servers))
+	for _, srv := range servers[:2] {
+		_, err := redistest.Do(srv.Addr(), "DEL", "h")
+		require.NoError(t, err)
+	}
+
+	// A semaphore's name taken by a lock: the lock scripts say what it is,
+	// at once, and what an attempt wrote elsewhere is released.
+	p, err = s.Acquire(bg, 5*time.Second)
+	require.NoError(t, err)
+	before = dbSizes(t, servers)
+	ctx, cancel := context.WithTimeout(bg, 5*time.Second)
+	defer cancel()
+	_, err = c.TryLock(bg, "s", time.Second)
+	require.ErrorIs(t, err, ErrNotAcquired, "a plain SET only sees the name taken")
+	rw, err := c.RWMutex("s")
+	require.NoError(t, err)
+	for name, lock := range map[string]func() error{
+		"Lock": func() error { _, err := c.Lock(ctx, "s", time.Second); return err },
+		"LockMulti": func() error {
+			_, err := c.LockMulti(ctx, []string{"free", "s"}, time.Second)
+			return err
+		},
+		"RWMutex.Lock":  func() error { _, err := rw.Lock(ctx, time.Second); return err },
+		"RWMutex.RLock": func() error { _, err := rw.RLock(ctx, time.Second); return err },
+	} {
+		err := lock()
+		require.ErrorIs(t, err, ErrWrongKind, name)
+		require.ErrorContains(t, err, "is a semaphore, not a lock", name)
+		require.Eventually(t, func() bool { return slices.Equal(before, dbSizes(t, servers)) },
+			5*time.Second, time.Millisecond, "%s leaves nothing behind", name)
+	}
+	require.NoError(t, ctx.Err(), "refused at once, not after waiting")
+	require.NoError(t, p.Release(bg))
 }
 
 // TestSemaphoreNeverOverAdmits: holders in two Clients, counted in

@@ -2207,3 +2207,32 @@ func TestDifferentialRWLock(t *testing.T) {
 	}
 	runDifferentialConns(t, fakes, reals, diffRWScript())
 }
+
+// TestDifferentialLockOnSemaphore: the lock scripts refuse a semaphore's
+// record ("semaphore:"+P) under a lock's name with WRONGKIND, and take any
+// other value for a holder, byte for byte as Redis does, whatever the
+// name (Redis' error_reply passes it on cut at a NUL byte and with its
+// line breaks rewritten).
+func TestDifferentialLockOnSemaphore(t *testing.T) {
+	real := redistest.Start(t, redistest.Options{})
+	fake := StartT(t, Options{})
+	fc, rc := dial(t, fake.Addr()), dial(t, real.Addr())
+	var steps []step
+	for _, rec := range []string{"semaphore:2", "semaphore:", "semaphore", "Semaphore:2", "semaphore:2\x00", "xsemaphore:2"} {
+		for _, name := range []string{"k", "a b", "a\r\nb", "\nk", "k\x00z", ""} {
+			rw := []string{"3", name, name + ":readers", name + ":intent"}
+			steps = append(steps,
+				cmd("SET", name, rec),
+				cmd(append([]string{"EVAL", scripts.LockWait.Source, "1", name}, "tok", "30000")...),
+				cmd(append([]string{"EVAL", scripts.LockMulti.Source, "2", "free", name}, "tok", "30000")...),
+				cmd("EXISTS", "free"),
+				cmd(append([]string{"EVAL", scripts.FenceLock.Source, "2", name, fenceKey}, "tok", "30000", "5")...),
+				cmd(append(append([]string{"EVAL", scripts.RWLock.Source}, rw...), "tok", "30000", "0")...),
+				cmd(append(append([]string{"EVAL", scripts.RWRLock.Source}, rw...), "tok", "30000")...),
+				cmd("EXISTS", fenceKey, name+":readers", name+":intent"),
+				cmd("DEL", name),
+			)
+		}
+	}
+	runDifferential(t, fc, rc, steps)
+}

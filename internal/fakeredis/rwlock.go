@@ -22,6 +22,8 @@ func (s *Server) rwWriterLocked(out []byte, db int, sha string, keys [][]byte, n
 	switch {
 	case msg != "":
 		return appendScriptError(out, msg, sha), true
+	case found && isSemaphoreRecord(v):
+		return appendErrorReply(out, notALock(keys[0])), true
 	case found:
 		return appendHolder(out, holderID([]byte(v)), s.scriptPttlLocked(db, keys[0], now)), true
 	}

@@ -370,8 +370,8 @@ func (s *Server) lockMultiLocked(out []byte, db int, sha string, keys, argv [][]
 }
 
 // lockKeysLocked is what scripts.LockMulti and scripts.FenceLock share: if one
-// of keys exists, it appends that key's holder id and PTTL and returns
-// false; else it sets every key to ARGV[1] with a TTL of ARGV[2]
+// of keys exists, it appends that key's holder id and PTTL (or, for a
+// semaphore's record, the WRONGKIND error) and returns false; else it sets every key to ARGV[1] with a TTL of ARGV[2]
 // milliseconds and returns true, appending nothing, or appends the error
 // SET raises and returns false. As in Lua, a missing or invalid ARGV fails
 // only once the loop reaches the first SET, and every SET gets the same
@@ -382,6 +382,8 @@ func (s *Server) lockKeysLocked(out []byte, db int, sha string, keys, argv [][]b
 		switch {
 		case found && !e.isString():
 			return appendScriptError(out, errWrongType, sha), false
+		case found && isSemaphoreRecord(e.val):
+			return appendErrorReply(out, notALock(k)), false
 		case found:
 			return appendHolder(out, holderID([]byte(e.val)), e.pttl(now)), false
 		}
@@ -507,3 +509,11 @@ func (s *Server) extendBatchLocked(out []byte, db int, sha string, keys, argv []
 	}
 	return out
 }
+
+// isSemaphoreRecord reports whether a key's value is a semaphore's record
+// ("semaphore:"+P), which the lock scripts refuse to treat as a holder.
+func isSemaphoreRecord(v string) bool { return strings.HasPrefix(v, "semaphore:") }
+
+// notALock is the error the lock scripts return for a semaphore's record
+// at key.
+func notALock(key []byte) string { return "WRONGKIND " + string(key) + " is a semaphore, not a lock" }

@@ -1,1 +1,1 @@
-for i=1,#KEYS do local v=redis.call("get",KEYS[i]) if v then return {string.sub(redis.sha1hex(v),1,16),redis.call("pttl",KEYS[i])} end end for i=1,#KEYS do redis.call("set",KEYS[i],ARGV[1],"px",ARGV[2]) end return 1
+for i=1,#KEYS do local v=redis.call("get",KEYS[i]) if v then if string.sub(v,1,10)=="semaphore:" then return redis.error_reply("WRONGKIND "..KEYS[i].." is a semaphore, not a lock") end return {string.sub(redis.sha1hex(v),1,16),redis.call("pttl",KEYS[i])} end end for i=1,#KEYS do redis.call("set",KEYS[i],ARGV[1],"px",ARGV[2]) end return 1
