@@ -107,8 +107,16 @@ func TestStopStart(t *testing.T) {
 // RestartEmpty forgets the keys and is held out by the restart guard.
 func TestRestartEmpty(t *testing.T) {
 	ms := redlocktest.NewMasters(t, 3)
-	c := client(t, ms)
-	_, err := c.TryLock(bg, "k", 400*time.Millisecond)
+	// The guard lasts MaxTTL from the restart: long enough here that a
+	// loaded machine's reconnect still finds it (with client's 500 ms,
+	// make test-stress once saw the guard end before the poll below).
+	c, err := redlock.New(bg, redlock.Config{
+		Addrs: ms.Addrs(), MasterTimeout: 50 * time.Millisecond, MaxTTL: 10 * time.Second,
+		Conn: redlock.Connection{ReconnectMin: time.Millisecond, ReconnectMax: 10 * time.Millisecond},
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	_, err = c.TryLock(bg, "k", 400*time.Millisecond)
 	require.NoError(t, err)
 	m := ms.Master(0)
 	require.Eventually(t, func() bool { return m.Keys() == 1 }, 5*time.Second, time.Millisecond)
