@@ -209,6 +209,9 @@
 //     read as `:1` was one, before) and another request's grant (a reply
 //     stream shifted by a swallowed reply) never matches; such answers
 //     count as a server error (TestSemaphoreCorruptedTakenIsNotAGrant).
+//     A reply of a shape no answer has resets the master's connection
+//     before a later reply is read (see replycheck.go), so a stream does
+//     not stay shifted.
 //   - Availability: with fewer than P holders an index is free on a
 //     quorum, found in the first or the next attempt (the answers list the
 //     free ones). Keys left by failed attempts on a minority block an
@@ -220,7 +223,8 @@
 // release deletes it). It plays no part in the argument above; it turns a
 // configuration mistake into ErrSemaphoreMismatch: a Client with another
 // P, or a Lock of the same name, is refused where it meets the record on
-// a master, and nothing is written there. A record lost (a restart, an
+// a master, and nothing is written there; the lock scripts in turn refuse
+// the record (ErrWrongKind) rather than wait for it as for a holder. A record lost (a restart, an
 // eviction) only delays that check until the next acquire writes it
 // again. With Config.Fencing a permit carries a fencing token
 // (Permit.Fence), taken as a fenced Lock's is (see Fencing): the fenced
