@@ -224,9 +224,9 @@
 // configuration mistake into ErrSemaphoreMismatch: a Client with another
 // P, or a Lock of the same name, is refused where it meets the record on
 // a master, and nothing is written there; the lock scripts in turn refuse
-// the record (ErrWrongKind) rather than wait for it as for a holder. A record lost (a restart, an
-// eviction) only delays that check until the next acquire writes it
-// again. With Config.Fencing a permit carries a fencing token
+// the record (ErrWrongKind) rather than wait for it as for a holder. A
+// record lost (a restart, an eviction) only delays that check until the
+// next acquire writes it again. With Config.Fencing a permit carries a fencing token
 // (Permit.Fence), taken as a fenced Lock's is (see Fencing): the fenced
 // attempt (scripts.SemAcquire given the counter's key) raises each
 // counter to the Client's proposal in the step that sets the permit's
