@@ -70,14 +70,24 @@ func fitsFenceLock(vals []resp.Value) bool {
 	return false
 }
 
+// flatArray returns the elements of vals when it is an array of scalars
+// (a list whose length is the answer's own), else false.
+func flatArray(vals []resp.Value) ([]resp.Value, bool) {
+	if len(vals) == 0 || vals[0].Type != resp.TypeArray || int(vals[0].Int) != len(vals)-1 {
+		return nil, false
+	}
+	return vals[1:], true
+}
+
 // isFreeList reports whether vals is a semaphore's taken answer: the
 // indexes of the master's free permits, ascending.
 func isFreeList(vals []resp.Value) bool {
-	if len(vals) == 0 || vals[0].Type != resp.TypeArray || int(vals[0].Int) != len(vals)-1 {
+	elems, ok := flatArray(vals)
+	if !ok {
 		return false
 	}
 	last := int64(-1)
-	for _, v := range vals[1:] {
+	for _, v := range elems {
 		if v.Type != resp.TypeInteger || v.Int <= last {
 			return false
 		}
@@ -103,10 +113,11 @@ func fitsVotes(vals []resp.Value) bool {
 	if isErrorReply(vals) {
 		return true
 	}
-	if len(vals) == 0 || vals[0].Type != resp.TypeArray || int(vals[0].Int) != len(vals)-1 {
+	elems, ok := flatArray(vals)
+	if !ok {
 		return false
 	}
-	for _, v := range vals[1:] {
+	for _, v := range elems {
 		if v.Type != resp.TypeInteger || v.Int != 0 && v.Int != 1 {
 			return false
 		}
