@@ -374,9 +374,9 @@ func (s *Server) lockMultiLocked(out []byte, db int, sha string, keys, argv [][]
 // semaphore's record, the WRONGKIND error) and returns false; else it sets
 // every key to ARGV[1] with a TTL of ARGV[2] milliseconds and returns true,
 // appending nothing, or appends the error SET raises and returns false. As
-// in Lua, a missing or invalid ARGV fails
-// only once the loop reaches the first SET, and every SET gets the same
-// arguments, so the script fails before changing anything or not at all.
+// in Lua, a missing or invalid ARGV fails only once the loop reaches the
+// first SET, and every SET gets the same arguments, so the script fails
+// before changing anything or not at all.
 func (s *Server) lockKeysLocked(out []byte, db int, sha string, keys, argv [][]byte, now int64) ([]byte, bool) {
 	for _, k := range keys {
 		e, found := s.lookupLocked(db, k, now)
