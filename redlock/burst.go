@@ -77,15 +77,16 @@ type burstResult struct {
 func (o *op) run(done <-chan struct{}) burstResult {
 	c := o.c
 	n, q := len(c.masters), c.quorum
-	for i, m := range c.masters {
-		o.res[i] = MasterResult{Addr: m.conn().Addr()}
+	for i := range c.masters {
+		cn := c.connFor(i, o.cmd.place)
+		o.res[i] = MasterResult{Addr: cn.Addr()}
 		o.hasHolder[i] = false
 		o.hasCounter[i] = false
-		o.slow[i] = m.conn().ReplyLatency() > c.cfg.MasterTimeout
+		o.slow[i] = cn.ReplyLatency() > c.cfg.MasterTimeout
 	}
 	// Alone on the masters' connections, the burst reads its replies
 	// itself (see conn.Batch.Claim): no reader goroutine, no hand-over.
-	o.fan.begin(c.cfg.MasterTimeout, &o.alt, true, replyChecks[o.command.answer])
+	o.fan.begin(c.cfg.MasterTimeout, &o.alt, c.claimable(o.cmd.place), replyChecks[o.command.answer])
 	o.fan.sendAll(&o.cmd)
 	br := burstResult{start: o.fan.start}
 	// A master whose latest reply came later than MasterTimeout is slow: its
@@ -204,7 +205,7 @@ func (o *op) record(i int, out Outcome, err error) Outcome {
 	res := &o.res[i]
 	res.Latency, res.Err = now.Sub(o.fan.start), err
 	if out == OutcomeOK && o.command.guarded {
-		if since, until, g := o.c.guarded(o.c.masters[i], now); g {
+		if since, until, g := o.c.guarded(o.c.masters[i], o.fan.sentTo[i], now); g {
 			out = OutcomeGuarded
 			res.GuardedSince, res.GuardedUntil = since, until
 		}

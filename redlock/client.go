@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,14 +21,15 @@ type Client struct {
 	masters []*master
 	quorum  int
 
-	ops    sync.Pool   // *op: per-operation state, reused
-	group  *conn.Group // the masters' connections, for fan-outs (see fanout)
-	tagLen int         // the length of every master's tag: >0 for a Redis Cluster's copies (see wire)
-	locate *locator    // follows where masters are, for a Redis Cluster or Sentinels; nil otherwise
-	renew  *renewer    // keeps Do's locks extended
-	room   waitRoom    // where Locks wait for a release
-	fence  fencer      // repairs of the fencing counters (Config.Fencing)
-	closed atomic.Bool
+	ops     sync.Pool     // *op: per-operation state, reused
+	group   *conn.Group   // the masters' connections, for fan-outs (see fanout)
+	tagLen  int           // the length of every copy's tag: >0 for a Redis Cluster's copies (see wire)
+	cluster *clusterState // where a Redis Cluster's copies are (see placement.go); nil otherwise
+	locate  *locator      // follows where masters are, for a Redis Cluster or Sentinels; nil otherwise
+	renew   *renewer      // keeps Do's locks extended
+	room    waitRoom      // where Locks wait for a release
+	fence   fencer        // repairs of the fencing counters (Config.Fencing)
+	closed  atomic.Bool
 }
 
 // New connects to every master in cfg and returns a Client. It waits for
@@ -61,9 +63,13 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, err
 	}
 	c.quorum = len(c.masters)/2 + 1
-	conns := make([]*conn.Conn, len(c.masters))
-	for i, m := range c.masters {
-		conns[i] = m.conn()
+	var conns []*conn.Conn
+	if c.cluster != nil {
+		conns = c.cluster.nodeConns()
+	} else {
+		for _, m := range c.masters {
+			conns = append(conns, m.conn())
+		}
 	}
 	// Late answers are read within half of MasterTimeout of their sending, so
 	// that ReplyLatency tells a slow master (above MasterTimeout) exactly.
@@ -129,22 +135,23 @@ func (c *Client) addMasters(ctx context.Context) (*clusterEntry, error) {
 // error. A master that is merely unreachable is not an error.
 func (c *Client) checkMasters(ctx context.Context, cluster bool) error {
 	var unusables []error
-	for _, m := range c.masters {
+	servers := c.servers()
+	for _, sv := range servers {
 		// A connect error stays in the Conn (it reconnects); only ctx's end
 		// stops the wait, and errors no retry can fix fail New.
-		err := m.conn().WaitReady(ctx)
+		err := sv.cn.WaitReady(ctx)
 		if err != nil && ctx.Err() != nil {
-			return fmt.Errorf("redlock: New: waiting for %s: %w", m.addr, ctxerr.Of(ctx))
+			return fmt.Errorf("redlock: New: waiting for %s: %w", sv.addr, ctxerr.Of(ctx))
 		}
-		if uerr := unusable(m, err); uerr != nil {
+		if uerr := unusable(sv, cluster, err); uerr != nil {
 			unusables = append(unusables, uerr)
 		} else if err == nil {
-			if perr := scriptsDenied(ctx, m, c.cfg.Conn.dialTimeout()); perr != nil {
+			if perr := scriptsDenied(ctx, sv, c.cfg.Conn.dialTimeout()); perr != nil {
 				unusables = append(unusables, perr)
 			}
 		}
 	}
-	if err := sameServers(c.masters); err != nil {
+	if err := sameServers(servers); err != nil {
 		unusables = append(unusables, err)
 	}
 	if cluster && len(unusables) == 0 {
@@ -172,9 +179,35 @@ func (c *Client) masterOptions(opts conn.Options) conn.Options {
 	return opts
 }
 
+// server is one server that the Client's masters live on, and its
+// connection: a standalone master's, a Sentinel primary's, or a cluster
+// node's.
+type server struct {
+	addr string
+	cn   *conn.Conn
+}
+
+// servers returns the servers of the Client's masters: one per master, or
+// a cluster's nodes.
+func (c *Client) servers() []server {
+	if c.cluster != nil {
+		v := c.cluster.view.Load()
+		out := make([]server, len(v.nodes))
+		for i, n := range v.nodes {
+			out[i] = server{n.addr, n.cn}
+		}
+		return out
+	}
+	out := make([]server, len(c.masters))
+	for i, m := range c.masters {
+		out[i] = server{m.addr, m.conn()}
+	}
+	return out
+}
+
 func (c *Client) closeMasters() {
-	for _, m := range c.masters {
-		m.close()
+	for _, sv := range c.servers() {
+		sv.cn.Close()
 	}
 }
 
@@ -210,15 +243,34 @@ type MasterStatus struct {
 }
 
 // Masters reports each master's connection state, in Config.Addrs order.
+// Over a Redis Cluster a master is a copy, which lives on every primary
+// that owns part of its slot range: Addr lists them (comma-separated, by
+// slot), Err is the first of their errors, Info the first one's, and Guard
+// the latest of their guards. Two copies that list one primary share it:
+// a lock whose copies both live there loses both votes when it fails.
 func (c *Client) Masters() []MasterStatus {
 	out := make([]MasterStatus, len(c.masters))
 	now := time.Now()
 	for i, m := range c.masters {
-		cn := m.conn()
-		out[i] = MasterStatus{Addr: cn.Addr(), Err: cn.Err(), Info: cn.Info()}
-		if _, until, guarded := c.guarded(m, now); guarded {
-			out[i].Guard = until
+		var conns []*conn.Conn
+		if c.cluster != nil {
+			for _, n := range c.cluster.view.Load().byCopy[i] {
+				conns = append(conns, n.cn)
+			}
+		} else {
+			conns = []*conn.Conn{m.conn()}
 		}
+		var addrs []string
+		for _, cn := range conns {
+			addrs = append(addrs, cn.Addr())
+			if out[i].Err == nil {
+				out[i].Err = cn.Err()
+			}
+			if _, until, guarded := c.guarded(m, cn, now); guarded && until.After(out[i].Guard) {
+				out[i].Guard = until
+			}
+		}
+		out[i].Addr, out[i].Info = strings.Join(addrs, ","), conns[0].Info()
 	}
 	return out
 }

@@ -19,17 +19,23 @@ import (
 //	redis-cluster://[[user]:password@]host:port[,host:port...][?copies=N]
 //	rediss-cluster://...   (the same, with TLS)
 //
-// names seed nodes. The Client places N copies of every lock (default: one
-// per primary at New), copy i under the hash tag copyTag(i, N), whose slot
-// lies in the i-th of N equal ranges of the 16384 slots, so that on a
-// cluster whose primaries own equal ranges each copy lands on its own
-// primary. Each copy is one master of the quorum.
+// names seed nodes. The Client places N copies of every lock (default:
+// defaultCopies, fewer when the cluster has fewer primaries), each one
+// master of the quorum. Copy i of a key lives in the i-th of N ranges of
+// the 16384 slots, at the slot that the key's place (see placement) picks
+// inside that range, under that slot's tag (slot.Tag): different keys
+// spread over every primary that owns part of a range.
+
+// defaultCopies is the number of copies when the address does not say:
+// the Redlock spec's smallest useful quorum, so that a lock's cost stays
+// the same as primaries are added (they add capacity, not copies).
+const defaultCopies = 3
 
 // clusterEntry is a parsed cluster address.
 type clusterEntry struct {
 	seeds  []string     // host:port
 	opts   conn.Options // every node's, Addr aside
-	copies int          // 0: one per primary
+	copies int          // 0: defaultCopies
 }
 
 // isClusterAddr reports whether addr is a cluster entry.
@@ -180,98 +186,4 @@ func parseClusterSlots(vals []resp.Value, asked string) (clusterMap, error) {
 		return nil, fmt.Errorf("the cluster serves %d of %d slots", covered, slot.Count)
 	}
 	return cm, nil
-}
-
-// copyTag returns the hash tag of copy i of n: "{vl" + five digits + "}",
-// the first such tag whose slot lies in [i*16384/n, (i+1)*16384/n).
-// Every tag has the same length, so that a command encoded with copy 0's
-// tag becomes copy i's by overwriting the tag's bytes (see keyTags). It
-// depends on i and n only: every Client of a cluster with the same number
-// of copies puts copy i under the same key.
-func copyTag(i, n int) string {
-	lo, hi := i*slot.Count/n, (i+1)*slot.Count/n
-	for k := 0; k < 100000; k++ {
-		tag := fmt.Sprintf("{vl%05d}", k)
-		if s := slot.Of(tag); s >= lo && s < hi {
-			return tag
-		}
-	}
-	panic("redlock: no hash tag for a slot range") // unreachable: every range has a tag below 100000
-}
-
-// addCluster discovers the cluster of entry addr and adds its copies to
-// c's masters, each connected to the primary that owns its tag's slot.
-// A cluster entry is Config.Addrs' only entry, without Fencing.
-func (c *Client) addCluster(ctx context.Context, addr string) (*clusterEntry, error) {
-	switch {
-	case len(c.cfg.Addrs) != 1:
-		return nil, errors.New("redlock: Config.Addrs: a redis-cluster:// entry must be the only entry (the cluster's primaries are the masters)")
-	case c.cfg.Fencing:
-		return nil, errors.New("redlock: Config.Fencing is not available over a Redis Cluster yet")
-	}
-	e, err := parseClusterAddr(addr, c.cfg.Conn.options(c.cfg.MasterTimeout))
-	if err != nil {
-		return nil, err
-	}
-	cm, err := discover(ctx, &e, e.seeds)
-	if err != nil {
-		if errors.Is(err, errNotCluster) {
-			return nil, fmt.Errorf("%w: %w", ErrMasterUnusable, err)
-		}
-		return nil, err
-	}
-	primaries := cm.primaries()
-	n := e.copies
-	if n == 0 {
-		n = len(primaries)
-	}
-	if n > len(primaries) {
-		return nil, fmt.Errorf("%w: the cluster has %d primaries, fewer than the %d copies asked for: two copies would share a primary and fail together", ErrMasterUnusable, len(primaries), n)
-	}
-	for i := range n {
-		tag := copyTag(i, n)
-		owner := cm.owner(slot.Of(tag))
-		opts := c.masterOptions(e.nodeOptions(owner))
-		cn, err := conn.New(opts)
-		if err != nil {
-			return nil, fmt.Errorf("redlock: Config.Addrs: %w", err)
-		}
-		m := newMaster(owner, opts, cn)
-		m.tag = tag
-		c.masters = append(c.masters, m)
-	}
-	c.tagLen = len(c.masters[0].tag)
-	return &e, nil
-}
-
-// copiesKey is, behind each copy's tag, the number of copies the Clients
-// of a cluster place: they must agree on it, or each would lock under keys
-// of its own (see agreeOnCopies).
-const copiesKey = "volley:copies"
-
-// agreeOnCopies records the number of copies on every reachable copy's
-// primary, unless one is recorded there, and fails with ErrMasterUnusable
-// when one says another number: Clients with different numbers of copies
-// place their copies under different tags, and would not exclude one
-// another. The record has no TTL; delete the keys (KEYS
-// "{vl*}volley:copies") only when no Client of the old number is left.
-func (c *Client) agreeOnCopies(ctx context.Context) error {
-	n := strconv.Itoa(len(c.masters))
-	for _, m := range c.masters {
-		if m.conn().Err() != nil {
-			continue
-		}
-		key := m.tag + copiesKey
-		vals, err := m.conn().Do(ctx, "SET", key, n, "NX", "GET")
-		if err == nil && len(vals) > 0 && vals[0].IsError() {
-			err = vals[0].Err()
-		}
-		if err != nil {
-			return fmt.Errorf("redlock: recording the number of copies on %s: %w", m.conn().Addr(), err)
-		}
-		if got := string(vals[0].Bytes); !vals[0].Null && got != n {
-			return fmt.Errorf("%w: %s says the Clients of this cluster place %s copies of each lock (key %s); this one would place %s: set ?copies=%s in the address", ErrMasterUnusable, m.conn().Addr(), got, key, n, got)
-		}
-	}
-	return nil
 }

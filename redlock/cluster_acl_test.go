@@ -24,9 +24,9 @@ func clusterACL() []string {
 	for _, r := range minimalACL {
 		switch {
 		case r == "~app:lock:*":
-			r = "~{vl*}app:lock:*"
+			r = "~{vs*}app:lock:*"
 		case r == "&volley:released:app:lock:*":
-			r = "&volley:released:{vl*}app:lock:*"
+			r = "&volley:released:{vs*}app:lock:*"
 		case slices.Contains(fencing, r):
 			continue
 		}

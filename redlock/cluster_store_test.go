@@ -41,6 +41,13 @@ func clusterClient(t *testing.T, cl *redistest.Cluster, cfg Config) *Client {
 	return c
 }
 
+// copyAt returns where c keeps copy i of key: its server's address and
+// the hash tag before the key there.
+func copyAt(c *Client, i int, key string) (addr, tag string) {
+	p := c.placement(key)
+	return c.connFor(i, p).Addr(), c.tagFor(i, p)
+}
+
 // unguarded waits until the restart guard holds none of c's masters out
 // (fresh servers start at slightly different moments: a Lock can get a
 // quorum while one is still held out).
@@ -57,8 +64,9 @@ func unguarded(t *testing.T, c *Client) {
 }
 
 // TestClusterLocks: over a 3-primary cluster the copies are the masters,
-// one per primary, each under its own tag in a slot of that primary; the
-// locks of two Clients exclude each other, single and multi-key, and Do
+// one per primary, each key's copy under the tag of its place in a slot
+// of that primary; the locks of two Clients exclude each other, single and
+// multi-key (keys that share a hash tag; others are refused), and Do
 // renews.
 func TestClusterLocks(t *testing.T) {
 	cl := redistest.StartClusterT(t, redistest.ClusterOptions{})
@@ -67,9 +75,11 @@ func TestClusterLocks(t *testing.T) {
 	require.Len(t, a.Masters(), 3)
 	assert.Equal(t, 2, a.Quorum())
 	primaries := map[string]bool{}
-	for i, m := range a.masters {
-		owner := cl.Primary(cl.ShardOf(slot.Of(m.tag))).Addr()
-		assert.Equal(t, owner, a.Masters()[i].Addr, "copy %d is on the primary that owns its tag's slot", i)
+	for i := range a.masters {
+		addr, tag := copyAt(a, i, "job")
+		owner := cl.Primary(cl.ShardOf(slot.Of(tag))).Addr()
+		assert.Equal(t, owner, addr, "copy %d is on the primary that owns its tag's slot", i)
+		assert.Equal(t, owner, a.Masters()[i].Addr, "copy %d's range is on one primary", i)
 		primaries[owner] = true
 	}
 	assert.Len(t, primaries, 3, "one copy per primary")
@@ -80,10 +90,11 @@ func TestClusterLocks(t *testing.T) {
 	for _, st := range states {
 		assert.True(t, st.Ours, "%s holds the lock's copy", st.Addr)
 	}
-	for i, m := range a.masters {
-		vals, err := redistest.Do(a.Masters()[i].Addr, "PTTL", m.tag+"job")
+	for i := range a.masters {
+		addr, tag := copyAt(a, i, "job")
+		vals, err := redistest.Do(addr, "PTTL", tag+"job")
 		require.NoError(t, err)
-		assert.Positive(t, vals[0].Int, "copy %d's key is %sjob", i, m.tag)
+		assert.Positive(t, vals[0].Int, "copy %d's key is %sjob", i, tag)
 	}
 	_, err = b.TryLock(bg, "job", 10*time.Second)
 	require.ErrorIs(t, err, ErrNotAcquired)
@@ -93,11 +104,15 @@ func TestClusterLocks(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, l.Unlock(bg))
 
-	ml, err := a.TryLockMulti(bg, []string{"x", "y"}, 10*time.Second)
+	ml, err := a.TryLockMulti(bg, []string{"{o}x", "{o}y"}, 10*time.Second)
 	require.NoError(t, err)
-	_, err = b.TryLockMulti(bg, []string{"y", "z"}, 10*time.Second)
+	_, err = b.TryLockMulti(bg, []string{"{o}y", "{o}z"}, 10*time.Second)
 	require.ErrorIs(t, err, ErrNotAcquired)
+	_, err = b.TryLock(bg, "{o}y", 10*time.Second)
+	require.ErrorIs(t, err, ErrNotAcquired, "a key is the same key alone and in a set")
 	require.NoError(t, ml.Unlock(bg))
+	_, err = a.TryLockMulti(bg, []string{"x", "y"}, 10*time.Second)
+	require.ErrorContains(t, err, "share a hash tag")
 
 	// Do renews through the shared renewer (a batch script per copy).
 	err = a.Do(bg, "renewed", 300*time.Millisecond, func(ctx context.Context) error {
@@ -168,7 +183,8 @@ func TestClusterFailover(t *testing.T) {
 	l, err := a.Lock(ctx, "k", 3*time.Second)
 	require.NoError(t, err)
 
-	shard := cl.ShardOf(slot.Of(a.masters[0].tag))
+	_, tag := copyAt(a, 0, "k")
+	shard := cl.ShardOf(slot.Of(tag))
 	old := cl.Primary(shard).Addr()
 	require.NoError(t, cl.Failover(shard))
 	promoted := cl.Primary(shard).Addr()
@@ -218,7 +234,8 @@ func TestClusterPrimaryKilled(t *testing.T) {
 	l, err := a.Lock(ctx, "k", 2*time.Second)
 	require.NoError(t, err)
 
-	shard := cl.ShardOf(slot.Of(a.masters[1].tag))
+	_, tag := copyAt(a, 1, "k")
+	shard := cl.ShardOf(slot.Of(tag))
 	cl.Primary(shard).Kill()
 	killed := time.Now()
 	_, err = b.TryLock(bg, "k", 2*time.Second)
@@ -247,13 +264,16 @@ func TestClusterSlotMigrated(t *testing.T) {
 	l, err := c.TryLock(bg, "k", 10*time.Second)
 	require.NoError(t, err)
 
-	to := cl.ShardOf(slot.Of(c.masters[2].tag))
-	require.NoError(t, cl.MoveSlot(slot.Of(c.masters[1].tag), to))
+	_, tag2 := copyAt(c, 2, "k")
+	_, tag1 := copyAt(c, 1, "k")
+	to := cl.ShardOf(slot.Of(tag2))
+	require.NoError(t, cl.MoveSlot(slot.Of(tag1), to))
 	_, err = other.TryLock(bg, "k", 10*time.Second)
 	require.ErrorIs(t, err, ErrNotAcquired)
-	require.Eventually(t, func() bool { return other.Masters()[1].Addr == cl.Primary(to).Addr() }, 5*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { addr, _ := copyAt(other, 1, "k"); return addr == cl.Primary(to).Addr() }, 5*time.Second, 10*time.Millisecond)
+	assert.Contains(t, other.Masters()[1].Addr, ",", "copy 1's range is on two primaries now")
 	require.NoError(t, l.Extend(bg, 10*time.Second)) // copies 0 and 2 (copy 1 answers MOVED)
-	require.Eventually(t, func() bool { return c.Masters()[1].Addr == cl.Primary(to).Addr() }, 5*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { addr, _ := copyAt(c, 1, "k"); return addr == cl.Primary(to).Addr() }, 5*time.Second, 10*time.Millisecond)
 	states := inspectAll(t, l.Inspect, nil)
 	assert.True(t, states[1].Ours, "copy 1's key moved with its slot")
 	require.NoError(t, l.Unlock(bg))

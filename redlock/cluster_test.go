@@ -1,6 +1,7 @@
 package redlock
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -69,15 +70,65 @@ func TestParseClusterSlots(t *testing.T) {
 	}
 }
 
-// TestCopyTags: copy i of n lies in the i-th of n equal slot ranges, and
-// every tag has the same length (see wire).
-func TestCopyTags(t *testing.T) {
+// TestPlacement: copy i of n of a key lies in the i-th of n slot ranges,
+// at the key's place, which keys sharing a hash tag share; every tag has
+// one length (see wire); and 10,000 names spread over six primaries that
+// own equal ranges with three copies (each range two primaries), every
+// primary's share of the copies within 0.8-1.2x of the mean (the copies
+// of the earlier layout sat on three of them).
+func TestPlacement(t *testing.T) {
 	for n := 1; n <= 9; n++ {
-		for i := range n {
-			tag := copyTag(i, n)
-			s := slot.Of(tag)
-			assert.True(t, s >= i*slot.Count/n && s < (i+1)*slot.Count/n, "copy %d of %d: slot %d", i, n, s)
-			assert.Len(t, tag, len(copyTag(0, 1)))
+		cs := newClusterState(nil, n)
+		c := &Client{cluster: cs}
+		for k := range 200 {
+			key := fmt.Sprintf("key:%d", k)
+			p := c.placement(key)
+			require.Equal(t, p, c.placement("{"+key+"}:other"), "a shared hash tag shares the place")
+			for i := range n {
+				s := cs.copySlot(i, p)
+				end := slot.Count
+				if i+1 < n {
+					end = cs.first[i+1]
+				}
+				assert.True(t, s >= cs.first[i] && s < end, "copy %d of %d: slot %d", i, n, s)
+				assert.Len(t, c.tagFor(i, p), slot.TagLen)
+				assert.Equal(t, s, slot.Of(c.tagFor(i, p)+key))
+			}
 		}
 	}
+
+	const primaries, names = 6, 10000
+	c := &Client{cluster: newClusterState(nil, 3)}
+	// The ranges of six primaries as redis-cli --cluster create cuts them.
+	owner := func(s int) int {
+		for i, last := range []int{2730, 5460, 8191, 10922, 13652, 16383} {
+			if s <= last {
+				return i
+			}
+		}
+		panic(s)
+	}
+	assert.Equal(t, []int{0, 5461, 10923}, c.cluster.first, "copy i starts where primary 2i does")
+	var share [primaries]int
+	for k := range names {
+		p := c.placement(fmt.Sprintf("job:%d", k))
+		for i := range 3 {
+			share[owner(c.cluster.copySlot(i, p))]++
+		}
+	}
+	mean := float64(3*names) / primaries
+	for i, got := range share {
+		assert.InDelta(t, 1, float64(got)/mean, 0.2, "primary %d serves %d copies of %d names (mean %.0f)", i, got, names, mean)
+	}
+	t.Logf("copies per primary, %d names, 3 copies, %d primaries: %v", names, primaries, share)
+}
+
+// TestLegacyTags: where Clients of the earlier layout kept copy 0 of n.
+func TestLegacyTags(t *testing.T) {
+	tags := legacyTags(6)
+	require.NotEmpty(t, tags)
+	for _, tag := range tags {
+		assert.Regexp(t, `^\{vl\d{5}\}$`, tag)
+	}
+	assert.Less(t, slot.Of(tags[len(tags)-1]), slot.Count/6)
 }

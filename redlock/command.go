@@ -145,6 +145,7 @@ func (o *op) encode(cmd *command, key string, keys []string, tok *token, arg, ar
 	}
 	switch {
 	case cmd.script == nil:
+		o.cmd.at(o.c, key)
 		o.cmd.b = resp.AppendArrayHeader(o.cmd.b, 6)
 		o.cmd.b = resp.AppendBulkString(o.cmd.b, "SET")
 		o.cmd.key(o.c, key)
@@ -179,6 +180,7 @@ func (o *op) encodeHandover(key string, old, next *token, ttl time.Duration) {
 
 // handover appends "EVAL[SHA] script 1 key old next ttl".
 func (w *wire) handover(c *Client, verb, script, key string, old, next *token, ttl []byte) {
+	w.at(c, key)
 	w.b = resp.AppendArrayHeader(w.b, 7)
 	w.b = resp.AppendBulkString(w.b, verb)
 	w.b = resp.AppendBulkString(w.b, script)
@@ -202,6 +204,11 @@ func (w *wire) script(c *Client, verb, script, key string, keys []string, last s
 		if a != nil {
 			n++
 		}
+	}
+	if keys != nil {
+		w.at(c, keys[0]) // the lock's name: a multi-key lock's first, a semaphore's or read-write lock's record
+	} else {
+		w.at(c, key)
 	}
 	w.b = resp.AppendArrayHeader(w.b, n)
 	w.b = resp.AppendBulkString(w.b, verb)

@@ -22,10 +22,11 @@ type fanout struct {
 	c        *Client
 	b        *conn.Batch
 	deadline time.Time
-	start    time.Time // when the first command left
-	alt      *wire     // the EVAL form of an EVALSHA command; nil or empty when there is none
-	evaled   []bool    // per slot: the NOSCRIPT retry was sent
-	scratch  []byte    // a master's command, for a cluster Client (see wire)
+	start    time.Time    // when the first command left
+	alt      *wire        // the EVAL form of an EVALSHA command; nil or empty when there is none
+	evaled   []bool       // per slot: the NOSCRIPT retry was sent
+	sentTo   []*conn.Conn // per slot: the connection its request went to
+	scratch  []byte       // a master's command, for a cluster Client (see wire)
 }
 
 // What fanout.next returns besides a reply.
@@ -39,11 +40,13 @@ const (
 // more than one request goes to a master (slot s then goes to the master
 // the caller names in sendTo).
 func newFanout(c *Client, slots int) fanout {
-	return fanout{c: c, b: c.group.NewBatch(slots), evaled: make([]bool, slots)}
+	return fanout{c: c, b: c.group.NewBatch(slots), evaled: make([]bool, slots), sentTo: make([]*conn.Conn, slots)}
 }
 
 // begin starts a round that lasts timeout: with claim, the masters'
-// connections are claimed if they are free (see conn.Batch.Claim). alt is
+// connections are claimed if they are free (see conn.Batch.Claim); a
+// round's sends must then go to the Group's connections only (see
+// Client.claimable). alt is
 // the EVAL form of the round's command when that is an EVALSHA (see next),
 // else empty. check, when not nil, vets each reply's shape before it is
 // handed out (see replycheck.go).
@@ -60,14 +63,17 @@ func (f *fanout) begin(timeout time.Duration, alt *wire, claim bool, check func(
 
 // sendAll sends cmd to every master, master i in slot i.
 func (f *fanout) sendAll(cmd *wire) {
-	for i, m := range f.c.masters {
-		f.b.Send(i, m.conn(), f.c.forMaster(cmd, i, &f.scratch))
+	for i := range f.c.masters {
+		f.sendTo(i, i, cmd)
 	}
 }
 
-// sendTo sends cmd to master i in slot.
+// sendTo sends cmd to master i in slot: to the server of master i's copy
+// at cmd's place.
 func (f *fanout) sendTo(slot, i int, cmd *wire) {
-	f.b.Send(slot, f.c.masters[i].conn(), f.c.forMaster(cmd, i, &f.scratch))
+	cn := f.c.connFor(i, cmd.place)
+	f.sentTo[slot] = cn
+	f.b.Send(slot, cn, f.c.forMaster(cmd, i, &f.scratch))
 }
 
 // pending returns how many requests are still unanswered.

@@ -36,7 +36,7 @@ type KeyState struct {
 // master, in Config.Addrs order; a master that did not answer has Err set.
 // It allocates.
 func (c *Client) Inspect(ctx context.Context, key string) ([]KeyState, error) {
-	return c.inspect(ctx, []string{key}, nil)
+	return c.inspect(ctx, key, []string{key}, nil)
 }
 
 // Inspect shows, for each of the lock's keys in Keys order, what each
@@ -47,10 +47,12 @@ func (l *Lock) Inspect(ctx context.Context) ([]KeyState, error) {
 	if l.c == nil {
 		return nil, ErrNotHeld
 	}
-	return l.c.inspect(ctx, l.Keys(), &l.tok)
+	return l.c.inspect(ctx, l.key, l.Keys(), &l.tok)
 }
 
-func (c *Client) inspect(ctx context.Context, keys []string, tok *token) ([]KeyState, error) {
+// inspect shows keys, which a lock (or semaphore) called name holds: over
+// a Redis Cluster, at name's place.
+func (c *Client) inspect(ctx context.Context, name string, keys []string, tok *token) ([]KeyState, error) {
 	if c.closed.Load() {
 		return nil, ErrClosed
 	}
@@ -65,16 +67,17 @@ func (c *Client) inspect(ctx context.Context, keys []string, tok *token) ([]KeyS
 	f.begin(c.cfg.MasterTimeout, nil, false, nil)
 	var cmd wire
 	for k, key := range keys {
-		for i, m := range c.masters {
+		for i := range c.masters {
 			s := k*n + i
-			out[s] = KeyState{Key: key, Addr: m.conn().Addr()}
 			for j, verb := range [2]string{"GET", "PTTL"} {
 				cmd.reset()
+				cmd.at(c, name)
 				cmd.b = resp.AppendArrayHeader(cmd.b, 2)
 				cmd.b = resp.AppendBulkString(cmd.b, verb)
 				cmd.key(c, key)
 				f.sendTo(2*s+j, i, &cmd)
 			}
+			out[s] = KeyState{Key: key, Addr: f.sentTo[2*s].Addr()}
 		}
 	}
 	got := make([]bool, 2*len(out)) // per slot: answered
@@ -132,7 +135,7 @@ func (c *Client) inspect(ctx context.Context, keys []string, tok *token) ([]KeyS
 // name+":permit:"+i), each master in Config.Addrs order. A permit is held
 // where a quorum of masters show its key.
 func (s *Semaphore) Inspect(ctx context.Context) ([]KeyState, error) {
-	return s.c.inspect(ctx, s.keys[1:], nil)
+	return s.c.inspect(ctx, s.name, s.keys[1:], nil)
 }
 
 // Inspect shows what each master holds for the permit's key, and whether
@@ -141,5 +144,5 @@ func (p *Permit) Inspect(ctx context.Context) ([]KeyState, error) {
 	if p.s == nil {
 		return nil, ErrNotHeld
 	}
-	return p.s.c.inspect(ctx, p.s.keys[1+p.permit:2+p.permit], &p.tok)
+	return p.s.c.inspect(ctx, p.s.name, p.s.keys[1+p.permit:2+p.permit], &p.tok)
 }

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/volleylock/volley/conn"
-	"github.com/volleylock/volley/internal/slot"
 )
 
 // locator follows where the masters that a Redis Cluster or Sentinels
@@ -76,8 +75,8 @@ func (l *locator) loop() {
 	}
 }
 
-// refresh reads the slot map from the copies' servers or the seeds, and
-// asks the Sentinels, and moves the masters whose server changed.
+// refresh reads the slot map from the nodes or the seeds, and asks the
+// Sentinels, and moves the masters whose server changed.
 func (l *locator) refresh() {
 	c := l.c
 	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Conn.dialTimeout()+c.cfg.MasterTimeout)
@@ -89,30 +88,18 @@ func (l *locator) refresh() {
 		case <-ctx.Done():
 		}
 	}()
-	var cm clusterMap
 	if l.entry != nil {
-		addrs := make([]string, 0, len(c.masters)+len(l.entry.seeds))
-		for _, m := range c.masters {
-			addrs = append(addrs, m.conn().Addr())
-		}
-		addrs = append(addrs, l.entry.seeds...)
-		cm, _ = discover(ctx, l.entry, addrs) // on error, the next look tries again
+		l.refreshCluster(ctx)
 	}
 	for i, m := range c.masters {
-		var where string
-		var opts conn.Options
-		switch {
-		case m.tag != "" && cm != nil:
-			where = cm.owner(slot.Of(m.tag))
-			opts = l.entry.nodeOptions(where)
-		case m.sentinel != nil:
-			where, _ = m.sentinel.primary(ctx)
-			opts = m.sentinel.primaryOptions(where)
+		if m.sentinel == nil {
+			continue
 		}
+		where, _ := m.sentinel.primary(ctx)
 		if where == "" || where == m.conn().Addr() {
 			continue
 		}
-		opts = c.masterOptions(opts)
+		opts := c.masterOptions(m.sentinel.primaryOptions(where))
 		cn, err := conn.New(opts)
 		if err != nil {
 			continue
@@ -123,4 +110,74 @@ func (l *locator) refresh() {
 		cn.WaitReady(ctx)
 		c.move(i, cn, opts, time.Now())
 	}
+}
+
+// refreshCluster reads the slot map and, where it changed, publishes the
+// new view: new nodes are connected first (or until the look's time is
+// up), each copy with a slot in a new node's hands counts as moved from
+// now on (before any request can reach that node), and the nodes no
+// longer named are closed once no burst can pick them.
+func (l *locator) refreshCluster(ctx context.Context) {
+	c, cs := l.c, l.c.cluster
+	old := cs.view.Load()
+	addrs := make([]string, 0, len(old.nodes)+len(l.entry.seeds))
+	for _, n := range old.nodes {
+		addrs = append(addrs, n.addr)
+	}
+	addrs = append(addrs, l.entry.seeds...)
+	cm, err := discover(ctx, l.entry, addrs)
+	if err != nil || !changed(cm, old) {
+		return // on error, the next look tries again
+	}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	v, made, dropped, err := c.buildView(cm, old)
+	if err != nil {
+		return
+	}
+	for _, n := range made {
+		n.cn.WaitReady(ctx)
+	}
+	for _, n := range dropped {
+		if n.gidx >= 0 {
+			cs.free = append(cs.free, n.gidx)
+		}
+	}
+	for _, n := range made {
+		if k := len(cs.free); k > 0 {
+			n.gidx, cs.free = cs.free[k-1], cs.free[:k-1]
+			c.group.Replace(n.gidx, n.cn)
+		}
+	}
+	now := time.Now()
+	var moved []int
+	for i, m := range c.masters {
+		for p := range cs.width {
+			if s := cs.copySlot(i, p); v.owner[s].addr != old.owner[s].addr {
+				m.movedAt.Store(now.UnixNano())
+				moved = append(moved, i)
+				break
+			}
+		}
+	}
+	cs.view.Store(v)
+	for _, i := range moved {
+		c.room.rerouted(i)
+	}
+	c.room.dropped(dropped)
+	for _, n := range dropped {
+		n.cn.Close() // requests still pending there fail
+	}
+}
+
+// changed reports whether cm gives some slot another primary than v.
+func changed(cm clusterMap, v *clusterView) bool {
+	for _, r := range cm {
+		for s := r.first; s <= r.last; s++ {
+			if v.owner[s].addr != r.primary {
+				return true
+			}
+		}
+	}
+	return false
 }

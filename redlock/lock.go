@@ -351,14 +351,14 @@ func (o *op) releaseAfterFailure(key string, keys []string, tok *token, wake boo
 // every master, without waiting; with skipTaken, not to those whose
 // outcome in o.res is OutcomeTaken (they hold nothing of ours).
 func (o *op) sendForget(skipTaken bool) {
-	for i, m := range o.c.masters {
+	for i := range o.c.masters {
 		if skipTaken && o.res[i].Outcome == OutcomeTaken {
 			continue
 		}
 		r := conn.NewRequest()
 		r.Cmd = append(r.Cmd[:0], o.c.forMaster(&o.cmd, i, &o.fan.scratch)...)
 		r.Check = replyChecks[o.command.answer] // unread, its reply still shows a torn stream
-		m.conn().SendForget(r)
+		o.c.connFor(i, o.cmd.place).SendForget(r)
 	}
 }
 

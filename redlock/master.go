@@ -7,17 +7,21 @@ import (
 	"github.com/volleylock/volley/conn"
 )
 
-// master is one member of the quorum: one copy of every lock, on one
-// Redis server at a time. For a standalone master (an address in
-// Config.Addrs) that server never changes. A copy that a Redis Cluster
-// places moves when its slot changes hands (a failover, a resharding), a
-// primary that Sentinels name when they name another (see locator): the connection is then swapped for one
-// to the new server, and the move counts like a restart for the restart
-// guard (see guarded).
+// master is one member of the quorum: one copy of every lock. For a
+// standalone master (an address in Config.Addrs) it lives on one server
+// that never changes; for a primary that Sentinels name, on the one they
+// name, and it moves when they name another (see locator): the
+// connection is then swapped for one to the new server, and the move
+// counts like a restart for the restart guard (see guarded).
+//
+// A copy that a Redis Cluster places has no connection of its own: each
+// key's copy lives on the node that serves its slot (see placement.go),
+// and the copy counts as moved when any slot of its range changes hands
+// (a failover, a resharding).
 //
 // The connection is read without a lock (conn) and swapped by the
 // Client's locator goroutine only (move); the master owns it and closes
-// it (close, or move for the one it replaces).
+// it (the Client's closeMasters, or move for the one it replaces).
 type master struct {
 	addr string       // as configured, for errors and results
 	opts conn.Options // what its connections are made with (the pub/sub connection's too); changed by move under the wait room's mu
@@ -27,9 +31,6 @@ type master struct {
 	// nanoseconds, 0: never), as the Client learned it.
 	movedAt atomic.Int64
 
-	// tag is, for a copy of the lock on a Redis Cluster, the hash tag
-	// before its keys (see wire); "" otherwise.
-	tag string
 	// sentinel is, for a primary that Sentinels name, their entry; nil
 	// otherwise.
 	sentinel *sentinelEntry
@@ -57,21 +58,19 @@ func (c *Client) move(i int, cn *conn.Conn, opts conn.Options, at time.Time) {
 	old.Close()
 }
 
-// close closes the master's connection.
-func (m *master) close() { m.conn().Close() }
-
-// guarded reports whether the restart guard keeps m's votes out of the
-// quorum at now: its server started less than MaxTTL ago, or m moved to
+// guarded reports whether the restart guard keeps m's votes on cn (the
+// connection an answer came on) out of the quorum at now: cn's server
+// started less than MaxTTL ago, or m moved to
 // another server less than MaxTTL ago (plus, for a move, the time a
 // deposed server may still have taken writes: Config.FailoverGrace), so the
 // server may lack locks that other clients still hold. A master restarts
 // with a new run_id and a reset uptime, which the Conn reads on every
 // (re)connect.
-func (c *Client) guarded(m *master, now time.Time) (since, until time.Time, guarded bool) {
+func (c *Client) guarded(m *master, cn *conn.Conn, now time.Time) (since, until time.Time, guarded bool) {
 	if c.cfg.DisableRestartGuard {
 		return
 	}
-	if info := m.conn().Info(); info != nil {
+	if info := cn.Info(); info != nil {
 		// Redis computes uptime_in_seconds from whole unix seconds, so it
 		// may over-report by up to a second: keep the master out one
 		// second longer.

@@ -80,6 +80,10 @@ func (c *Client) lockMulti(ctx context.Context, keys []string, ttl time.Duration
 		ks.release()
 		return Lock{}, fmt.Errorf("redlock: %d keys in one lock: at most MaxKeys (%d)", n, MaxKeys)
 	}
+	if err := c.sameTag(ks.keys); err != nil {
+		ks.release()
+		return Lock{}, err
+	}
 	if len(ks.keys) == 1 {
 		// One distinct key: the plain lock, whose SET is cheaper than a script.
 		key := ks.keys[0]

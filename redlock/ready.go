@@ -22,21 +22,22 @@ import (
 // error wraps it and names the master.
 var ErrMasterUnusable = errors.New("redlock: master unusable")
 
-// unusable returns why m can never take part in a quorum, judged from its
-// first connect attempt (err, nil when connected, and what the master said
-// of itself), or nil when it can, or may once it is reachable.
-func unusable(m *master, err error) error {
+// unusable returns why server sv can never take part in a quorum, judged
+// from its first connect attempt (err, nil when connected, and what the
+// server said of itself), or nil when it can, or may once it is reachable.
+// cluster says that sv is a node of a redis-cluster:// entry.
+func unusable(sv server, cluster bool, err error) error {
 	if err == nil {
-		info := m.conn().Info()
+		info := sv.cn.Info()
 		switch {
 		case info == nil:
 			return nil
-		case info.Mode == "cluster" && m.tag == "":
-			return fmt.Errorf("%w: %s is a Redis Cluster node: name the cluster with a redis-cluster:// address (its primaries are then the masters), or list standalone masters", ErrMasterUnusable, m.addr)
+		case info.Mode == "cluster" && !cluster:
+			return fmt.Errorf("%w: %s is a Redis Cluster node: name the cluster with a redis-cluster:// address (its primaries are then the masters), or list standalone masters", ErrMasterUnusable, sv.addr)
 		case info.Mode == "sentinel":
-			return fmt.Errorf("%w: %s is a Sentinel, not a master", ErrMasterUnusable, m.addr)
+			return fmt.Errorf("%w: %s is a Sentinel, not a master", ErrMasterUnusable, sv.addr)
 		case info.Role != "" && info.Role != "master":
-			return fmt.Errorf("%w: %s is a replica (role %s): list masters in Config.Addrs", ErrMasterUnusable, m.addr, info.Role)
+			return fmt.Errorf("%w: %s is a replica (role %s): list masters in Config.Addrs", ErrMasterUnusable, sv.addr, info.Role)
 		}
 		return nil
 	}
@@ -82,21 +83,21 @@ const probeScript = "return 1"
 // its result.
 const probeSHA = "e0e1f9fabfc9d4800c877a703b823ac0578ff8db"
 
-// scriptsDenied asks master m whether its ACL lets this user run EVAL and
+// scriptsDenied asks server sv whether its ACL lets this user run EVAL and
 // EVALSHA, which every lock needs (SET alone takes a single-key lock on
 // the first attempt; every release, extension and waiting attempt is a
 // script). It cannot check the commands the scripts call or the key
 // patterns (that needs the user's keys): those show in the first lock's
 // error, as the server's NOPERM reply naming them. Only a NOPERM answer
 // counts; a master that does not answer in time is left to the locks.
-func scriptsDenied(ctx context.Context, m *master, wait time.Duration) error {
+func scriptsDenied(ctx context.Context, sv server, wait time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	for _, args := range [][]any{{"EVAL", probeScript, "0"}, {"EVALSHA", probeSHA, "0"}} {
-		_, err := m.conn().Do(ctx, args...)
+		_, err := sv.cn.Do(ctx, args...)
 		var se *resp.ServerError
 		if errors.As(err, &se) && se.Prefix == "NOPERM" {
-			return fmt.Errorf("%w: %s: the ACL denies %s, which every lock needs: %w", ErrMasterUnusable, m.addr, args[0], err)
+			return fmt.Errorf("%w: %s: the ACL denies %s, which every lock needs: %w", ErrMasterUnusable, sv.addr, args[0], err)
 		}
 	}
 	return nil
@@ -107,19 +108,19 @@ func scriptsDenied(ctx context.Context, m *master, wait time.Duration) error {
 // same, and it would vote twice in every quorum. Masters not connected yet
 // are not compared; a restart gives a server a new run_id, so two
 // different servers never share one.
-func sameServers(masters []*master) error {
-	seen := make(map[string]string, len(masters))
+func sameServers(servers []server) error {
+	seen := make(map[string]string, len(servers))
 	var errs []error
-	for _, m := range masters {
-		info := m.conn().Info()
+	for _, sv := range servers {
+		info := sv.cn.Info()
 		if info == nil || info.RunID == "" {
 			continue
 		}
 		if first, ok := seen[info.RunID]; ok {
-			errs = append(errs, fmt.Errorf("%w: %s and %s are the same server (one run_id): it would vote twice", ErrMasterUnusable, first, m.addr))
+			errs = append(errs, fmt.Errorf("%w: %s and %s are the same server (one run_id): it would vote twice", ErrMasterUnusable, first, sv.addr))
 			continue
 		}
-		seen[info.RunID] = m.addr
+		seen[info.RunID] = sv.addr
 	}
 	return errors.Join(errs...)
 }
@@ -136,8 +137,8 @@ func (c *Client) WaitQuorum(ctx context.Context) error {
 	defer t.Stop()
 	for {
 		up := 0
-		for _, m := range c.masters {
-			if m.conn().Err() == nil {
+		for _, st := range c.Masters() {
+			if st.Err == nil {
 				up++
 			}
 		}
@@ -151,8 +152,8 @@ func (c *Client) WaitQuorum(ctx context.Context) error {
 		case <-t.C:
 		case <-ctx.Done():
 			errs := []error{fmt.Errorf("redlock: %d of %d masters connected, quorum %d: %w", up, len(c.masters), c.quorum, ctxerr.Of(ctx))}
-			for _, m := range c.masters {
-				if err := m.conn().Err(); err != nil {
+			for _, sv := range c.servers() {
+				if err := sv.cn.Err(); err != nil {
 					errs = append(errs, err)
 				}
 			}

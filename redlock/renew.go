@@ -258,7 +258,7 @@ func (r *renewer) prepare() (next, deadline time.Time) {
 		if maxExt >= 0 && e.extensions >= maxExt {
 			due = until // no more extensions: hold until the validity ends
 		} else if nk := max(1, len(e.l.keyList())); !now.Add(e.every/4).Before(due) &&
-			len(r.batch) < maxBatchLocks && keys+nk <= maxBatchKeys {
+			len(r.batch) < maxBatchLocks && keys+nk <= maxBatchKeys && r.samePlace(e) {
 			e.ok, e.taken = 0, 0
 			r.batch = append(r.batch, e)
 			keys += nk
@@ -277,6 +277,14 @@ func (r *renewer) prepare() (next, deadline time.Time) {
 	return next, deadline
 }
 
+// samePlace reports whether e may join the batch: over a Redis Cluster
+// one script call per copy runs in one slot, so a batch holds the locks
+// of one place (see Client.placement); those of other places stay due and
+// go in the next batches, one round after another.
+func (r *renewer) samePlace(e *renewal) bool {
+	return r.c.cluster == nil || len(r.batch) == 0 || r.c.placement(e.l.key) == r.c.placement(r.batch[0].l.key)
+}
+
 // encode writes the batch's EVALSHA (and its EVAL fallback). r.mu is held:
 // the locks' keys are theirs until unregistered.
 func (r *renewer) encode(keys int) {
@@ -285,6 +293,7 @@ func (r *renewer) encode(keys int) {
 		verb, script string
 	}{{&r.cmd, "EVALSHA", scripts.ExtendBatch.SHA}, {&r.alt, "EVAL", scripts.ExtendBatch.Source}} {
 		w.w.reset()
+		w.w.at(r.c, r.batch[0].l.key)
 		w.w.b = resp.AppendArrayHeader(w.w.b, 3+keys+1+3*len(r.batch))
 		w.w.b = resp.AppendBulkString(w.w.b, w.verb)
 		w.w.b = resp.AppendBulkString(w.w.b, w.script)
@@ -332,8 +341,8 @@ func (r *renewer) send(deadline time.Time) time.Time {
 	start := r.fan.start
 	if h := c.cfg.Hooks.Master; h != nil {
 		took := time.Since(start)
-		for i, m := range c.masters {
-			h(OpExtend, m.conn().Addr(), r.outcomes[i], took)
+		for i := range c.masters {
+			h(OpExtend, r.fan.sentTo[i].Addr(), r.outcomes[i], took)
 		}
 	}
 	return start
@@ -353,7 +362,7 @@ func (r *renewer) count(req *conn.Request) Outcome {
 	if vals[0].Type != resp.TypeArray || int(vals[0].Int) != len(r.batch) || len(vals) != 1+len(r.batch) {
 		return OutcomeServerError
 	}
-	_, _, guarded := r.c.guarded(r.c.masters[req.Tag], time.Now())
+	_, _, guarded := r.c.guarded(r.c.masters[req.Tag], r.fan.sentTo[req.Tag], time.Now())
 	for j, e := range r.batch {
 		switch v := &vals[1+j]; {
 		case v.Type == resp.TypeInteger && v.Int == 1 && !guarded:

@@ -334,10 +334,11 @@ func TestClusterSemaphore(t *testing.T) {
 	p2, err := sb.Acquire(bg, 10*time.Second)
 	require.NoError(t, err)
 	require.NotEqual(t, p1.Index(), p2.Index())
-	for i, m := range a.masters {
-		vals, err := redistest.Do(a.Masters()[i].Addr, "GET", m.tag+"pool")
+	for i := range a.masters {
+		addr, tag := copyAt(a, i, "pool")
+		vals, err := redistest.Do(addr, "GET", tag+"pool")
 		require.NoError(t, err)
-		assert.Equal(t, "semaphore:2", string(vals[0].Bytes), "copy %d's record is %spool", i, m.tag)
+		assert.Equal(t, "semaphore:2", string(vals[0].Bytes), "copy %d's record is %spool", i, tag)
 	}
 	_, err = sa.TryAcquire(bg, time.Second)
 	require.ErrorIs(t, err, ErrNotAcquired)

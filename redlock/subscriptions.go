@@ -63,7 +63,10 @@ func (room *waitRoom) subscribe(ctx context.Context, w *waiter) {
 	defer cancel()
 	if fresh {
 		// Connecting in the background: give them until the deadline.
-		for _, sc := range room.subs {
+		room.mu.Lock()
+		subs := room.allSubsLocked()
+		room.mu.Unlock()
+		for _, sc := range subs {
 			if sc != nil {
 				sc.WaitReady(wctx)
 			}
@@ -71,7 +74,7 @@ func (room *waitRoom) subscribe(ctx context.Context, w *waiter) {
 	}
 
 	var todo []pending // per slot of b
-	b := conn.NewBatch(len(w.keys) * len(room.subs))
+	b := conn.NewBatch(len(w.keys) * len(room.c.masters))
 	defer b.Release() // unconfirmed in time: left out
 	var cmd []byte
 	room.mu.Lock()
@@ -84,7 +87,8 @@ func (room *waitRoom) subscribe(ctx context.Context, w *waiter) {
 	// decisions that made them.
 	for _, k := range w.keys {
 		kw := room.keys[k]
-		for i, sc := range room.subs {
+		for i := range room.c.masters {
+			sc := room.subAtLocked(i, k)
 			if sc == nil {
 				continue
 			}
@@ -120,7 +124,70 @@ func (room *waitRoom) subscribe(ctx context.Context, w *waiter) {
 // channel is in the copy's slot: the scripts' SPUBLISH stays on that
 // shard (a PUBLISH would cross the cluster bus to every node).
 func (room *waitRoom) channel(i int, key string) string {
-	return releasedChannelPrefix + room.c.masters[i].tag + key
+	return releasedChannelPrefix + room.c.tagFor(i, room.c.placement(key)) + key
+}
+
+// subAtLocked returns the pub/sub connection on which master i's releases
+// of key are heard: the master's own, or over a Redis Cluster that of the
+// node that serves the key's copy i, made at its first use; nil until
+// someone first waits (mu held).
+func (room *waitRoom) subAtLocked(i int, key string) *conn.Conn {
+	if room.subs == nil {
+		return nil
+	}
+	cs := room.c.cluster
+	if cs == nil {
+		return room.subs[i]
+	}
+	n := cs.view.Load().owner[cs.copySlot(i, room.c.placement(key))]
+	sc := room.nodeSubs[n]
+	if sc == nil && !room.closed {
+		sc = room.newSub(cs.entry.nodeOptions(n.addr))
+		room.nodeSubs[n] = sc
+	}
+	return sc
+}
+
+// allSubsLocked returns every pub/sub connection of the room (mu held).
+func (room *waitRoom) allSubsLocked() []*conn.Conn {
+	if room.c.cluster == nil {
+		return room.subs
+	}
+	out := make([]*conn.Conn, 0, len(room.nodeSubs))
+	for _, sc := range room.nodeSubs {
+		out = append(out, sc)
+	}
+	return out
+}
+
+// rerouted learns that some of cluster copy i's slots have a new node: its
+// keys' subscriptions for copy i are made again where they are now (the
+// longest waiting waiter of each key is woken to do it, as after a
+// reconnect).
+func (room *waitRoom) rerouted(i int) {
+	room.mu.Lock()
+	defer room.mu.Unlock()
+	for _, kw := range room.keys {
+		kw.subGen[i], kw.tried[i] = 0, 0
+		room.wakeLocked(kw)
+	}
+}
+
+// dropped closes the pub/sub connections to nodes that the cluster no
+// longer names.
+func (room *waitRoom) dropped(nodes []*node) {
+	var old []*conn.Conn
+	room.mu.Lock()
+	for _, n := range nodes {
+		if sc := room.nodeSubs[n]; sc != nil {
+			old = append(old, sc)
+			delete(room.nodeSubs, n)
+		}
+	}
+	room.mu.Unlock()
+	for _, sc := range old {
+		sc.Close() // not under mu: its reader may be in onMessage
+	}
 }
 
 // subscribed reports whether a reply confirms the SSUBSCRIBE of channel.
@@ -156,9 +223,17 @@ func (room *waitRoom) moved(i int, opts conn.Options) {
 	}
 }
 
-// open starts the pub/sub connections (mu held).
+// open starts the pub/sub connections (mu held): one per master, or over
+// a Redis Cluster one per node.
 func (room *waitRoom) open() {
 	room.subs = make([]*conn.Conn, len(room.c.masters))
+	if cs := room.c.cluster; cs != nil {
+		room.nodeSubs = map[*node]*conn.Conn{}
+		for _, n := range cs.view.Load().nodes {
+			room.nodeSubs[n] = room.newSub(cs.entry.nodeOptions(n.addr))
+		}
+		return
+	}
 	for i, m := range room.c.masters {
 		room.subs[i] = room.newSub(m.opts)
 	}
@@ -219,7 +294,7 @@ func (room *waitRoom) onMessage(channel, payload []byte) {
 		kw.nseen++
 	}
 	r.messages++
-	if !r.woke && r.messages >= room.enoughLocked(kw) {
+	if !r.woke && r.messages >= room.enoughLocked(kw, string(key)) {
 		r.woke = true
 		room.wakeLocked(kw)
 	}
@@ -249,10 +324,10 @@ func (room *waitRoom) ownLocked(id [releaseIDLen]byte) bool {
 // quorum: a quorum of them, or as many as kw has confirmed subscriptions
 // when that is fewer (an SSUBSCRIBE not confirmed within MasterTimeout), but
 // at least one (mu held).
-func (room *waitRoom) enoughLocked(kw *keyWaiters) int {
+func (room *waitRoom) enoughLocked(kw *keyWaiters, key string) int {
 	confirmed := 0
-	for i, sc := range room.subs {
-		if sc != nil {
+	for i := range room.c.masters {
+		if sc := room.subAtLocked(i, key); sc != nil {
 			if info := sc.Info(); info != nil && kw.subGen[i] == info.Generation {
 				confirmed++
 			}
@@ -292,7 +367,8 @@ func (room *waitRoom) onConnect(info *conn.ServerInfo) {
 func (room *waitRoom) staleLocked(w *waiter) bool {
 	for _, k := range w.keys {
 		kw := room.keys[k]
-		for i, sc := range room.subs {
+		for i := range room.c.masters {
+			sc := room.subAtLocked(i, k)
 			if sc == nil {
 				continue
 			}
@@ -319,7 +395,7 @@ func (room *waitRoom) released(w *waiter, id [releaseIDLen]byte) bool {
 func (room *waitRoom) releasedLocked(w *waiter, id [releaseIDLen]byte) bool {
 	for _, k := range w.keys {
 		if kw := room.keys[k]; kw != nil {
-			if r := kw.release(id); r != nil && r.messages >= room.enoughLocked(kw) {
+			if r := kw.release(id); r != nil && r.messages >= room.enoughLocked(kw, k) {
 				return true
 			}
 		}

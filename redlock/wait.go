@@ -33,11 +33,14 @@ type waitRoom struct {
 	c       *Client
 	waiting atomic.Int32 // keys with waiters: zero spares Lock the lookup
 
-	mu     sync.Mutex
-	subs   []*conn.Conn // per master, its pub/sub connection; nil until someone first waits
-	keys   map[string]*keyWaiters
-	joined uint64 // waiters that joined so far: the next one's ticket
-	closed bool
+	mu   sync.Mutex
+	subs []*conn.Conn // per master, its pub/sub connection; nil until someone first waits (over a Redis Cluster: made, all nil, then)
+	// nodeSubs are a Redis Cluster's pub/sub connections, per node (see
+	// subAtLocked).
+	nodeSubs map[*node]*conn.Conn
+	keys     map[string]*keyWaiters
+	joined   uint64 // waiters that joined so far: the next one's ticket
+	closed   bool
 	// own are the ids of this Client's latest failed attempts whose
 	// releases publish (see releaseAfterFailure), a ring: their messages
 	// wake no waiter of this Client (see onMessage).
@@ -140,7 +143,8 @@ func (room *waitRoom) enter(ctx context.Context, key string, keys []string, shar
 			room.waiting.Add(1)
 			settled = false
 		}
-		for i, sc := range room.subs {
+		for i := range room.c.masters {
+			sc := room.subAtLocked(i, k)
 			if sc == nil {
 				continue
 			}
@@ -332,8 +336,8 @@ func (room *waitRoom) leave(w *waiter, acquired bool) (gift handover, gifted boo
 		if room.closed {
 			continue
 		}
-		for i, sc := range room.subs {
-			if sc != nil && kw.tried[i] != 0 {
+		for i := range room.c.masters {
+			if sc := room.subAtLocked(i, k); sc != nil && kw.tried[i] != 0 {
 				r := conn.NewRequest()
 				r.Cmd = resp.AppendCommand(r.Cmd[:0], "SUNSUBSCRIBE", room.channel(i, k))
 				sc.SendForget(r)
@@ -348,7 +352,7 @@ func (room *waitRoom) leave(w *waiter, acquired bool) (gift handover, gifted boo
 func (room *waitRoom) close() {
 	room.mu.Lock()
 	room.closed = true
-	subs := room.subs
+	subs := room.allSubsLocked()
 	for _, kw := range room.keys {
 		for len(kw.queue) > 0 {
 			room.wakeLocked(kw)

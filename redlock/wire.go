@@ -7,21 +7,27 @@ import (
 )
 
 // wire is an encoded command. For a Client over a Redis Cluster (see
-// cluster.go) each master is a copy of the lock under its own hash tag:
-// the command is encoded once, with copy 0's tag before every key, and
-// tags notes where each tag starts; master i's command is the same bytes
-// with its own tag written there (Client.forMaster). Every copy's tag has
-// the same length, so nothing else moves. For other Clients tags stays
-// empty and every master gets the bytes as they are.
+// placement.go) each master is a copy of the lock under a hash tag of its
+// own, that of the copy's slot at the lock's place: the command is encoded
+// once, with copy 0's tag before every key, and tags notes where each tag
+// starts; master i's command is the same bytes with its own tag written
+// there (Client.forMaster). Every tag has the same length, so nothing else
+// moves. For other Clients tags stays empty and every master gets the
+// bytes as they are.
 type wire struct {
-	b    []byte
-	tags []int
+	b     []byte
+	tags  []int
+	place int // the lock's place (see Client.placement): set by at
 }
 
-func (w *wire) reset() { w.b, w.tags = w.b[:0], w.tags[:0] }
+func (w *wire) reset() { w.b, w.tags, w.place = w.b[:0], w.tags[:0], 0 }
+
+// at places the command's keys by name, the lock's (its first key for a
+// multi-key lock): every key of one command shares the place.
+func (w *wire) at(c *Client, name string) { w.place = c.placement(name) }
 
 // key appends key as a bulk string: for a cluster Client, behind copy 0's
-// hash tag, noted in w.tags.
+// hash tag at w's place, noted in w.tags.
 func (w *wire) key(c *Client, key string) {
 	if c.tagLen == 0 {
 		w.b = resp.AppendBulkString(w.b, key)
@@ -31,7 +37,7 @@ func (w *wire) key(c *Client, key string) {
 	w.b = strconv.AppendInt(w.b, int64(c.tagLen+len(key)), 10)
 	w.b = append(w.b, '\r', '\n')
 	w.tags = append(w.tags, len(w.b))
-	w.b = append(w.b, c.masters[0].tag...)
+	w.b = append(w.b, c.tagFor(0, w.place)...)
 	w.b = append(w.b, key...)
 	w.b = append(w.b, '\r', '\n')
 }
@@ -43,8 +49,9 @@ func (c *Client) forMaster(w *wire, i int, scratch *[]byte) []byte {
 		return w.b
 	}
 	s := append((*scratch)[:0], w.b...)
+	tag := c.tagFor(i, w.place)
 	for _, at := range w.tags {
-		copy(s[at:], c.masters[i].tag)
+		copy(s[at:], tag)
 	}
 	*scratch = s
 	return s

@@ -24,3 +24,22 @@ func TestOf(t *testing.T) {
 		t.Error("an empty tag must hash the whole key")
 	}
 }
+
+// TestTag: every slot has a tag, of TagLen bytes, in that slot.
+func TestTag(t *testing.T) {
+	seen := map[string]bool{}
+	for s := range Count {
+		tag := Tag(s)
+		if len(tag) != TagLen || Of(tag+"key") != s || seen[tag] {
+			t.Fatalf("Tag(%d) = %q: length %d, slot %d, seen before %v", s, tag, len(tag), Of(tag+"key"), seen[tag])
+		}
+		seen[tag] = true
+	}
+}
+
+func BenchmarkOf(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		Of("orders:42:payment")
+	}
+}

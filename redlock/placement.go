@@ -1,0 +1,328 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/internal/slot"
+)
+
+// Placement of a cluster Client's copies (see "Redis Cluster" in the
+// package documentation). Copy i of N owns the i-th of N ranges of the
+// 16384 slots, cut where redis-cli --cluster create cuts the slots of N
+// primaries (so that on such a cluster, or one of k*N primaries, no two
+// copies of a key share a primary), and uses the first width of them,
+// width being the shortest range: a key's place p (placement) puts copy i
+// of it in slot first(i) + p, behind that slot's tag (slot.Tag). The place depends on the key and N only, so
+// every Client with the same N locks a key under the same keys, whatever
+// map of the cluster it read; where a slot lives is the view's business
+// (clusterView), which the locator follows.
+
+// clusterState is a cluster Client's placement: its entry, the width of
+// the copies' ranges, and the current view of which node serves each slot.
+// The view is swapped whole by the locator goroutine (under mu, with the
+// group indices it hands out) and read without a lock.
+type clusterState struct {
+	entry  *clusterEntry
+	copies int
+	first  []int // per copy, the first slot of its range
+	width  int   // slots of each copy's range that places use: the shortest range's
+	view   atomic.Pointer[clusterView]
+
+	mu   sync.Mutex // held while the view changes
+	free []int      // group indices of dropped nodes, for the next new node
+}
+
+// newClusterState returns the placement of copies copies (no view yet).
+// Range i starts where redis-cli starts the slots of primary i of copies:
+// one after round(i*16384/copies - 1).
+func newClusterState(e *clusterEntry, copies int) *clusterState {
+	cs := &clusterState{entry: e, copies: copies, first: make([]int, copies), width: slot.Count}
+	per := float64(slot.Count) / float64(copies)
+	for i := 1; i < copies; i++ {
+		cs.first[i] = int(math.Round(float64(i)*per-1)) + 1
+		cs.width = min(cs.width, cs.first[i]-cs.first[i-1])
+	}
+	cs.width = min(cs.width, slot.Count-cs.first[copies-1])
+	return cs
+}
+
+// node is one primary of the cluster and the Client's connection to it,
+// shared by every copy with slots there. A node is made when a view first
+// names its address and closed when a view no longer does: a failover's
+// promoted replica is a new node.
+type node struct {
+	addr string
+	cn   *conn.Conn
+	gidx int // the connection's index in the Client's conn.Group; -1: not in it
+}
+
+// clusterView is which node serves each slot, and each copy's nodes. It is
+// never changed once published.
+type clusterView struct {
+	owner  [slot.Count]*node
+	nodes  []*node   // every node of the view
+	byCopy [][]*node // per copy, the distinct nodes of the slots its places use, by slot
+}
+
+// placement returns key's place: the offset of its copies' slots in their
+// ranges (0 for a Client without a cluster). Keys that share a hash tag
+// ("{...}", as Redis Cluster reads it) share a place, so a multi-key lock
+// of such keys keeps each copy in one slot.
+func (c *Client) placement(key string) int {
+	if c.cluster == nil {
+		return 0
+	}
+	return slot.Of(key) % c.cluster.width
+}
+
+// copySlot returns the slot of copy i at place p.
+func (cs *clusterState) copySlot(i, p int) int { return cs.first[i] + p }
+
+// connFor returns the connection that serves master i's copy of the keys
+// at place p.
+func (c *Client) connFor(i, p int) *conn.Conn {
+	if c.cluster == nil {
+		return c.masters[i].conn()
+	}
+	return c.cluster.view.Load().owner[c.cluster.copySlot(i, p)].cn
+}
+
+// tagFor returns the hash tag of master i's copy at place p ("" without a
+// cluster).
+func (c *Client) tagFor(i, p int) string {
+	if c.cluster == nil {
+		return ""
+	}
+	return slot.Tag(c.cluster.copySlot(i, p))
+}
+
+// claimable reports whether a burst of keys at place p goes only to
+// connections of the Client's Group (see conn.Batch.Claim): a node that
+// joined after New is served without a claim.
+func (c *Client) claimable(p int) bool {
+	if c.cluster == nil {
+		return true
+	}
+	v := c.cluster.view.Load()
+	for i := range c.cluster.copies {
+		if v.owner[c.cluster.copySlot(i, p)].gidx < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// sameTag checks that the keys of one multi-key lock share a place over a
+// cluster: a key must be the same key in every lock that names it, so
+// each is placed by itself, and one script per copy needs them in one
+// slot.
+func (c *Client) sameTag(keys []string) error {
+	if c.cluster == nil || len(keys) < 2 {
+		return nil
+	}
+	p := c.placement(keys[0])
+	for _, k := range keys[1:] {
+		if c.placement(k) != p {
+			return fmt.Errorf("redlock: over a Redis Cluster the keys of one lock must share a hash tag, as Redis Cluster's multi-key commands require: %q and %q do not (name them {tag}:a and {tag}:b)", keys[0], k)
+		}
+	}
+	return nil
+}
+
+// buildView makes the view of cm: nodes that old (nil at New) has are
+// kept, with their connections; the others are made (connecting in the
+// background) and returned in made. dropped are old's nodes that cm no
+// longer names: the caller closes them once the view is published.
+func (c *Client) buildView(cm clusterMap, old *clusterView) (v *clusterView, made, dropped []*node, err error) {
+	cs := c.cluster
+	v = &clusterView{}
+	byAddr := map[string]*node{}
+	if old != nil {
+		for _, n := range old.nodes {
+			byAddr[n.addr] = n
+		}
+	}
+	kept := map[*node]bool{}
+	for _, r := range cm {
+		n := byAddr[r.primary]
+		if n == nil {
+			cn, err := conn.New(c.masterOptions(cs.entry.nodeOptions(r.primary)))
+			if err != nil {
+				for _, n := range made {
+					n.cn.Close()
+				}
+				return nil, nil, nil, fmt.Errorf("redlock: Config.Addrs: %w", err)
+			}
+			n = &node{addr: r.primary, cn: cn, gidx: -1}
+			byAddr[r.primary] = n
+			made = append(made, n)
+		}
+		if !kept[n] {
+			kept[n] = true
+			v.nodes = append(v.nodes, n)
+		}
+		for s := r.first; s <= r.last; s++ {
+			v.owner[s] = n
+		}
+	}
+	if old != nil {
+		for _, n := range old.nodes {
+			if !kept[n] {
+				dropped = append(dropped, n)
+			}
+		}
+	}
+	v.byCopy = make([][]*node, cs.copies)
+	for i := range cs.copies {
+		for p := range cs.width {
+			n := v.owner[cs.copySlot(i, p)]
+			if len(v.byCopy[i]) == 0 || !containsNode(v.byCopy[i], n) {
+				v.byCopy[i] = append(v.byCopy[i], n)
+			}
+		}
+	}
+	return v, made, dropped, nil
+}
+
+func containsNode(ns []*node, n *node) bool {
+	for _, m := range ns {
+		if m == n {
+			return true
+		}
+	}
+	return false
+}
+
+// addCluster discovers the cluster of entry addr and makes its copies
+// c's masters, with a connection to every primary. A cluster entry is
+// Config.Addrs' only entry, without Fencing.
+func (c *Client) addCluster(ctx context.Context, addr string) (*clusterEntry, error) {
+	switch {
+	case len(c.cfg.Addrs) != 1:
+		return nil, errors.New("redlock: Config.Addrs: a redis-cluster:// entry must be the only entry (the cluster's primaries are the masters)")
+	case c.cfg.Fencing:
+		return nil, errors.New("redlock: Config.Fencing is not available over a Redis Cluster yet")
+	}
+	e, err := parseClusterAddr(addr, c.cfg.Conn.options(c.cfg.MasterTimeout))
+	if err != nil {
+		return nil, err
+	}
+	cm, err := discover(ctx, &e, e.seeds)
+	if err != nil {
+		if errors.Is(err, errNotCluster) {
+			return nil, fmt.Errorf("%w: %w", ErrMasterUnusable, err)
+		}
+		return nil, err
+	}
+	primaries := len(cm.primaries())
+	n := e.copies
+	if n == 0 {
+		n = min(defaultCopies, primaries)
+	}
+	if n > primaries {
+		return nil, fmt.Errorf("%w: the cluster has %d primaries, fewer than the %d copies asked for: two copies of every lock would share a primary and fail together", ErrMasterUnusable, primaries, n)
+	}
+	c.cluster = newClusterState(&e, n)
+	v, _, _, err := c.buildView(cm, nil)
+	if err != nil {
+		return nil, err
+	}
+	for i, nd := range v.nodes {
+		nd.gidx = i
+	}
+	c.cluster.view.Store(v)
+	c.tagLen = slot.TagLen
+	for i := range n {
+		first := c.cluster.copySlot(i, 0)
+		m := &master{addr: fmt.Sprintf("cluster copy %d of %d (slots %d-%d)", i, n, first, first+c.cluster.width-1)}
+		c.masters = append(c.masters, m)
+	}
+	return &e, nil
+}
+
+// nodeConns returns the connections of the cluster's nodes, in Group
+// order.
+func (cs *clusterState) nodeConns() []*conn.Conn {
+	v := cs.view.Load()
+	out := make([]*conn.Conn, len(v.nodes))
+	for _, n := range v.nodes {
+		out[n.gidx] = n.cn
+	}
+	return out
+}
+
+// copiesKey is the key of the layout record (see agreeOnCopies).
+const copiesKey = "volley:copies"
+
+// layoutPrefix starts the layout record's value: "spread:N" for Clients
+// that place each key's copies by the key (this layout), a bare N for
+// Clients of the earlier layout, which put copy i of every lock in one
+// slot.
+const layoutPrefix = "spread:"
+
+// agreeOnCopies records this Client's layout and number of copies where
+// every Client of a cluster looks for it, and fails with
+// ErrMasterUnusable when the record says otherwise: Clients that place
+// copies differently lock under different keys and would not exclude one
+// another. The record is the key legacyTag(k)+"volley:copies" for every k
+// from 1 to the number of primaries: exactly where a Client of the
+// earlier layout with k copies records its own number (as a bare number)
+// and checks it, so each kind of Client refuses to start beside the
+// other. The record has no TTL; delete the keys (KEYS "{vl*}volley:copies")
+// only when no Client of the old layout or number is left.
+func (c *Client) agreeOnCopies(ctx context.Context) error {
+	cs := c.cluster
+	want := layoutPrefix + strconv.Itoa(cs.copies)
+	v := cs.view.Load()
+	for _, tag := range legacyTags(len(v.nodes)) {
+		cn := v.owner[slot.Of(tag)].cn
+		if cn.Err() != nil {
+			continue
+		}
+		key := tag + copiesKey
+		vals, err := cn.Do(ctx, "SET", key, want, "NX", "GET")
+		if err == nil && len(vals) > 0 && vals[0].IsError() {
+			err = vals[0].Err()
+		}
+		if err != nil {
+			return fmt.Errorf("redlock: recording the cluster layout on %s: %w", cn.Addr(), err)
+		}
+		got := string(vals[0].Bytes)
+		switch n, spread := strings.CutPrefix(got, layoutPrefix); {
+		case vals[0].Null || got == want:
+		case spread:
+			return fmt.Errorf("%w: %s says the Clients of this cluster place %s copies of each lock (key %s); this one would place %d: set ?copies=%s in the address", ErrMasterUnusable, cn.Addr(), n, key, cs.copies, n)
+		default:
+			return fmt.Errorf("%w: %s holds %s = %s, the record of Clients of Volley's earlier cluster layout (every lock's copy i in one slot): they and this Client lock under different keys and would not exclude each other. Stop every Client of the earlier version, delete the keys matching {vl*}volley:copies, then start this one (see CHANGELOG)", ErrMasterUnusable, cn.Addr(), key, got)
+		}
+	}
+	return nil
+}
+
+// legacyTags returns the distinct tags under which Clients of the earlier
+// layout with 1 to maxCopies copies kept copy 0 of every lock: "{vl" +
+// five digits + "}", the first such tag whose slot lies in [0,
+// 16384/copies).
+func legacyTags(maxCopies int) []string {
+	var out []string
+	for n := 1; n <= maxCopies; n++ {
+		for k := 0; k < 100000; k++ {
+			tag := fmt.Sprintf("{vl%05d}", k)
+			if slot.Of(tag) < slot.Count/n {
+				if len(out) == 0 || out[len(out)-1] != tag {
+					out = append(out, tag)
+				}
+				break
+			}
+		}
+	}
+	return out
+}
