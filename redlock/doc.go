@@ -180,7 +180,8 @@
 // which indexes are free on that master. The first attempt asks for a
 // random index; a failed one releases what it took and asks next for the
 // index free on the most masters (ties at random, so that contenders
-// spread out), at once when that is a quorum, else after a release wakes
+// spread out), at once when that is a quorum (TryAcquire too: it fails
+// only when no permit was free on a quorum), else after a release wakes
 // it (SemRelease publishes on the name's channel, and one waiter per
 // release is woken, as for a Lock) or RetryDelay passes.
 //

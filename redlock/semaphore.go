@@ -87,11 +87,16 @@ func (s *Semaphore) Name() string { return s.name }
 // Permits returns how many holders the semaphore admits at once.
 func (s *Semaphore) Permits() int { return s.permits }
 
-// TryAcquire makes exactly one attempt to take a permit for ttl on a
-// quorum of masters. Its errors are those of TryLock: ErrNotAcquired as is
-// when the permits were taken (contention alone), an *Error wrapping
-// ErrNotAcquired when masters failed, ErrSemaphoreMismatch inside an
-// *Error, or ctx's error.
+// TryAcquire takes a permit for ttl on a quorum of masters if one is
+// free, without waiting. Its first attempt asks for a permit at random;
+// when that one is taken, the answers say which permits are free on each
+// master, and while one is free on a quorum it asks for that one at once
+// (at most 8 such attempts in a row, which only contenders that keep
+// taking the free permit first can use up). So it fails only when no
+// permit was free on a quorum. Its errors are those of TryLock:
+// ErrNotAcquired as is when the permits were taken (contention alone), an
+// *Error wrapping ErrNotAcquired when masters failed, ErrSemaphoreMismatch
+// inside an *Error, or ctx's error.
 func (s *Semaphore) TryAcquire(ctx context.Context, ttl time.Duration) (Permit, error) {
 	return s.acquire(ctx, ttl, 1)
 }
