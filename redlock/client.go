@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -82,6 +83,9 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	return c, nil
 }
 
+// schemes are the URL schemes a Config.Addrs entry may have.
+var schemes = []string{"redis", "rediss", "redis-cluster", "rediss-cluster", "redis-sentinel", "rediss-sentinel"}
+
 // addMasters makes the masters of every Config.Addrs entry, with their
 // connections (connecting in the background), and returns the cluster
 // entry if there is one. On error the caller closes what was made.
@@ -91,6 +95,11 @@ func (c *Client) addMasters(ctx context.Context) (*clusterEntry, error) {
 	for _, addr := range c.cfg.Addrs {
 		switch {
 		case isClusterAddr(addr):
+			// Parsed here first, so that a mistake in it is a Config
+			// error, not one of reaching the cluster.
+			if _, err := parseClusterAddr(addr, c.cfg.Conn.options(c.cfg.MasterTimeout)); err != nil {
+				return nil, invalid(err)
+			}
 			e, err := c.addCluster(ctx, addr)
 			if err != nil {
 				return nil, err
@@ -103,20 +112,24 @@ func (c *Client) addMasters(ctx context.Context) (*clusterEntry, error) {
 			}
 			continue
 		}
+		if scheme, _, ok := strings.Cut(addr, "://"); ok && !slices.Contains(schemes, scheme) {
+			// Only the scheme: the rest may hold a password.
+			return nil, invalidf("Config.Addrs: unknown scheme %q: want host:port, unix:/path, or a %s:// address", scheme, strings.Join(schemes, "://, "))
+		}
 		opts, err := conn.ParseAddr(addr, c.cfg.Conn.options(c.cfg.MasterTimeout))
 		if err != nil {
-			return nil, fmt.Errorf("redlock: Config.Addrs: %w", err)
+			return nil, invalidf("Config.Addrs: %w", err)
 		}
 		// The same master twice would vote twice: a broken quorum.
 		id := opts.Network + " " + opts.Addr + " " + fmt.Sprint(opts.DB)
 		if seen[id] {
-			return nil, fmt.Errorf("redlock: Config.Addrs: %s (db %d) is listed twice", opts.Addr, opts.DB)
+			return nil, invalidf("Config.Addrs: %s (db %d) is listed twice", opts.Addr, opts.DB)
 		}
 		seen[id] = true
 		opts = c.masterOptions(opts)
 		cn, err := conn.New(opts)
 		if err != nil {
-			return nil, fmt.Errorf("redlock: Config.Addrs: %w", err)
+			return nil, invalidf("Config.Addrs: %w", err)
 		}
 		c.masters = append(c.masters, newMaster(opts.Addr, opts, cn))
 	}

@@ -3,7 +3,6 @@ package redlock
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"time"
@@ -59,7 +58,7 @@ type Semaphore struct {
 // ErrSemaphoreMismatch), and the permits' keys not otherwise.
 func (c *Client) Semaphore(name string, permits int) (*Semaphore, error) {
 	if permits < 1 || permits > MaxPermits {
-		return nil, fmt.Errorf("redlock: semaphore of %d permits: want 1 to MaxPermits (%d)", permits, MaxPermits)
+		return nil, invalidf("semaphore of %d permits: want 1 to MaxPermits (%d)", permits, MaxPermits)
 	}
 	s := &Semaphore{
 		c: c, name: name, permits: permits,
@@ -75,7 +74,7 @@ func (c *Client) Semaphore(name string, permits int) (*Semaphore, error) {
 		s.pair[i] = [2]string{name, k}
 		s.index[i] = strconv.AppendInt(nil, int64(i), 10)
 	}
-	if err := c.checkFenceKeys(name, s.keys); err != nil {
+	if err := c.checkKeys(name, s.keys); err != nil {
 		return nil, err
 	}
 	return s, nil
