@@ -44,6 +44,13 @@ var (
 	// (ErrNotAcquired). The *Error around it names the masters and what
 	// each said; what the attempt wrote elsewhere is released.
 	ErrWrongKind = errors.New("redlock: the name is in use, but not as a lock")
+	// ErrNoPermission: the masters' ACL denies this Client's user a
+	// command or a key the call needs, on so many masters that no quorum
+	// is left: Lock stops at once (no retry can succeed) and returns it in
+	// an *Error whose masters' errors are the servers' NOPERM replies,
+	// which name the command or key. Grant them: see "The ACL a
+	// deployment needs" in docs/deployments.md.
+	ErrNoPermission = errors.New(`redlock: permission denied by the masters' ACL (grant the user the commands and keys named below: see "The ACL a deployment needs" in docs/deployments.md)`)
 	// ErrConfig: a Config, an address in it, or an argument of a call (an
 	// empty key or name, a TTL out of range, a number of permits) is
 	// invalid. New and the calls return it inside an error that says what

@@ -107,6 +107,9 @@ func (c *Client) acquireHold(ctx context.Context, o *op, k holdKind, ttl time.Du
 		if kind := k.refused(o); kind != nil {
 			return tok, until, o.error(OpLock, name, kind, attempt)
 		}
+		if o.denied() {
+			return tok, until, o.error(OpLock, name, ErrNoPermission, attempt)
+		}
 		copy(o.last, o.res)
 		o.hasLast = true
 		var aerr error = ErrNotAcquired // contention alone: no allocation

@@ -199,6 +199,9 @@ func (c *Client) acquire(ctx context.Context, key string, keys *keySet, spec *lo
 		if o.mismatched() {
 			return Lock{}, o.error(OpLock, key, ErrWrongKind, attempt)
 		}
+		if o.denied() {
+			return Lock{}, o.error(OpLock, key, ErrNoPermission, attempt)
+		}
 		if err := r.after(o, &tok, &br, took, attempt, err); err != nil {
 			return Lock{}, err
 		}

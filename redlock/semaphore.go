@@ -207,6 +207,20 @@ func (o *op) mismatched() bool {
 	return false
 }
 
+// denied reports whether the masters whose ACL denied the attempt a
+// command or a key (a NOPERM answer) leave fewer than a quorum: no retry
+// can then succeed (see ErrNoPermission).
+func (o *op) denied() bool {
+	n := 0
+	for i := range o.res {
+		var se *resp.ServerError
+		if o.res[i].Outcome == OutcomeServerError && errors.As(o.res[i].Err, &se) && se.Prefix == "NOPERM" {
+			n++
+		}
+	}
+	return n > 0 && len(o.res)-n < o.c.quorum
+}
+
 // isMismatch reports whether err is a script's refusal of a name kept for
 // something else.
 func isMismatch(err error) bool {
