@@ -38,15 +38,21 @@ type Client struct {
 // since services often start before their Redis and locks need only a
 // quorum; Masters reports them, and WaitQuorum waits for a quorum.
 //
-// New fails on a bad Config; on a master that no retry can make usable
-// (an error matching ErrMasterUnusable that names it: credentials refused,
-// a handshake command, EVAL or EVALSHA denied by an ACL (New runs a
-// keyless script with each to know), a TLS certificate that does not
-// verify, a database index refused, a Redis Cluster node, Sentinel or
-// replica where a master was expected, or one server under two
-// addresses); and when ctx ends before the
-// first attempts do (an error matching ctx's, errors.Is). On failure it
-// closes what it opened. The caller must Close the Client.
+// New fails on a bad Config (an error matching ErrConfig); on a master
+// that no retry can make usable (an error matching ErrMasterUnusable that
+// names it: credentials refused, or a password sent to a server that has
+// none; a handshake command, EVAL or EVALSHA denied by an ACL (New runs
+// a keyless script with each to know); a TLS certificate that does not
+// verify, or a TLS handshake answered without TLS; a database index
+// refused; a Redis Cluster node, Sentinel or replica where a master was
+// expected; or one server under two addresses); and when ctx ends before
+// the first attempts do (an error matching ctx's, errors.Is). A master
+// that may be a TLS mismatch but did not say so (a rediss:// address
+// whose server never answers the TLS handshake, a redis:// address whose
+// server closes the connection at the first command) counts as
+// unreachable; its error (Masters, and each Lock's *Error) says which
+// scheme it likely needs. On failure New closes what it opened. The
+// caller must Close the Client.
 func New(ctx context.Context, cfg Config) (*Client, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
