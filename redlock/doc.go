@@ -483,7 +483,11 @@
 // ErrNotAcquired, ErrNotHeld, ErrExtendFailed and ctx's errors tell the
 // kind (errors.Is); an *Error (errors.As) adds each master's outcome. A
 // plain contention failure returns ErrNotAcquired itself, without
-// allocating. No error contains a token or a password.
+// allocating. ErrNoPermission ends an acquire at once when the masters'
+// ACL denies a command or a key on all but less than a quorum; ErrConfig
+// is an invalid Config, address or argument (an empty key, a TTL that
+// the drift allowance would leave no validity), refused before anything
+// is sent. No error contains a token or a password.
 //
 // # Concurrency
 //
