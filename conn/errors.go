@@ -47,7 +47,10 @@ const (
 
 // Error is a failed request on the connection to one master. It names the
 // master and the step (Op), and wraps the cause. It never contains a
-// password.
+// password. A failure that looks like a TLS mismatch (OpTLS on a server
+// that does not answer TLS; OpHandshake when a server without Options.TLS
+// closes the connection at the first command) says in its text which
+// scheme the server likely needs.
 //
 // Most Ops are failures of the connection itself and sticky (see the Op
 // constants); OpWait and OpLimit concern one request only and leave the
@@ -70,3 +73,10 @@ func (e *Error) Unwrap() error { return e.Err }
 // for a caller's own cancellation (OpWait) and for the MaxPending limit
 // (OpLimit), false for every failure of the connection itself.
 func (e *Error) ConnUsable() bool { return e.Op == OpWait || e.Op == OpLimit }
+
+// Hints that an Error's cause carries when the failure looks like a TLS
+// mismatch: TLS on a port without it, or none on a TLS port.
+const (
+	hintNotTLS = "is the server without TLS on this port? then use redis://, not rediss://, and no TLS config"
+	hintTLS    = "the server closed the connection at the first command: is it a TLS port? then use rediss:// or a TLS config"
+)

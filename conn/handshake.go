@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/volleylock/volley/resp"
@@ -69,9 +71,12 @@ func (s *socket) handshake() (*ServerInfo, error) {
 	s.wbuf = cmd[:0]
 
 	info := &ServerInfo{}
-	for _, name := range names {
+	for i, name := range names {
 		vals, err := s.rd.ReadReply()
 		if err != nil {
+			if i == 0 && o.TLS == nil && isTLSPort(err) {
+				return nil, fmt.Errorf("%s: %w (%s)", name, err, hintTLS)
+			}
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		if err := vals[0].Err(); err != nil && name != "SCRIPT LOAD" {
@@ -144,4 +149,13 @@ func infoField(v resp.Value, field string) string {
 		}
 	}
 	return ""
+}
+
+// isTLSPort reports whether the handshake's first reply failed as it does
+// when the port speaks TLS: a TLS server takes our plain command for a
+// broken record and closes the connection (reset, or end of file), or
+// answers with a TLS alert, which is no RESP.
+func isTLSPort(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, resp.ErrProtocol)
 }

@@ -4,9 +4,12 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"os"
+	"syscall"
 	"time"
 )
 
@@ -84,6 +87,18 @@ func answeredLate(err error) bool {
 	return errors.As(err, &ce) && ce.Op == OpHandshake && errors.Is(err, os.ErrDeadlineExceeded)
 }
 
+// notTLS reports whether a failed TLS handshake looks like a server that
+// does not speak TLS on that port: it answered with something else than a
+// TLS record, closed the connection, or said nothing until the dial
+// timeout (a Redis without TLS waits for the end of a line that a
+// ClientHello need not contain). A certificate that does not verify is
+// not such a failure.
+func notTLS(err error) bool {
+	var record tls.RecordHeaderError
+	return errors.As(err, &record) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded)
+}
+
 // watch returns when s dies. It fails s when the oldest pending request has
 // waited longer than ReadTimeout (see behind): a master that stopped
 // answering (hung, paused, partitioned) or fell behind (slower than the
@@ -140,6 +155,9 @@ func (c *Conn) connect() (*socket, *ServerInfo, error) {
 		tc := tls.Client(nc, cfg)
 		if err := tc.HandshakeContext(ctx); err != nil {
 			nc.Close()
+			if notTLS(err) {
+				err = fmt.Errorf("%w (%s)", err, hintNotTLS)
+			}
 			return fail(OpTLS, err)
 		}
 		nc = tc

@@ -208,6 +208,10 @@ func ParseAddr(addr string, base Options) (Options, error) {
 		return applyQuery(o, q)
 	default:
 		if _, _, err := net.SplitHostPort(addr); err != nil {
+			if strings.ContainsAny(addr, "@/") {
+				// It may hold credentials: not repeated.
+				return o, errors.New("conn: address: want host:port or a redis://, rediss:// or unix: address")
+			}
 			return o, fmt.Errorf("conn: address %q: want host:port or a redis://, rediss:// or unix: address", addr)
 		}
 		o.Network, o.Addr = "tcp", addr

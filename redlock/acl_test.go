@@ -248,3 +248,51 @@ func TestACLOptionalCommandsDegrade(t *testing.T) {
 		assert.Contains(t, err.Error(), "CLIENT SETNAME")
 	})
 }
+
+// TestNoPermissionStopsAtOnce: a user whose ACL denies the lock's key on
+// every master gets ErrNoPermission from the first attempt, naming the
+// servers' NOPERM replies, not ErrNotAcquired after every try (32 tries,
+// about 4 s, before); so do a semaphore and a read-write lock. Denied on
+// a minority only, the lock is still taken.
+func TestNoPermissionStopsAtOnce(t *testing.T) {
+	servers := masters(t, 3)
+	for _, s := range servers {
+		require.NoError(t, s.Command(minimalACL...))
+	}
+	c := client(t, servers, Config{Conn: Connection{Username: "volley", Password: "volley-pw"}})
+	ctx, cancel := context.WithTimeout(bg, 3*time.Second)
+	defer cancel()
+	sem, err := c.Semaphore("other:sem", 2)
+	require.NoError(t, err)
+	rw, err := c.RWMutex("other:rw")
+	require.NoError(t, err)
+	for name, call := range map[string]func() error{
+		"Lock":              func() error { _, err := c.Lock(ctx, "other:key", time.Second); return err },
+		"TryLock":           func() error { _, err := c.TryLock(ctx, "other:key", time.Second); return err },
+		"LockMulti":         func() error { _, err := c.LockMulti(ctx, []string{"app:lock:a", "other:key"}, time.Second); return err },
+		"Semaphore":         func() error { _, err := sem.Acquire(ctx, time.Second); return err },
+		"RWMutex.Lock":      func() error { _, err := rw.Lock(ctx, time.Second); return err },
+		"RWMutex.RLock":     func() error { _, err := rw.RLock(ctx, time.Second); return err },
+		"Do (through Lock)": func() error { return c.Do(ctx, "other:key", time.Second, func(context.Context) error { return nil }) },
+	} {
+		err := call()
+		require.ErrorIs(t, err, ErrNoPermission, name)
+		require.NotErrorIs(t, err, ErrNotAcquired, name)
+		var e *Error
+		require.ErrorAs(t, err, &e, name)
+		assert.Equal(t, 1, e.Attempts, "%s: stopped at the first attempt", name)
+		assert.Contains(t, err.Error(), "NOPERM", name)
+		assert.Contains(t, err.Error(), "docs/deployments.md", name)
+		assert.NotContains(t, err.Error(), "volley-pw", name)
+		t.Logf("%s: %v", name, err)
+	}
+	require.NoError(t, ctx.Err(), "every call stopped at once")
+
+	// Denied on one master of three: a quorum is left, and it locks.
+	for _, s := range servers[1:] {
+		require.NoError(t, s.Command("ACL", "SETUSER", "volley", "~other:*"))
+	}
+	l, err := c.Lock(ctx, "other:key", time.Second)
+	require.NoError(t, err, "denied on a minority only")
+	require.NoError(t, l.Unlock(bg))
+}

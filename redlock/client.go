@@ -39,15 +39,21 @@ type Client struct {
 // since services often start before their Redis and locks need only a
 // quorum; Masters reports them, and WaitQuorum waits for a quorum.
 //
-// New fails on a bad Config; on a master that no retry can make usable
-// (an error matching ErrMasterUnusable that names it: credentials refused,
-// a handshake command, EVAL or EVALSHA denied by an ACL (New runs a
-// keyless script with each to know), a TLS certificate that does not
-// verify, a database index refused, a Redis Cluster node, Sentinel or
-// replica where a master was expected, or one server under two
-// addresses); and when ctx ends before the
-// first attempts do (an error matching ctx's, errors.Is). On failure it
-// closes what it opened. The caller must Close the Client.
+// New fails on a bad Config (an error matching ErrConfig); on a master
+// that no retry can make usable (an error matching ErrMasterUnusable that
+// names it: credentials refused, or a password sent to a server that has
+// none; a handshake command, EVAL or EVALSHA denied by an ACL (New runs
+// a keyless script with each to know); a TLS certificate that does not
+// verify, or a TLS handshake answered without TLS; a database index
+// refused; a Redis Cluster node, Sentinel or replica where a master was
+// expected; or one server under two addresses); and when ctx ends before
+// the first attempts do (an error matching ctx's, errors.Is). A master
+// that may be a TLS mismatch but did not say so (a rediss:// address
+// whose server never answers the TLS handshake, a redis:// address whose
+// server closes the connection at the first command) counts as
+// unreachable; its error (Masters, and each Lock's *Error) says which
+// scheme it likely needs. On failure New closes what it opened. The
+// caller must Close the Client.
 func New(ctx context.Context, cfg Config) (*Client, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -88,6 +94,9 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	return c, nil
 }
 
+// schemes are the URL schemes a Config.Addrs entry may have.
+var schemes = []string{"redis", "rediss", "redis-cluster", "rediss-cluster", "redis-sentinel", "rediss-sentinel"}
+
 // addMasters makes the masters of every Config.Addrs entry, with their
 // connections (connecting in the background), and returns the cluster
 // entry if there is one. On error the caller closes what was made.
@@ -97,6 +106,11 @@ func (c *Client) addMasters(ctx context.Context) (*clusterEntry, error) {
 	for _, addr := range c.cfg.Addrs {
 		switch {
 		case isClusterAddr(addr):
+			// Parsed here first, so that a mistake in it is a Config
+			// error, not one of reaching the cluster.
+			if _, err := parseClusterAddr(addr, c.cfg.Conn.options(c.cfg.MasterTimeout)); err != nil {
+				return nil, invalid(err)
+			}
 			e, err := c.addCluster(ctx, addr)
 			if err != nil {
 				return nil, err
@@ -109,20 +123,24 @@ func (c *Client) addMasters(ctx context.Context) (*clusterEntry, error) {
 			}
 			continue
 		}
+		if scheme, _, ok := strings.Cut(addr, "://"); ok && !slices.Contains(schemes, scheme) {
+			// Only the scheme: the rest may hold a password.
+			return nil, invalidf("Config.Addrs: unknown scheme %q: want host:port, unix:/path, or a %s:// address", scheme, strings.Join(schemes, "://, "))
+		}
 		opts, err := conn.ParseAddr(addr, c.cfg.Conn.options(c.cfg.MasterTimeout))
 		if err != nil {
-			return nil, fmt.Errorf("redlock: Config.Addrs: %w", err)
+			return nil, invalidf("Config.Addrs: %w", err)
 		}
 		// The same master twice would vote twice: a broken quorum.
 		id := opts.Network + " " + opts.Addr + " " + fmt.Sprint(opts.DB)
 		if seen[id] {
-			return nil, fmt.Errorf("redlock: Config.Addrs: %s (db %d) is listed twice", opts.Addr, opts.DB)
+			return nil, invalidf("Config.Addrs: %s (db %d) is listed twice", opts.Addr, opts.DB)
 		}
 		seen[id] = true
 		opts = c.masterOptions(opts)
 		cn, err := conn.New(opts)
 		if err != nil {
-			return nil, fmt.Errorf("redlock: Config.Addrs: %w", err)
+			return nil, invalidf("Config.Addrs: %w", err)
 		}
 		c.masters = append(c.masters, newMaster(opts.Addr, opts, cn))
 	}

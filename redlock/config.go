@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -168,8 +169,14 @@ func (e Event) String() string {
 	return "event(?)"
 }
 
-// withDefaults fills the defaults and validates; the error names the field.
+// withDefaults fills the defaults and validates; the error names the
+// field and matches ErrConfig.
 func (c Config) withDefaults() (Config, error) {
+	c, err := c.defaults()
+	return c, invalid(err)
+}
+
+func (c Config) defaults() (Config, error) {
 	if len(c.Addrs) == 0 {
 		return c, errors.New("redlock: Config.Addrs is empty")
 	}
@@ -206,13 +213,30 @@ func (c Config) withDefaults() (Config, error) {
 	return c, nil
 }
 
-// checkTTL validates a TTL given to Lock, TryLock, Extend or Do.
+// checkTTL validates a TTL given to Lock, TryLock, Extend or Do: an error
+// matching ErrConfig for one below 1ms, one that leaves no validity once
+// the clock-drift allowance is taken off (no lock of it would ever be
+// held), or one above MaxTTL.
 func (c *Client) checkTTL(ttl time.Duration) error {
 	if ttl < time.Millisecond {
-		return fmt.Errorf("redlock: TTL %v: want at least 1ms", ttl)
+		return invalidf("TTL %v: want at least 1ms", ttl)
+	}
+	if d := c.drift(ttl); ttl <= d {
+		return invalidf("TTL %v: no longer than its clock-drift allowance (%v: ttl*Config.DriftFactor + %v), so no lock of it would ever be valid: want more than %v, and some time to work",
+			ttl, d, driftFloor, time.Duration(float64(driftFloor)/(1-c.cfg.DriftFactor)))
 	}
 	if ttl > c.cfg.MaxTTL {
-		return fmt.Errorf("redlock: TTL %v exceeds Config.MaxTTL %v (the restart guard's window; raise MaxTTL to allow it)", ttl, c.cfg.MaxTTL)
+		return invalidf("TTL %v exceeds Config.MaxTTL %v (the restart guard's window; raise MaxTTL to allow it)", ttl, c.cfg.MaxTTL)
 	}
 	return nil
+}
+
+// checkKeys validates a lock's key, or keys when not nil, and a
+// semaphore's or read-write lock's name and keys: an error matching
+// ErrConfig for an empty one or, when fencing, one of fencing's own.
+func (c *Client) checkKeys(key string, keys []string) error {
+	if key == "" || slices.Contains(keys, "") {
+		return invalidf("empty key")
+	}
+	return invalid(c.checkFenceKeys(key, keys))
 }

@@ -180,7 +180,8 @@
 // which indexes are free on that master. The first attempt asks for a
 // random index; a failed one releases what it took and asks next for the
 // index free on the most masters (ties at random, so that contenders
-// spread out), at once when that is a quorum, else after a release wakes
+// spread out), at once when that is a quorum (TryAcquire too: it fails
+// only when no permit was free on a quorum), else after a release wakes
 // it (SemRelease publishes on the name's channel, and one waiter per
 // release is woken, as for a Lock) or RetryDelay passes.
 //
@@ -482,7 +483,11 @@
 // ErrNotAcquired, ErrNotHeld, ErrExtendFailed and ctx's errors tell the
 // kind (errors.Is); an *Error (errors.As) adds each master's outcome. A
 // plain contention failure returns ErrNotAcquired itself, without
-// allocating. No error contains a token or a password.
+// allocating. ErrNoPermission ends an acquire at once when the masters'
+// ACL denies a command or a key on all but less than a quorum; ErrConfig
+// is an invalid Config, address or argument (an empty key, a TTL that
+// the drift allowance would leave no validity), refused before anything
+// is sent. No error contains a token or a password.
 //
 // # Concurrency
 //

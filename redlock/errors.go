@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -43,7 +44,43 @@ var (
 	// (ErrNotAcquired). The *Error around it names the masters and what
 	// each said; what the attempt wrote elsewhere is released.
 	ErrWrongKind = errors.New("redlock: the name is in use, but not as a lock")
+	// ErrNoPermission: the masters' ACL denies this Client's user a
+	// command or a key the call needs, on so many masters that no quorum
+	// is left: Lock stops at once (no retry can succeed) and returns it in
+	// an *Error whose masters' errors are the servers' NOPERM replies,
+	// which name the command or key. Grant them: see "The ACL a
+	// deployment needs" in docs/deployments.md.
+	ErrNoPermission = errors.New(`redlock: permission denied by the masters' ACL (grant the user the commands and keys named below: see "The ACL a deployment needs" in docs/deployments.md)`)
+	// ErrConfig: a Config, an address in it, or an argument of a call (an
+	// empty key or name, a TTL out of range, a number of permits) is
+	// invalid. New and the calls return it inside an error that says what
+	// is wrong, before anything is sent; no retry can succeed.
+	ErrConfig = errors.New("redlock: invalid configuration or argument")
 )
+
+// configError is an invalid Config or argument: it matches ErrConfig and
+// wraps the error that says what is wrong (see invalid).
+type configError struct{ err error }
+
+func (e *configError) Error() string {
+	return "redlock: invalid configuration or argument: " + strings.TrimPrefix(e.err.Error(), "redlock: ")
+}
+
+func (e *configError) Unwrap() []error { return []error{ErrConfig, e.err} }
+
+// invalid returns err as an error matching ErrConfig (err itself when it
+// does already).
+func invalid(err error) error {
+	if err == nil || errors.Is(err, ErrConfig) {
+		return err
+	}
+	return &configError{err}
+}
+
+// invalidf is invalid of fmt.Errorf(format, args...).
+func invalidf(format string, args ...any) error {
+	return &configError{fmt.Errorf(format, args...)}
+}
 
 // Op is an operation on a lock. The set is closed: OpLock, OpExtend and
 // OpUnlock are every value an Error or a Master hook carries; OpDo is also

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/internal/faultproxy"
 	"github.com/volleylock/volley/internal/redistest"
 )
 
@@ -123,16 +124,27 @@ func TestLockFailsAtOnceWhenTheGuardOutlastsCtx(t *testing.T) {
 // answers come (a quorum said yes: no split vote either), and two of three
 // masters paused (their answers unknown). The broken variant (selfWake)
 // must be caught on the second: it attempts again at each release of its
-// own. (With a 1ms TTL the key may expire before its release runs on a
-// loaded machine, and then nothing is published to wake anyone.)
+// own. (With a 10ms TTL and answers 20ms late, the key may expire before
+// its release runs, and then nothing is published to wake anyone.)
 func TestLockAttemptsAreBoundedByTries(t *testing.T) {
 	servers := masters(t, 3)
 	const tries = 3
 	t.Run("validity spent", func(t *testing.T) {
-		c := client(t, servers, Config{Tries: tries, RetryDelay: 100 * time.Millisecond})
-		// A 1ms TTL leaves no validity (the drift allowance alone is
-		// 2ms): every attempt fails with a quorum of yes votes.
-		attempts, commands, err := lockCost(t, c, servers, bg, time.Millisecond)
+		// Answers that come 20ms late, for a 10ms TTL (7.9ms of
+		// validity): every attempt fails with a quorum of yes votes. (A
+		// TTL that leaves no validity at all is refused: ErrConfig.)
+		cfg := Config{Tries: tries, RetryDelay: 100 * time.Millisecond, DisableRestartGuard: true}
+		for _, s := range servers {
+			p, err := faultproxy.Start(s.Addr())
+			require.NoError(t, err)
+			t.Cleanup(func() { p.Close() })
+			p.SetLatency(0, 20*time.Millisecond)
+			cfg.Addrs = append(cfg.Addrs, p.Addr())
+		}
+		c, err := New(bg, cfg)
+		require.NoError(t, err)
+		t.Cleanup(func() { c.Close() })
+		attempts, commands, err := lockCost(t, c, servers, bg, 10*time.Millisecond)
 		require.ErrorIs(t, err, ErrNotAcquired)
 		assert.Equal(t, tries, attempts)
 		assert.LessOrEqual(t, commands, int64(maxFirstContactCommands))

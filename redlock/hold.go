@@ -39,7 +39,9 @@ type holdKind interface {
 // failed or ctx ends, as a Lock's retry does. Attempts that follow a
 // release's wake-up, or that go at once because what they ask for is free
 // on a quorum, do not count toward tries (at most maxFreeAttempts in a
-// row). It returns the token and the validity; o, the caller's, keeps
+// row): the latter go even after the last counted attempt, so that a
+// call of one try (TryAcquire) fails only when nothing was free. It
+// returns the token and the validity; o, the caller's, keeps
 // what the attempts learned (a semaphore's permit).
 func (c *Client) acquireHold(ctx context.Context, o *op, k holdKind, ttl time.Duration, tries int) (tok token, until time.Time, err error) {
 	name := k.holdName()
@@ -105,17 +107,31 @@ func (c *Client) acquireHold(ctx context.Context, o *op, k holdKind, ttl time.Du
 		if kind := k.refused(o); kind != nil {
 			return tok, until, o.error(OpLock, name, kind, attempt)
 		}
+		if o.denied() {
+			return tok, until, o.error(OpLock, name, ErrNoPermission, attempt)
+		}
 		copy(o.last, o.res)
 		o.hasLast = true
 		var aerr error = ErrNotAcquired // contention alone: no allocation
 		if br.failed > 0 || br.ok >= c.quorum {
 			aerr = o.error(OpLock, name, ErrNotAcquired, attempt)
 		}
+		// What the attempt asks for next is free on a quorum (a permit
+		// other than the one it asked for): the next attempt goes at once
+		// and does not count, even for a call out of tries (TryAcquire),
+		// so that a call fails only when nothing was free. A quorum that
+		// said yes too late, or a guard, is no such case.
+		now := k.freeOnQuorum(o)
+		end, guarded := o.guardEnds()
+		if !guarded && br.ok < c.quorum && now && freeRun < maxFreeAttempts {
+			free = true
+			freeRun++
+			continue
+		}
 		if counted >= tries {
 			return tok, until, aerr
 		}
-		now := k.freeOnQuorum(o)
-		if end, ok := o.guardEnds(); ok {
+		if guarded {
 			// The restart guard alone keeps a quorum out, until end (see
 			// retry.after).
 			if dl, ok := ctx.Deadline(); ok && dl.Before(end) {
@@ -128,11 +144,6 @@ func (c *Client) acquireHold(ctx context.Context, o *op, k holdKind, ttl time.Du
 				return tok, until, o.error(OpLock, name, ctxerr.Of(ctx), attempt)
 			}
 			free, freeRun = false, 0
-			continue
-		}
-		if br.ok < c.quorum && now && freeRun < maxFreeAttempts {
-			free = true
-			freeRun++
 			continue
 		}
 		if w == nil {

@@ -36,6 +36,9 @@ type KeyState struct {
 // master, in Config.Addrs order; a master that did not answer has Err set.
 // It allocates.
 func (c *Client) Inspect(ctx context.Context, key string) ([]KeyState, error) {
+	if key == "" {
+		return nil, invalidf("empty key")
+	}
 	return c.inspect(ctx, key, []string{key}, nil)
 }
 

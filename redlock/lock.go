@@ -143,14 +143,14 @@ func (c *Client) acquire(ctx context.Context, key string, keys *keySet, spec *lo
 	if keys != nil {
 		keyList = keys.keys
 	}
+	if err := c.checkKeys(key, keyList); err != nil {
+		return Lock{}, err
+	}
 	if c.closed.Load() {
 		return Lock{}, ErrClosed
 	}
 	if err := ctx.Err(); err != nil {
 		return Lock{}, &Error{Op: OpLock, Key: key, Err: ctxerr.Of(ctx)}
-	}
-	if err := c.checkFenceKeys(key, keyList); err != nil {
-		return Lock{}, err
 	}
 	o := c.getOp()
 	defer c.putOp(o)
@@ -198,6 +198,9 @@ func (c *Client) acquire(ctx context.Context, key string, keys *keySet, spec *lo
 		}
 		if o.mismatched() {
 			return Lock{}, o.error(OpLock, key, ErrWrongKind, attempt)
+		}
+		if o.denied() {
+			return Lock{}, o.error(OpLock, key, ErrNoPermission, attempt)
 		}
 		if err := r.after(o, &tok, &br, took, attempt, err); err != nil {
 			return Lock{}, err
@@ -307,8 +310,13 @@ const driftFloor = 2 * time.Millisecond
 // at start stops being valid: ttl less the drift allowance,
 // ttl*DriftFactor + driftFloor, counted from start.
 func (c *Client) validUntil(start time.Time, ttl time.Duration) time.Time {
-	drift := time.Duration(float64(ttl)*c.cfg.DriftFactor) + driftFloor
-	return start.Add(ttl - drift)
+	return start.Add(ttl - c.drift(ttl))
+}
+
+// drift is the clock-drift allowance of a lock of ttl: ttl*DriftFactor +
+// driftFloor.
+func (c *Client) drift(ttl time.Duration) time.Duration {
+	return time.Duration(float64(ttl)*c.cfg.DriftFactor) + driftFloor
 }
 
 // retryDelay is the pause after failed attempt number attempt.

@@ -2,8 +2,6 @@ package redlock
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -14,8 +12,9 @@ import (
 // for that long: a few thousand keys already take about a millisecond.
 const MaxKeys = 1024
 
-// ErrNoKeys is returned by LockMulti and TryLockMulti when given no key.
-var ErrNoKeys = errors.New("redlock: no key to lock")
+// ErrNoKeys is returned by LockMulti, TryLockMulti and DoMulti when given
+// no key. It matches ErrConfig.
+var ErrNoKeys = invalidf("no key to lock")
 
 // keySet is a multi-key lock's keys, sorted and deduplicated. A Lock owns
 // its keySet from LockMulti until Unlock, which returns it to keySets: so
@@ -78,7 +77,7 @@ func (c *Client) lockMulti(ctx context.Context, keys []string, ttl time.Duration
 	ks.keys = slices.Compact(ks.keys)
 	if n := len(ks.keys); n > MaxKeys {
 		ks.release()
-		return Lock{}, fmt.Errorf("redlock: %d keys in one lock: at most MaxKeys (%d)", n, MaxKeys)
+		return Lock{}, invalidf("%d keys in one lock: at most MaxKeys (%d)", n, MaxKeys)
 	}
 	if err := c.sameTag(ks.keys); err != nil {
 		ks.release()

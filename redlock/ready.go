@@ -15,8 +15,8 @@ import (
 )
 
 // ErrMasterUnusable: New found a master that no retry can make usable:
-// it refused the credentials or an ACL denied a command of the
-// handshake, its TLS certificate did not verify, it refused the database
+// it refused the credentials (or was sent a password and has none) or an
+// ACL denied a command of the handshake, its TLS certificate did not verify, it refused the database
 // index, it is not an independent master (a Redis Cluster node, a
 // Sentinel, a replica), or it is listed twice under two addresses. The
 // error wraps it and names the master.
@@ -57,6 +57,11 @@ func unusable(sv server, cluster bool, err error) error {
 			case "ERR":
 				if strings.Contains(se.Message, "DB index") || strings.Contains(se.Message, "invalid DB") {
 					return fmt.Errorf("%w: %w", ErrMasterUnusable, err)
+				}
+				if strings.Contains(se.Message, "without any password configured") {
+					// AUTH <password> to a server that has none (the
+					// reply says "<password>", not the password).
+					return fmt.Errorf("%w: %s has no password configured, but a password was sent: give none (Connection.Password, or the address's), or set requirepass on the server: %w", ErrMasterUnusable, sv.addr, err)
 				}
 			}
 		}

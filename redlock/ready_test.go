@@ -26,6 +26,7 @@ func TestNewRefusesUnusableMasters(t *testing.T) {
 	untrusted := httptest.NewTLSServer(http.NotFoundHandler())
 	defer untrusted.Close()
 	replica := redistest.Start(t, redistest.Options{Args: []string{"--replicaof", "127.0.0.1", portOf(t, good.Addr())}})
+	open := redistest.Start(t, redistest.Options{})
 	tests := []struct {
 		name string
 		addr string
@@ -34,6 +35,8 @@ func TestNewRefusesUnusableMasters(t *testing.T) {
 	}{
 		{"wrong password", "redis://:wrong-pw@" + locked.Addr(), Config{}, "WRONGPASS"},
 		{"no password", locked.Addr(), Config{}, "NOAUTH"},
+		// AUTH <password> (RESP2) to a server without one: it says so.
+		{"a password where none is configured", "redis://:wrong-pw@" + open.Addr(), Config{}, "has no password configured, but a password was sent: give none"},
 		{"database index refused", "redis://" + good.Addr() + "/99", Config{}, "DB index"},
 		{"cluster node", cluster.Addr(), Config{}, "Redis Cluster node"},
 		{"replica", replica.Addr(), Config{}, "replica"},

@@ -29,27 +29,94 @@ func TestTokensAreUniqueHex(t *testing.T) {
 	}
 }
 
+// TestConfigErrors: every mistake in a Config fails New with an error
+// matching ErrConfig that says what is wrong, before anything is dialled
+// (127.0.0.1:1 refuses connections; a typo'd scheme would otherwise be
+// taken for a host).
 func TestConfigErrors(t *testing.T) {
-	for name, cfg := range map[string]Config{
-		"no addrs":    {},
-		"bad addr":    {Addrs: []string{"nohostport"}},
-		"duplicate":   {Addrs: []string{"127.0.0.1:1", "127.0.0.1:1"}},
-		"tries":       {Addrs: []string{"127.0.0.1:1"}, Tries: -1},
-		"drift":       {Addrs: []string{"127.0.0.1:1"}, DriftFactor: 0.7},
-		"fraction":    {Addrs: []string{"127.0.0.1:1"}, ExtendFraction: 1.5},
-		"conn option": {Addrs: []string{"127.0.0.1:1"}, Conn: Connection{Protocol: 9}},
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"no addrs", Config{}, "Config.Addrs is empty"},
+		{"bad addr", Config{Addrs: []string{"nohostport"}}, `address "nohostport"`},
+		{"duplicate", Config{Addrs: []string{"127.0.0.1:1", "127.0.0.1:1"}}, "listed twice"},
+		{"tries", Config{Addrs: []string{"127.0.0.1:1"}, Tries: -1}, "Config.Tries"},
+		{"drift", Config{Addrs: []string{"127.0.0.1:1"}, DriftFactor: 0.7}, "Config.DriftFactor"},
+		{"fraction", Config{Addrs: []string{"127.0.0.1:1"}, ExtendFraction: 1.5}, "Config.ExtendFraction"},
+		{"conn option", Config{Addrs: []string{"127.0.0.1:1"}, Conn: Connection{Protocol: 9}}, "rotocol"},
+		{"scheme typo", Config{Addrs: []string{"redis-clustr://127.0.0.1:1"}},
+			`unknown scheme "redis-clustr": want host:port, unix:/path, or a redis://, rediss://, redis-cluster://, rediss-cluster://, redis-sentinel://, rediss-sentinel:// address`},
+		{"scheme typo with a password", Config{Addrs: []string{"rediss-sentinal://u:s3cret@127.0.0.1:1/m"}}, `unknown scheme "rediss-sentinal"`},
+		{"credentials without a scheme", Config{Addrs: []string{"u:s3cret@127.0.0.1:1"}}, "want host:port"},
+		{"cluster parameter", Config{Addrs: []string{"redis-cluster://127.0.0.1:1?copies=0"}}, "copies"},
+		{"sentinel without a name", Config{Addrs: []string{"redis-sentinel://127.0.0.1:1"}}, "/name"},
 	} {
-		_, err := New(bg, cfg)
-		assert.Error(t, err, name)
+		_, err := New(bg, tc.cfg)
+		require.ErrorIs(t, err, ErrConfig, tc.name)
+		assert.ErrorContains(t, err, tc.want, tc.name)
+		assert.NotContains(t, err.Error(), "s3cret", tc.name)
+		t.Logf("%s: %v", tc.name, err)
 	}
 }
 
-func TestTTLChecked(t *testing.T) {
-	c := client(t, masters(t, 1), Config{MaxTTL: time.Second})
-	_, err := c.TryLock(bg, "k", 2*time.Second)
-	require.ErrorContains(t, err, "exceeds Config.MaxTTL")
-	_, err = c.TryLock(bg, "k", 0)
-	require.Error(t, err)
+// TestArgumentErrors: a TTL out of range (below 1ms, no longer than its
+// clock-drift allowance, above MaxTTL), an empty key or name, a
+// semaphore's number of permits: every call refuses them at once with an
+// error matching ErrConfig, before anything is sent.
+func TestArgumentErrors(t *testing.T) {
+	var sent atomic.Int64
+	c := client(t, masters(t, 1), Config{MaxTTL: time.Second, Hooks: Hooks{
+		Master: func(Op, string, Outcome, time.Duration) { sent.Add(1) },
+	}})
+	ctx, cancel := context.WithTimeout(bg, 2*time.Second)
+	defer cancel()
+	sem, err := c.Semaphore("s", 2)
+	require.NoError(t, err)
+	rw, err := c.RWMutex("rw")
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name string
+		call func() error
+		want string
+	}{
+		{"TTL above MaxTTL", func() error { _, err := c.TryLock(ctx, "k", 2*time.Second); return err }, "exceeds Config.MaxTTL"},
+		{"TTL 0", func() error { _, err := c.TryLock(ctx, "k", 0); return err }, "want at least 1ms"},
+		{"TTL 1ms", func() error { _, err := c.Lock(ctx, "k", time.Millisecond); return err }, "clock-drift allowance"},
+		{"TTL 2ms", func() error { _, err := c.Lock(ctx, "k", 2*time.Millisecond); return err }, "want more than 2.02"},
+		{"Semaphore TTL 2ms", func() error { _, err := sem.Acquire(ctx, 2*time.Millisecond); return err }, "clock-drift allowance"},
+		{"Do TTL 1ms", func() error {
+			return c.Do(ctx, "k", time.Millisecond, func(context.Context) error { return nil })
+		}, "clock-drift allowance"},
+		{"Lock", func() error { _, err := c.Lock(ctx, "", time.Second); return err }, "empty key"},
+		{"TryLock", func() error { _, err := c.TryLock(ctx, "", time.Second); return err }, "empty key"},
+		{"LockMulti", func() error { _, err := c.LockMulti(ctx, []string{"a", ""}, time.Second); return err }, "empty key"},
+		{"TryLockMulti", func() error { _, err := c.TryLockMulti(ctx, []string{""}, time.Second); return err }, "empty key"},
+		{"LockMulti of none", func() error { _, err := c.LockMulti(ctx, nil, time.Second); return err }, "no key to lock"},
+		{"Do", func() error { return c.Do(ctx, "", time.Second, func(context.Context) error { return nil }) }, "empty key"},
+		{"DoMulti", func() error {
+			return c.DoMulti(ctx, []string{""}, time.Second, func(context.Context) error { return nil })
+		}, "empty key"},
+		{"Inspect", func() error { _, err := c.Inspect(ctx, ""); return err }, "empty key"},
+		{"Semaphore", func() error { _, err := c.Semaphore("", 2); return err }, "empty key"},
+		{"Semaphore permits", func() error { _, err := c.Semaphore("s", 0); return err }, "permits"},
+		{"RWMutex", func() error { _, err := c.RWMutex(""); return err }, "empty key"},
+		{"RWMutex.RLock TTL", func() error { _, err := rw.RLock(ctx, time.Millisecond); return err }, "clock-drift allowance"},
+	} {
+		err := tc.call()
+		require.ErrorIs(t, err, ErrConfig, tc.name)
+		assert.ErrorContains(t, err, tc.want, tc.name)
+		t.Logf("%s: %v", tc.name, err)
+	}
+	require.NoError(t, ctx.Err(), "refused at once")
+	assert.Zero(t, sent.Load(), "nothing sent")
+	l, err := c.TryLock(ctx, "k", 3*time.Millisecond)
+	if err == nil { // a TTL above the allowance is accepted
+		require.NoError(t, l.Unlock(bg))
+	} else {
+		require.NotErrorIs(t, err, ErrConfig)
+	}
 }
 
 func TestLockUnlock(t *testing.T) {

@@ -31,7 +31,7 @@ type RWMutex struct {
 func (c *Client) RWMutex(name string) (*RWMutex, error) {
 	rw := &RWMutex{c: c, name: name, keys: []string{name, name + ":readers", name + ":intent"}}
 	rw.spec = lockSpec{cmd: &cmdRWLock, fenced: &cmdRWLockFenced, keys: rw.keys}
-	if err := c.checkFenceKeys(name, rw.keys); err != nil {
+	if err := c.checkKeys(name, rw.keys); err != nil {
 		return nil, err
 	}
 	return rw, nil

@@ -3,7 +3,6 @@ package redlock
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"time"
@@ -59,7 +58,7 @@ type Semaphore struct {
 // ErrSemaphoreMismatch), and the permits' keys not otherwise.
 func (c *Client) Semaphore(name string, permits int) (*Semaphore, error) {
 	if permits < 1 || permits > MaxPermits {
-		return nil, fmt.Errorf("redlock: semaphore of %d permits: want 1 to MaxPermits (%d)", permits, MaxPermits)
+		return nil, invalidf("semaphore of %d permits: want 1 to MaxPermits (%d)", permits, MaxPermits)
 	}
 	s := &Semaphore{
 		c: c, name: name, permits: permits,
@@ -75,7 +74,7 @@ func (c *Client) Semaphore(name string, permits int) (*Semaphore, error) {
 		s.pair[i] = [2]string{name, k}
 		s.index[i] = strconv.AppendInt(nil, int64(i), 10)
 	}
-	if err := c.checkFenceKeys(name, s.keys); err != nil {
+	if err := c.checkKeys(name, s.keys); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -87,11 +86,16 @@ func (s *Semaphore) Name() string { return s.name }
 // Permits returns how many holders the semaphore admits at once.
 func (s *Semaphore) Permits() int { return s.permits }
 
-// TryAcquire makes exactly one attempt to take a permit for ttl on a
-// quorum of masters. Its errors are those of TryLock: ErrNotAcquired as is
-// when the permits were taken (contention alone), an *Error wrapping
-// ErrNotAcquired when masters failed, ErrSemaphoreMismatch inside an
-// *Error, or ctx's error.
+// TryAcquire takes a permit for ttl on a quorum of masters if one is
+// free, without waiting. Its first attempt asks for a permit at random;
+// when that one is taken, the answers say which permits are free on each
+// master, and while one is free on a quorum it asks for that one at once
+// (at most 8 such attempts in a row, which only contenders that keep
+// taking the free permit first can use up). So it fails only when no
+// permit was free on a quorum. Its errors are those of TryLock:
+// ErrNotAcquired as is when the permits were taken (contention alone), an
+// *Error wrapping ErrNotAcquired when masters failed, ErrSemaphoreMismatch
+// inside an *Error, or ctx's error.
 func (s *Semaphore) TryAcquire(ctx context.Context, ttl time.Duration) (Permit, error) {
 	return s.acquire(ctx, ttl, 1)
 }
@@ -201,6 +205,20 @@ func (o *op) mismatched() bool {
 		}
 	}
 	return false
+}
+
+// denied reports whether the masters whose ACL denied the attempt a
+// command or a key (a NOPERM answer) leave fewer than a quorum: no retry
+// can then succeed (see ErrNoPermission).
+func (o *op) denied() bool {
+	n := 0
+	for i := range o.res {
+		var se *resp.ServerError
+		if o.res[i].Outcome == OutcomeServerError && errors.As(o.res[i].Err, &se) && se.Prefix == "NOPERM" {
+			n++
+		}
+	}
+	return n > 0 && len(o.res)-n < o.c.quorum
 }
 
 // isMismatch reports whether err is a script's refusal of a name kept for

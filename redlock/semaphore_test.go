@@ -99,6 +99,65 @@ func TestSemaphoreAdmitsItsPermits(t *testing.T) {
 	require.Equal(t, []int64{0, 0, 0, 0, 0}, dbSizes(t, servers), "the last release leaves no key behind")
 }
 
+// TestSemaphoreTryAcquireFindsTheFreePermit: with P-1 of P permits held,
+// every TryAcquire gets the free one, whichever permit its first attempt
+// asks for (its failed attempt learns which permit is free on a quorum,
+// and asks for it at once); with all P held, it fails. It counts the
+// attempts each call made (Hooks.Call): at most two for the free permit.
+func TestSemaphoreTryAcquireFindsTheFreePermit(t *testing.T) {
+	const permits = 3
+	servers := masters(t, 3)
+	// A generous MasterTimeout: a master slow to answer on a loaded
+	// machine is not what this test is about.
+	holder := client(t, servers, Config{MasterTimeout: time.Second})
+	var attempts atomic.Int64
+	var calls atomic.Int64
+	tryer := client(t, servers, Config{MasterTimeout: time.Second, Hooks: Hooks{
+		Call: func(ctx context.Context, op Op, _ string) (context.Context, func(CallEnd)) {
+			return ctx, func(e CallEnd) {
+				if op == OpLock {
+					attempts.Add(int64(e.Attempts))
+					calls.Add(1)
+				}
+			}
+		},
+	}})
+	hs, err := holder.Semaphore("try", permits)
+	require.NoError(t, err)
+	ts, err := tryer.Semaphore("try", permits)
+	require.NoError(t, err)
+
+	var held []Permit
+	for range permits - 1 {
+		p, err := hs.Acquire(bg, 30*time.Second)
+		require.NoError(t, err)
+		held = append(held, p)
+	}
+	failed := 0
+	for i := range 1000 {
+		p, err := ts.TryAcquire(bg, 10*time.Second)
+		if err != nil {
+			failed++
+			t.Logf("call %d: %v", i, err)
+			continue
+		}
+		require.NotEqual(t, held[0].Index(), p.Index())
+		require.NotEqual(t, held[1].Index(), p.Index())
+		require.NoError(t, p.Release(bg))
+	}
+	require.Zero(t, failed, "TryAcquire failed %d of 1000 times with a permit free", failed)
+	assert.LessOrEqual(t, attempts.Load(), 2*calls.Load(), "at most two attempts per call")
+
+	p, err := hs.Acquire(bg, 30*time.Second)
+	require.NoError(t, err)
+	held = append(held, p)
+	_, err = ts.TryAcquire(bg, time.Second)
+	require.ErrorIs(t, err, ErrNotAcquired, "every permit held")
+	for _, p := range held {
+		require.NoError(t, p.Release(bg))
+	}
+}
+
 func TestSemaphoreBadInput(t *testing.T) {
 	servers := masters(t, 3)
 	c := client(t, servers, Config{MaxTTL: 10 * time.Second})

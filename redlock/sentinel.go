@@ -120,7 +120,7 @@ func (e *sentinelEntry) primary(ctx context.Context) (string, error) {
 func (c *Client) addSentinel(ctx context.Context, addr string) error {
 	e, err := parseSentinelAddr(addr, c.cfg.Conn.options(c.cfg.MasterTimeout))
 	if err != nil {
-		return err
+		return invalid(err)
 	}
 	primary, err := e.primary(ctx)
 	if err != nil {
@@ -129,7 +129,7 @@ func (c *Client) addSentinel(ctx context.Context, addr string) error {
 	opts := c.masterOptions(e.primaryOptions(primary))
 	cn, err := conn.New(opts)
 	if err != nil {
-		return fmt.Errorf("redlock: Config.Addrs: %w", err)
+		return invalidf("Config.Addrs: %w", err)
 	}
 	m := newMaster(e.name+"@"+primary, opts, cn)
 	m.sentinel = e
