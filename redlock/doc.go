@@ -480,6 +480,15 @@
 // min-replicas-max-lag on the primaries, and set FailoverGrace above
 // that bound.
 //
+// # Another process's lock
+//
+// Lock.Token returns the value a lock holds its key with on the masters;
+// Client.Resume makes a Lock of a key, a token and the end of its
+// validity, in another Client or process, which then extends and
+// releases it as its own. The masters check the token as for any lock,
+// so a wrong one extends and releases nothing (ErrNotHeld); a malformed
+// one fails Resume with ErrBadToken.
+//
 // # Errors
 //
 // ErrNotAcquired, ErrNotHeld, ErrExtendFailed and ctx's errors tell the
