@@ -11,7 +11,7 @@ require (
 	github.com/redis/rueidis v1.0.79
 	github.com/stretchr/testify v1.12.1
 	github.com/tidwall/redcon v1.6.2
-	github.com/volleylock/volley v0.0.0
+	github.com/volleylock/volley v0.1.0
 	github.com/volleylock/volley/redlockotel v0.0.0
 	github.com/volleylock/volley/redlockprom v0.0.0
 	go.opentelemetry.io/otel/sdk v1.47.0

@@ -2,7 +2,11 @@ package redlock
 
 import (
 	"context"
+	"os"
+	"os/exec"
+	"regexp"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,7 +17,7 @@ import (
 	"github.com/volleylock/volley/internal/redistest"
 )
 
-// minimalACL is the ACL user that the README documents ("The ACL a
+// minimalACL is the ACL user that docs/deployments.md documents ("The ACL a
 // deployment needs"), for locks on keys under app:lock:, with waiting and
 // fencing: every command Volley sends, and no other. TestMinimalACL
 // shows it is enough; without "+publish" or the channel rule, waiters
@@ -295,4 +299,117 @@ func TestNoPermissionStopsAtOnce(t *testing.T) {
 	l, err := c.Lock(ctx, "other:key", time.Second)
 	require.NoError(t, err, "denied on a minority only")
 	require.NoError(t, l.Unlock(bg))
+}
+
+// deploymentACLLines returns the ACL SETUSER lines of docs/deployments.md
+// ("The ACL a deployment needs"): the standalone user's and the cluster
+// user's, told apart by the cluster's hash tags.
+func deploymentACLLines(t *testing.T) (standalone, cluster string) {
+	t.Helper()
+	doc, err := os.ReadFile("../docs/deployments.md")
+	require.NoError(t, err)
+	lines := regexp.MustCompile("(?m)^ACL SETUSER .*$").FindAllString(string(doc), -1)
+	require.Len(t, lines, 2, "docs/deployments.md: one line for standalone masters and Sentinel, one for a cluster")
+	for _, l := range lines {
+		if strings.Contains(l, "{vl*}") {
+			cluster = l
+		} else {
+			standalone = l
+		}
+	}
+	require.NotEmpty(t, standalone)
+	require.NotEmpty(t, cluster)
+	return standalone, cluster
+}
+
+// pasteACL sends line to the server at addr as typed at a redis-cli
+// prompt (redis-cli reads it from stdin and splits it as its prompt
+// does), and requires OK. Without a redis-cli (or valkey-cli), it splits
+// the line on spaces, as redis-cli does a line without quotes.
+func pasteACL(t *testing.T, s *redistest.Server, line string) {
+	t.Helper()
+	cli, err := exec.LookPath("redis-cli")
+	if err != nil {
+		cli, err = exec.LookPath("valkey-cli")
+	}
+	if err != nil {
+		require.NotContains(t, line, `"`)
+		require.NotContains(t, line, "'")
+		require.NoError(t, s.Command(strings.Fields(line)...))
+		return
+	}
+	host, port, ok := strings.Cut(s.Addr(), ":")
+	require.True(t, ok, s.Addr())
+	cmd := exec.Command(cli, "-h", host, "-p", port)
+	cmd.Stdin = strings.NewReader(line + "\n")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s: %s", cli, out)
+	require.Equal(t, "OK", strings.TrimSpace(string(out)), "%s answered the pasted line", cli)
+}
+
+// aclSet is an ACL command's rules, sorted and without duplicates, the
+// password set to PASSWORD (the docs' placeholder).
+func aclSet(rules []string) []string {
+	var set []string
+	for _, r := range rules {
+		if strings.HasPrefix(r, ">") {
+			r = ">PASSWORD"
+		}
+		set = append(set, r)
+	}
+	slices.Sort(set)
+	return slices.Compact(set)
+}
+
+// TestDeploymentACLLines: each ACL line of docs/deployments.md, pasted
+// into redis-cli as printed, makes a user that can lock: on standalone
+// masters, on every node of a cluster, and on the primary and replica of
+// a Sentinel group, also after a failover. The lines are the users that
+// TestMinimalACL and TestClusterMinimalACL run every feature as.
+func TestDeploymentACLLines(t *testing.T) {
+	standalone, cluster := deploymentACLLines(t)
+	assert.Equal(t, aclSet(minimalACL), aclSet(strings.Fields(standalone)), "the standalone line is TestMinimalACL's user")
+	assert.Equal(t, aclSet(clusterACL()), aclSet(strings.Fields(cluster)), "the cluster line is TestClusterMinimalACL's user")
+	user := Connection{Username: "volley", Password: "PASSWORD"}
+	lockAs := func(t *testing.T, c *Client) {
+		t.Helper()
+		l, err := c.Lock(bg, "app:lock:pasted", time.Second)
+		require.NoError(t, err)
+		require.NoError(t, l.Extend(bg, time.Second))
+		require.NoError(t, l.Unlock(bg))
+	}
+
+	t.Run("standalone", func(t *testing.T) {
+		servers := masters(t, 3)
+		for _, s := range servers {
+			pasteACL(t, s, standalone)
+		}
+		lockAs(t, client(t, servers, Config{Conn: user}))
+		lockAs(t, client(t, servers, Config{Conn: user, Fencing: true}))
+	})
+	t.Run("cluster", func(t *testing.T) {
+		cl := redistest.StartClusterT(t, redistest.ClusterOptions{})
+		for _, n := range cl.Nodes() {
+			pasteACL(t, n, cluster)
+		}
+		lockAs(t, clusterClient(t, cl, Config{Conn: user}))
+	})
+	t.Run("sentinel", func(t *testing.T) {
+		g := redistest.StartSentinelGroupT(t, redistest.SentinelOptions{Sentinels: 1, Quorum: 1})
+		pasteACL(t, g.Primary(), standalone)
+		for _, r := range g.Replicas() {
+			pasteACL(t, r, standalone)
+		}
+		cfg := Config{Addrs: []string{sentinelAddr(g)}, Conn: user, DisableRestartGuard: true,
+			MaxTTL: 2 * time.Second, FailoverGrace: 100 * time.Millisecond, MasterTimeout: 250 * time.Millisecond}
+		cfg.Conn.ReconnectMin, cfg.Conn.ReconnectMax = time.Millisecond, 20*time.Millisecond
+		c, err := New(bg, cfg)
+		require.NoError(t, err)
+		defer c.Close()
+		lockAs(t, c)
+		require.NoError(t, g.Failover())
+		promoted := g.Primary().Addr()
+		require.Eventually(t, func() bool { return c.Masters()[0].Addr == promoted }, 10*time.Second, 10*time.Millisecond, "the Client follows the failover")
+		lockAs(t, c)
+	})
 }

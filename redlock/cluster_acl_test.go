@@ -17,9 +17,9 @@ import (
 // app:lock:, as the docs derive it from the standalone user (minimalACL):
 // the copies' tags in its key and channel patterns, no fencing (refused
 // over a cluster), plus the slot map and the record of the number of
-// copies.
+// copies. TestDeploymentACLLines checks that the docs' line is this user.
 func clusterACL() []string {
-	fencing := []string{"+hget", "+hset", "+time", "~volley:fence", "~volley:fence:*"}
+	fencing := []string{"+hget", "+hset", "~volley:fence", "~volley:fence:*"}
 	var rules []string
 	for _, r := range minimalACL {
 		switch {

@@ -48,8 +48,9 @@
 //   - Backlog. Requests given up at MasterTimeout still wait for their replies
 //     on the shared connection, so a master slower than its request rate
 //     builds a backlog that outlives the slowness. The connection is judged
-//     by the age of its oldest pending request: past Conn.ReadTimeout
-//     (default 2 x MasterTimeout) it is reset, the backlog dies with it,
+//     by the age of its oldest pending request: past 2 x MasterTimeout
+//     (conn.Options.ReadTimeout, which a read_timeout address parameter
+//     sets for one master) it is reset, the backlog dies with it,
 //     requests fail fast meanwhile, and it reconnects at once (see the conn
 //     package).
 //   - Waiting. An attempt whose other masters split their votes needs the
@@ -132,12 +133,14 @@
 // and, when it fails, at most one release per master. An attempt follows
 // either a wait, or nothing: the attempt right after a Lock subscribed
 // (once per Lock), a wake-up by a release, or a quick retry after split
-// votes. Waits count toward Config.Tries and last at least RetryDelay/2,
-// unless a release ends them, the key's PTTL does (a holder's key
-// expiring), or the restart guard's known end does (see Restart guard).
-// Attempts after a wake-up or a split do not count toward Tries, but at
-// most 8 come in a row (maxFreeAttempts): the next attempt counts. So a
-// Lock makes at most 9*Tries+1 attempts in all. Per second, the attempts
+// votes. Waits last at least RetryDelay/2, unless a release ends them,
+// the key's PTTL does (a holder's key expiring), or the restart guard's
+// known end does (see Restart guard). Attempts count toward Config.Tries,
+// the first and the one right after subscribing included, except those
+// after a wake-up or a split; of those at most 8 come in a row
+// (maxFreeAttempts): the next attempt counts. The Lock fails once Tries
+// counted attempts have failed, with at most 8 uncounted ones between
+// two counted ones, so it makes at most 9*Tries-8 attempts in all. Per second, the attempts
 // that no wait paced are bounded by the releases the Client hears (each
 // release wakes at most one waiter of the key per Client) and by the
 // split back-off, which doubles with every split in a row. Two things keep
@@ -477,6 +480,15 @@
 // know it was deposed: bound that with min-replicas-to-write and
 // min-replicas-max-lag on the primaries, and set FailoverGrace above
 // that bound.
+//
+// # Another process's lock
+//
+// Lock.Token returns the value a lock holds its key with on the masters;
+// Client.Resume makes a Lock of a key, a token and the end of its
+// validity, in another Client or process, which then extends and
+// releases it as its own. The masters check the token as for any lock,
+// so a wrong one extends and releases nothing (ErrNotHeld); a malformed
+// one fails Resume with ErrBadToken.
 //
 // # Errors
 //

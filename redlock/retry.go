@@ -117,8 +117,9 @@ func (r *retry) after(o *op, tok *token, br *burstResult, took time.Duration, at
 	// An attempt that a release woke, or that follows a split, does not
 	// count toward tries: the lock is changing hands, not stuck. At most
 	// maxFreeAttempts in a row, though: each counted attempt is followed
-	// by no more, so a Lock makes at most tries*(maxFreeAttempts+1)+1
-	// attempts however the masters answer (see "How much a Lock sends" in
+	// by no more, and none follows the last counted one, so a Lock makes
+	// at most tries*(maxFreeAttempts+1)-maxFreeAttempts attempts however
+	// the masters answer (see "How much a Lock sends" in
 	// the package documentation).
 	r.free = (woken || split) && r.freeRun < maxFreeAttempts
 	if r.free {

@@ -6,7 +6,7 @@ replace github.com/volleylock/volley => ../
 
 require (
 	github.com/stretchr/testify v1.12.1
-	github.com/volleylock/volley v0.0.0
+	github.com/volleylock/volley v0.1.0
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/metric v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0

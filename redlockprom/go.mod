@@ -7,7 +7,7 @@ replace github.com/volleylock/volley => ../
 require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/stretchr/testify v1.12.1
-	github.com/volleylock/volley v0.0.0
+	github.com/volleylock/volley v0.1.0
 )
 
 require (
