@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/volleylock/volley/internal/redistest"
 )
 
 // BenchmarkLockUnlock is one goroutine doing TryLock+Unlock on a fresh key
@@ -73,4 +75,44 @@ func benchKeys(n int) []string {
 		keys[i] = "bench:" + strconv.Itoa(i)
 	}
 	return keys
+}
+
+// BenchmarkClusterLockUnlock is BenchmarkLockUnlock over a local Redis
+// Cluster of 3 and of 6 primaries (no replicas), three copies a lock: the
+// client does the same work on both. "one-place" keys share a hash tag, so
+// that every lock goes to the same three of the six primaries: the
+// control that tells the client's cost from the servers' (on a machine
+// whose cores the servers share, a server that waited longer for its next
+// command answers it later).
+func BenchmarkClusterLockUnlock(b *testing.B) {
+	for _, bc := range []struct {
+		name      string
+		primaries int
+		prefix    string
+	}{{"primaries=3", 3, ""}, {"primaries=6", 6, ""}, {"primaries=6/one-place", 6, "{one}"}} {
+		b.Run(bc.name, func(b *testing.B) {
+			cl := redistest.StartClusterT(b, redistest.ClusterOptions{Shards: bc.primaries, Replicas: -1})
+			c, err := New(bg, Config{Addrs: []string{clusterAddr(cl, "")}, DisableRestartGuard: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { c.Close() })
+			keys := benchKeys(1024)
+			for i := range keys {
+				keys[i] = bc.prefix + keys[i]
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				l, err := c.TryLock(bg, keys[i%len(keys)], 10*time.Second)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := l.Unlock(bg); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
 }

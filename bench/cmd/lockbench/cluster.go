@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-redsync/redsync/v4"
@@ -18,7 +21,7 @@ import (
 )
 
 // Cluster mode: where a Redis Cluster is the lock store. On one local
-// cluster of clusterShards primaries (no replicas, as the standalone
+// cluster of -primaries' first size (3) (no replicas, as the standalone
 // masters beside it), interleaved round by round, Lock+Unlock latency from
 // one goroutine of
 //
@@ -29,6 +32,14 @@ import (
 //     spread over slots), and
 //   - redsync over one go-redis ClusterClient (one pool: the key lives on
 //     one primary), how redsync's users point it at a cluster.
+//
+// With more than one size in -primaries (default 3 and 6), Volley runs on
+// a cluster of each further size too, in the same interleaved rounds
+// (volley-cluster-6p): its p50 should not grow with the primaries, since a
+// lock's copies stay three. Then, per cluster size, the spread: 10,000
+// distinct names locked and unlocked by 16 goroutines, each primary's
+// share of the lock commands (SET, EVAL, EVALSHA from INFO commandstats)
+// against the mean, and the locks per second.
 //
 // Then, on a fresh cluster per contender (a replica per primary), the time
 // from a primary's death
@@ -41,8 +52,7 @@ import (
 // (clusterContenders); -contenders does not choose among them.
 
 const (
-	modeCluster   = "cluster"
-	clusterShards = 3
+	modeCluster = "cluster"
 
 	nameVolleyCluster      = "volley-cluster"
 	nameVolleyStandalone   = "volley-standalone"
@@ -76,6 +86,28 @@ type ClusterRecovery struct {
 	LastError    string  `json:"last_error,omitempty"`
 	PromoteError string  `json:"promote_error,omitempty"`
 }
+
+// ClusterSpread is how one cluster size shared the lock commands of
+// spreadNames distinct names among its primaries.
+type ClusterSpread struct {
+	Primaries   int     `json:"primaries"`
+	Copies      int     `json:"copies"`
+	Names       int     `json:"names"`
+	LocksPerSec float64 `json:"locks_per_sec"`
+	// Commands is, per primary, the SET, EVAL and EVALSHA calls it served
+	// during the run; MinShare and MaxShare the least and most of them
+	// against the mean.
+	Commands []int64 `json:"commands"`
+	MinShare float64 `json:"min_share"`
+	MaxShare float64 `json:"max_share"`
+	Errors   int     `json:"errors"`
+}
+
+// The spread run: spreadNames names over spreadG goroutines.
+const (
+	spreadNames = 10000
+	spreadG     = 16
+)
 
 // clusterContender builds a contender on a cluster (seeds: its primaries'
 // addresses) or, for the standalone reference, on standalone masters.
@@ -168,16 +200,28 @@ func (r *Runner) cluster(ctx context.Context) error {
 		r.skip(modeCluster+" mode", errClusterNeedsServers)
 		return nil
 	}
-	r.progress.phase("cluster: starting a %d-primary cluster (%s) and %d standalone masters", clusterShards, bin, clusterShards)
+	sizes := r.opts.ClusterPrimaries
+	first := sizes[0]
+	r.progress.phase("cluster: starting clusters of %v primaries (%s) and %d standalone masters", sizes, bin, first)
 	// No replicas here, as the standalone masters have none: on a small
 	// machine a replica's share of every write is the server's cost, not
 	// the client's. The recovery clusters have one per primary.
-	cl, err := redistest.StartCluster(redistest.ClusterOptions{Shards: clusterShards, Replicas: -1, Server: redistest.Options{Binary: bin}})
-	if err != nil {
-		return fmt.Errorf("lockbench: cluster mode: %w", err)
+	clusters := make([]*redistest.Cluster, len(sizes))
+	defer func() {
+		for _, cl := range clusters {
+			if cl != nil {
+				cl.Stop()
+			}
+		}
+	}()
+	for i, n := range sizes {
+		cl, err := redistest.StartCluster(redistest.ClusterOptions{Shards: n, Replicas: -1, Server: redistest.Options{Binary: bin}})
+		if err != nil {
+			return fmt.Errorf("lockbench: cluster mode: %d primaries: %w", n, err)
+		}
+		clusters[i] = cl
 	}
-	defer cl.Stop()
-	standalone, stopStandalone, err := startServers(clusterShards, bin)
+	standalone, stopStandalone, err := startServers(first, bin)
 	if err != nil {
 		return fmt.Errorf("lockbench: cluster mode: %w", err)
 	}
@@ -190,7 +234,16 @@ func (r *Runner) cluster(ctx context.Context) error {
 		}
 	}()
 	for _, d := range clusterContenders {
-		c, err := r.clusterConnect(d, cl.SeedAddrs(), standalone.Addrs)
+		c, err := r.clusterConnect(d, clusters[0].SeedAddrs(), standalone.Addrs)
+		if err != nil {
+			r.skip(d.name, err.Error())
+			continue
+		}
+		cs = append(cs, c)
+	}
+	for i, n := range sizes[1:] {
+		d := volleyOnPrimaries(n)
+		c, err := r.clusterConnect(d, clusters[1+i].SeedAddrs(), nil)
 		if err != nil {
 			r.skip(d.name, err.Error())
 			continue
@@ -203,9 +256,20 @@ func (r *Runner) cluster(ctx context.Context) error {
 	if err := r.clusterLatency(ctx, cs); err != nil {
 		return err
 	}
+	for i, cl := range clusters {
+		sp, err := r.clusterSpread(ctx, cl, sizes[i])
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			r.skip(fmt.Sprintf("cluster spread, %d primaries", sizes[i]), err.Error())
+			continue
+		}
+		r.report.ClusterSpread = append(r.report.ClusterSpread, sp)
+	}
 	for _, c := range cs {
-		if c.Name() == nameVolleyStandalone {
-			continue // no cluster to lose a primary of
+		if c.Name() == nameVolleyStandalone || strings.HasPrefix(c.Name(), nameVolleyCluster+"-") {
+			continue // no cluster to lose a primary of; one recovery of Volley is enough
 		}
 		d := clusterContenders[indexOf(c.Name())]
 		rec, err := r.clusterRecovery(ctx, bin, d)
@@ -219,6 +283,99 @@ func (r *Runner) cluster(ctx context.Context) error {
 		r.report.ClusterRecovery = append(r.report.ClusterRecovery, rec)
 	}
 	return nil
+}
+
+// volleyOnPrimaries is Volley over a cluster of n primaries, beside the
+// first size's.
+func volleyOnPrimaries(n int) clusterContender {
+	name := fmt.Sprintf("%s-%dp", nameVolleyCluster, n)
+	return clusterContender{name, func(s Setup, seeds, _ []string) (Contender, error) {
+		s.Addrs = []string{"redis-cluster://" + strings.Join(seeds, ",")}
+		c, err := newVolley(s)
+		return renamed(c, err, name, fmt.Sprintf("as %s, on %d primaries: still 3 copies a lock", nameVolleyCluster, n))
+	}}
+}
+
+// clusterSpread locks and unlocks spreadNames distinct names on cl (of n
+// primaries) from spreadG goroutines with a fresh Volley Client, and
+// reads each primary's lock commands from INFO commandstats (reset
+// before).
+func (r *Runner) clusterSpread(ctx context.Context, cl *redistest.Cluster, n int) (ClusterSpread, error) {
+	r.progress.step("cluster spread: %d names on %d primaries", spreadNames, n)
+	s := r.opts.Setup
+	s.Addrs = []string{"redis-cluster://" + strings.Join(cl.SeedAddrs(), ",")}
+	c, err := newVolley(s)
+	if err != nil {
+		return ClusterSpread{}, err
+	}
+	defer c.Close()
+	for i := range n {
+		if _, err := redistest.Do(cl.Primary(i).Addr(), "CONFIG", "RESETSTAT"); err != nil {
+			return ClusterSpread{}, err
+		}
+	}
+	var next, errs atomic.Int64
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range spreadG {
+		wg.Add(1)
+		go func() { // joined below
+			defer wg.Done()
+			for k := next.Add(1); k <= spreadNames && ctx.Err() == nil; k = next.Add(1) {
+				if c.LockUnlock(ctx, fmt.Sprintf("lb:%s:spread:%d:%d", r.run, n, k), s.TTL) != nil {
+					errs.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	took := time.Since(start)
+	if err := ctx.Err(); err != nil {
+		return ClusterSpread{}, err
+	}
+	sp := ClusterSpread{Primaries: n, Copies: min(3, n), Names: spreadNames, LocksPerSec: spreadNames / took.Seconds(), Errors: int(errs.Load())}
+	var total int64
+	for i := range n {
+		calls, err := lockCommands(cl.Primary(i).Addr())
+		if err != nil {
+			return ClusterSpread{}, err
+		}
+		sp.Commands = append(sp.Commands, calls)
+		total += calls
+	}
+	mean := float64(total) / float64(n)
+	sp.MinShare, sp.MaxShare = math.Inf(1), 0
+	for _, calls := range sp.Commands {
+		sp.MinShare = min(sp.MinShare, float64(calls)/mean)
+		sp.MaxShare = max(sp.MaxShare, float64(calls)/mean)
+	}
+	return sp, nil
+}
+
+// lockCommands returns the SET, EVAL and EVALSHA calls the server at addr
+// counted since its statistics were reset.
+func lockCommands(addr string) (int64, error) {
+	vals, err := redistest.Do(addr, "INFO", "commandstats")
+	if err != nil {
+		return 0, err
+	}
+	var calls int64
+	for _, line := range strings.Split(string(vals[0].Bytes), "\n") {
+		name, stats, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok || (name != "cmdstat_set" && name != "cmdstat_eval" && name != "cmdstat_evalsha") {
+			continue
+		}
+		for _, f := range strings.Split(stats, ",") {
+			if v, ok := strings.CutPrefix(f, "calls="); ok {
+				n, err := strconv.ParseInt(v, 10, 64)
+				if err != nil {
+					return 0, fmt.Errorf("%s: INFO commandstats: %q", addr, line)
+				}
+				calls += n
+			}
+		}
+	}
+	return calls, nil
 }
 
 // indexOf returns the index of a cluster contender by name.
@@ -283,7 +440,7 @@ func (r *Runner) clusterLatency(ctx context.Context, cs []Contender) error {
 // key that succeeds again, while the cluster promotes a replica.
 func (r *Runner) clusterRecovery(ctx context.Context, bin string, d clusterContender) (ClusterRecovery, error) {
 	r.progress.step("cluster recovery: %s: starting a fresh cluster", d.name)
-	cl, err := redistest.StartCluster(redistest.ClusterOptions{Shards: clusterShards, Server: redistest.Options{Binary: bin}})
+	cl, err := redistest.StartCluster(redistest.ClusterOptions{Shards: r.opts.ClusterPrimaries[0], Server: redistest.Options{Binary: bin}})
 	if err != nil {
 		return ClusterRecovery{}, err
 	}

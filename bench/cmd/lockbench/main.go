@@ -85,6 +85,7 @@ func run(args []string) int {
 		hoProcs       = fs.Int("handoff-procs", 4, "handoff and semaphore modes: child processes contending for one key")
 		hoG           = fs.Int("handoff-g", 4, "handoff and semaphore modes: goroutines per child process")
 		semHold       = fs.Duration("semaphore-hold", 5*time.Millisecond, "semaphore mode: how long each holder keeps its permit")
+		primaries     = fs.String("primaries", "3,6", "cluster mode: cluster sizes (primaries); every contender on the first, Volley on each")
 	)
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -130,6 +131,11 @@ func run(args []string) int {
 	rl, err := parseInts(*renewLocks)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "lockbench: -renewal-locks:", err)
+		return 2
+	}
+	ps, err := parseInts(*primaries)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "lockbench: -primaries:", err)
 		return 2
 	}
 	gs, err := parseInts(*goroutines)
@@ -190,8 +196,9 @@ func run(args []string) int {
 		LatencyDuration: *latDuration,
 		Seed:            *seed,
 
-		RenewalDuration: *renewFor,
-		RenewalLocks:    rl,
+		RenewalDuration:  *renewFor,
+		RenewalLocks:     rl,
+		ClusterPrimaries: ps,
 
 		HandoffProcs:  *hoProcs,
 		HandoffG:      *hoG,

@@ -37,6 +37,7 @@ type Report struct {
 	Handoff          []HandoffResult   `json:"handoff,omitempty"`
 	ClusterLatency   []ClusterLatency  `json:"cluster_latency,omitempty"`
 	ClusterRecovery  []ClusterRecovery `json:"cluster_recovery,omitempty"`
+	ClusterSpread    []ClusterSpread   `json:"cluster_spread,omitempty"`
 	Targets          []Target          `json:"targets"`
 
 	// The semaphore mode's two parts: latency, and contended.
@@ -352,6 +353,28 @@ func evaluateTargets(r *Report) []Target {
 			ts = append(ts, Target{Goal: goal, Measured: true, Met: met,
 				Figure: fmt.Sprintf("%.3fms vs %.3fms = %.2fx", v.Lat.P50, b.Lat.P50, x)})
 		}
+	}
+	// Cluster growth: a larger cluster's locks cost what a smaller one's
+	// do (three copies each), and every primary takes its share.
+	if v := r.clusterLatencyOf(nameVolleyCluster); v != nil {
+		for _, c := range r.ClusterLatency {
+			if !strings.HasPrefix(c.Name, nameVolleyCluster+"-") {
+				continue
+			}
+			goal := "cluster Lock+Unlock p50, " + strings.TrimSuffix(strings.TrimPrefix(c.Name, nameVolleyCluster+"-"), "p") + " primaries <= 1.1x the first size"
+			if v.Lat.P50 <= 0 {
+				notMeasured(goal)
+				continue
+			}
+			x := c.Lat.P50 / v.Lat.P50
+			ts = append(ts, Target{Goal: goal, Measured: true, Met: x <= 1.1,
+				Figure: fmt.Sprintf("%.3fms vs %.3fms = %.2fx", c.Lat.P50, v.Lat.P50, x)})
+		}
+	}
+	for _, sp := range r.ClusterSpread {
+		goal := fmt.Sprintf("cluster spread, %d primaries: every primary's share of lock commands in 0.8-1.2x the mean", sp.Primaries)
+		ts = append(ts, Target{Goal: goal, Measured: true, Met: sp.MinShare >= 0.8 && sp.MaxShare <= 1.2,
+			Figure: fmt.Sprintf("%.2f-%.2fx, %.0f locks/s", sp.MinShare, sp.MaxShare, sp.LocksPerSec)})
 	}
 	// Multi-key: 16 keys in one lock cost at most half again one key's.
 	{
@@ -822,11 +845,18 @@ func (r *Report) WriteTables(w io.Writer) {
 		}
 	}
 	if len(r.ClusterLatency) > 0 {
-		section(fmt.Sprintf("CLUSTER: Lock+Unlock, 1 goroutine, fresh key, on a local %d-primary Redis Cluster (no replicas); x standalone: to %s's p50", clusterShards, nameVolleyStandalone))
+		section(fmt.Sprintf("CLUSTER: Lock+Unlock, 1 goroutine, fresh key, on local Redis Clusters (no replicas; %s: the first size); x standalone: to %s's p50", nameVolleyCluster, nameVolleyStandalone))
 		fmt.Fprintln(tw, "contender\tp50 ms\tp99 ms\tx standalone\terrors\tsetup\t")
 		ref := field(r.clusterLatencyOf(nameVolleyStandalone), func(c *ClusterLatency) float64 { return c.Lat.P50 })
 		for _, c := range r.ClusterLatency {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t\n", c.Name, f3(c.Lat.P50), f3(c.Lat.P99), ratio(c.Lat.P50, ref), c.Errors, c.Note)
+		}
+	}
+	if len(r.ClusterSpread) > 0 {
+		section(fmt.Sprintf("CLUSTER SPREAD: %d distinct names, Lock+Unlock from %d goroutines, fresh Client; share: a primary's SET+EVAL+EVALSHA calls against the mean (INFO commandstats)", spreadNames, spreadG))
+		fmt.Fprintln(tw, "primaries	copies	locks/s	least share	most share	commands per primary	errors	")
+		for _, c := range r.ClusterSpread {
+			fmt.Fprintf(tw, "%d\t%d\t%.0f\t%.2f\t%.2f\t%v\t%d\t\n", c.Primaries, c.Copies, c.LocksPerSec, c.MinShare, c.MaxShare, c.Commands, c.Errors)
 		}
 	}
 	if len(r.ClusterRecovery) > 0 {

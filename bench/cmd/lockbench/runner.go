@@ -70,6 +70,10 @@ type Options struct {
 	SemaphoreHold       time.Duration
 	SemaphoreContenders []semaphoreContender
 
+	// ClusterPrimaries [3, 6] are the cluster mode's sizes: the first for
+	// every contender, the others for Volley alone.
+	ClusterPrimaries []int
+
 	// ClusterRecoveryBound [30s] bounds the cluster mode's wait for the
 	// first lock after a primary's death.
 	ClusterRecoveryBound time.Duration
@@ -142,6 +146,9 @@ func NewRunner(opts Options, masters Masters, p *progress) *Runner {
 	}
 	if opts.SemaphoreContenders == nil {
 		opts.SemaphoreContenders = semaphoreContenders
+	}
+	if len(opts.ClusterPrimaries) == 0 {
+		opts.ClusterPrimaries = []int{3, 6}
 	}
 	if opts.ClusterRecoveryBound <= 0 {
 		opts.ClusterRecoveryBound = 30 * time.Second
