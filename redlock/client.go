@@ -55,6 +55,7 @@ type Client struct {
 // scheme it likely needs. On failure New closes what it opened. The
 // caller must Close the Client.
 func New(ctx context.Context, cfg Config) (*Client, error) {
+	graceSet := cfg.FailoverGrace != 0
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -63,6 +64,9 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	cluster, err := c.addMasters(ctx)
 	if err == nil {
 		err = c.checkMasters(ctx, cluster != nil)
+	}
+	if err == nil && cluster != nil && !graceSet {
+		c.cfg.FailoverGrace = c.clusterGrace(ctx)
 	}
 	if err != nil {
 		c.closeMasters()
@@ -248,6 +252,11 @@ func (c *Client) Close() error {
 	c.group.Close() // after the masters: a burst under way fails at once, and lets go
 	return nil
 }
+
+// FailoverGrace returns the FailoverGrace in effect: Config.FailoverGrace,
+// or over a Redis Cluster when that is zero, the one read from the
+// cluster at New (see Config.FailoverGrace).
+func (c *Client) FailoverGrace() time.Duration { return c.cfg.FailoverGrace }
 
 // Quorum returns the number of masters that must agree: len(Addrs)/2 + 1.
 func (c *Client) Quorum() int { return c.quorum }

@@ -312,3 +312,44 @@ func TestClusterWakeUps(t *testing.T) {
 		t.Logf("round %d: the waiter had the lock %v after the release", round, took)
 	}
 }
+
+// TestClusterDefaults: without FailoverGrace, a cluster Client holds a
+// moved copy out for the cluster's node timeout (1s here) plus a second,
+// read at New; a user without +config|get gets the 15s default; a given
+// FailoverGrace stands. Three copies by default, however many primaries.
+func TestClusterDefaults(t *testing.T) {
+	cl := redistest.StartClusterT(t, redistest.ClusterOptions{Shards: 4, Replicas: -1})
+	c := clusterClient(t, cl, Config{})
+	assert.Equal(t, 2*time.Second, c.FailoverGrace(), "cluster-node-timeout 1s + 1s")
+	assert.Len(t, c.Masters(), 3, "three copies on four primaries")
+	assert.Equal(t, 2, c.Quorum())
+	c = clusterClient(t, cl, Config{FailoverGrace: 300 * time.Millisecond})
+	assert.Equal(t, 300*time.Millisecond, c.FailoverGrace())
+
+	for _, n := range cl.Nodes() {
+		require.NoError(t, n.Command("ACL", "SETUSER", "noconfig", "on", ">pw", "allcommands", "-config", "allkeys", "allchannels"))
+	}
+	c = clusterClient(t, cl, Config{Conn: Connection{Username: "noconfig", Password: "pw"}})
+	assert.Equal(t, 15*time.Second, c.FailoverGrace(), "CONFIG GET refused: the default")
+}
+
+// TestClusterRefusesEarlierLayout: a cluster that holds the record of a
+// Client of the earlier layout (a bare number of copies under copy 0's
+// old tag) fails New with what to do; a Client of this layout leaves a
+// record that a Client of the earlier layout, which reads it there,
+// would refuse ("spread:3" is not its number).
+func TestClusterRefusesEarlierLayout(t *testing.T) {
+	cl := redistest.StartClusterT(t, redistest.ClusterOptions{Replicas: -1})
+	clusterClient(t, cl, Config{})
+	for _, tag := range legacyTags(3) {
+		vals, err := redistest.Do(cl.Primary(cl.ShardOf(slot.Of(tag))).Addr(), "GET", tag+copiesKey)
+		require.NoError(t, err)
+		assert.Equal(t, "spread:3", string(vals[0].Bytes), "the record at %s", tag)
+		_, err = redistest.Do(cl.Primary(cl.ShardOf(slot.Of(tag))).Addr(), "SET", tag+copiesKey, "3")
+		require.NoError(t, err)
+	}
+	_, err := New(bg, Config{Addrs: []string{clusterAddr(cl, "")}, DisableRestartGuard: true})
+	require.ErrorIs(t, err, ErrMasterUnusable)
+	require.ErrorContains(t, err, "earlier cluster layout")
+	require.ErrorContains(t, err, "delete the keys")
+}

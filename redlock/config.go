@@ -78,8 +78,14 @@ type Config struct {
 	// with min-replicas-to-write set). A master that a Sentinel group or a
 	// Cluster places (see Config.Addrs) and that moved to another server is
 	// held out of the quorum for MaxTTL + FailoverGrace from when the
-	// Client learned of the move, like a restarted one. Default 15s, Redis
-	// Cluster's default cluster-node-timeout: set it to yours.
+	// Client learned of the move, like a restarted one. Default over a
+	// Redis Cluster: the largest cluster-node-timeout its nodes report at
+	// New (CONFIG GET), plus a second; where no node answers CONFIG GET
+	// (a managed service, an ACL without +config|get), 15s, Redis
+	// Cluster's default node timeout (Client.FailoverGrace says which).
+	// Default otherwise 15s: with Sentinel, set it to your primaries'
+	// min-replicas-max-lag (with min-replicas-to-write set; without it
+	// nothing bounds a deposed primary's writes).
 	FailoverGrace time.Duration
 
 	// ExtendFraction: Do extends the lock every ttl*ExtendFraction. Default

@@ -9,9 +9,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/volleylock/volley/conn"
 	"github.com/volleylock/volley/internal/slot"
+	"github.com/volleylock/volley/resp"
 )
 
 // Placement of a cluster Client's copies (see "Redis Cluster" in the
@@ -325,4 +327,38 @@ func legacyTags(maxCopies int) []string {
 		}
 	}
 	return out
+}
+
+// graceMargin is what clusterGrace adds to the cluster's node timeout: a
+// primary cut off from the majority refuses writes once it has missed
+// the majority for cluster-node-timeout, which it checks in its cron (ten
+// times a second); the margin covers that check and the coarseness of its
+// clock.
+const graceMargin = time.Second
+
+// clusterGrace returns the FailoverGrace of a cluster whose Client was
+// given none: the largest cluster-node-timeout its nodes report (CONFIG
+// GET) plus graceMargin, or, when no node answers (a managed service that
+// refuses CONFIG, an ACL without +config|get), the default FailoverGrace
+// of 15s, Redis Cluster's own default node timeout.
+func (c *Client) clusterGrace(ctx context.Context) time.Duration {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Conn.dialTimeout())
+	defer cancel()
+	var timeout time.Duration
+	for _, n := range c.cluster.view.Load().nodes {
+		vals, err := n.cn.Do(ctx, "CONFIG", "GET", "cluster-node-timeout")
+		// [name, value]: an array of two in RESP2, a map of one pair in RESP3.
+		if err != nil || len(vals) != 3 || (vals[0].Type != resp.TypeArray && vals[0].Type != resp.TypeMap) {
+			continue
+		}
+		ms, err := strconv.ParseInt(string(vals[2].Bytes), 10, 64)
+		if err != nil || ms <= 0 {
+			continue
+		}
+		timeout = max(timeout, time.Duration(ms)*time.Millisecond)
+	}
+	if timeout == 0 {
+		return c.cfg.FailoverGrace
+	}
+	return timeout + graceMargin
 }
