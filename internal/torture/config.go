@@ -115,7 +115,7 @@ type Config struct {
 
 	TTL           time.Duration // lock TTL [800ms]
 	MaxTTL        time.Duration // redlock MaxTTL, the restart guard's window [2s]
-	FailoverGrace time.Duration // redlock FailoverGrace, added to the guard after a copy moves [1s]
+	FailoverGrace time.Duration // redlock FailoverGrace, added to the guard after a copy moves [1s; over a cluster, redlock's default: the cluster's]
 	MasterTimeout time.Duration // redlock MasterTimeout [30ms]
 	RetryDelay    time.Duration // redlock RetryDelay [50ms]
 	LockTimeout   time.Duration // ctx deadline of each Lock call [2*TTL]
@@ -159,6 +159,7 @@ func (c Config) withDefaults() Config {
 	defd(&c.Duration, time.Minute)
 	if c.Cluster {
 		def(&c.Masters, 3)
+		def(&c.Keys, 4) // two pairs (see keyName)
 	}
 	def(&c.Masters, 5)
 	def(&c.Clients, 4)
@@ -172,7 +173,9 @@ func (c Config) withDefaults() Config {
 	}
 	defd(&c.TTL, 800*time.Millisecond)
 	defd(&c.MaxTTL, 2*time.Second)
-	defd(&c.FailoverGrace, time.Second)
+	if !c.Cluster {
+		defd(&c.FailoverGrace, time.Second)
+	}
 	defd(&c.MasterTimeout, 30*time.Millisecond)
 	defd(&c.RetryDelay, 50*time.Millisecond)
 	defd(&c.LockTimeout, 2*c.TTL)

@@ -62,14 +62,31 @@ func (r *run) safely(holder string, fn func()) (ok bool) {
 	return true
 }
 
+// keyName is key k's name: over a cluster, keys 2j and 2j+1 share the
+// hash tag {j}, so that they can be locked together, and the pairs are
+// placed apart.
+func keyName(cfg *Config, k int) string {
+	if cfg.Cluster {
+		return fmt.Sprintf("torture:{%d}:%d", k/2, k)
+	}
+	return fmt.Sprintf("torture:%d", k)
+}
+
 // round is one lock, work, unlock cycle.
 func (r *run) round(ctx context.Context, rng *rand.Rand, holder string, lk Locker) {
 	cfg := &r.cfg
 	first := rng.IntN(cfg.Keys)
-	keys := []string{fmt.Sprintf("torture:%d", first)}
+	keys := []string{keyName(cfg, first)}
 	if rng.Float64() < cfg.MultiKey {
 		second := (first + 1 + rng.IntN(cfg.Keys-1)) % cfg.Keys
-		keys = append(keys, fmt.Sprintf("torture:%d", second))
+		if cfg.Cluster {
+			// Over a cluster a multi-key lock's keys share a hash tag:
+			// each key's pair.
+			second = first ^ 1
+		}
+		if second < cfg.Keys {
+			keys = append(keys, keyName(cfg, second))
+		}
 	}
 	lctx, cancel := context.WithTimeout(ctx, cfg.LockTimeout)
 	t0 := time.Now()
