@@ -113,6 +113,7 @@ func TestClusterLocks(t *testing.T) {
 	require.NoError(t, ml.Unlock(bg))
 	_, err = a.TryLockMulti(bg, []string{"x", "y"}, 10*time.Second)
 	require.ErrorContains(t, err, "share a hash tag")
+	require.ErrorIs(t, err, ErrConfig)
 
 	// Do renews through the shared renewer (a batch script per copy).
 	err = a.Do(bg, "renewed", 300*time.Millisecond, func(ctx context.Context) error {
@@ -162,6 +163,8 @@ func TestClusterNewRefuses(t *testing.T) {
 			require.ErrorContains(t, err, tt.want)
 			if name != "beside another entry" && name != "fencing" {
 				require.ErrorIs(t, err, ErrMasterUnusable)
+			} else {
+				require.ErrorIs(t, err, ErrConfig)
 			}
 		})
 	}

@@ -401,65 +401,43 @@
 // A Config.Addrs entry redis-cluster://host:port[,host:port...][?copies=N]
 // (rediss-cluster:// with TLS; credentials as in a redis:// URL) makes a
 // Redis Cluster the lock store, and must be the only entry. New asks the
-// seeds for the slot map (CLUSTER SLOTS) and places N copies of every lock
-// (default N: the number of primaries), each one master of the quorum
-// (N/2+1). Copy i lives under a hash tag of its own, "{vl" + five digits
-// + "}" before every key of the lock, the first such tag whose slot lies in
-// the i-th of N equal ranges of the 16384 slots: on a cluster whose
-// primaries own equal ranges (redis-cli --cluster create makes them so)
-// every copy has a primary of its own. New fails (ErrMasterUnusable) when
-// two copies would share a primary (N above the number of primaries, or
-// uneven slot ranges: rebalance, or lower N), when a seed is not a cluster
-// node, and when the cluster does not serve every slot. A multi-key lock
-// keeps all its keys of one copy under one tag, so in one slot; one burst
-// still goes to every copy at once, and the commands of all copies are one
-// encoding with the tag's bytes overwritten (no allocation).
+// seeds for the slot map (CLUSTER SLOTS) and places N copies of every key
+// (default 3, fewer on a cluster of fewer primaries), each one master of
+// the quorum (N/2+1). Copy i of a key lives in the i-th of N ranges of the
+// 16384 slots (cut where redis-cli --cluster create cuts the slots of N
+// primaries), at a slot chosen from the key inside that range, under that
+// slot's hash tag ("{vs" + six digits + "}" before the key). Different
+// keys therefore spread over every primary that owns part of a range: a
+// cluster of 6 primaries serves about twice the locks of 3, and each lock
+// still costs N commands. Keys that share a hash tag ("{order:42}:a")
+// share their slots: a multi-key lock over a cluster takes only such keys
+// (as Redis Cluster's own multi-key commands do), since a key must be the
+// same key in every lock that names it.
 //
-// Why fixed tags: a tag chosen from the live topology (say, one per
-// primary by its slots) would differ between Clients that read the map
-// before and after a resharding, and two Clients under different tags do
-// not exclude each other. Copy i's tag depends on i and N only, so every
-// Client with the same N uses the same keys; New records N on every copy
-// it reaches (the key "{tag}volley:copies", no TTL) and fails when a copy
-// already says another N.
+// New fails (ErrMasterUnusable) when N is above the number of primaries,
+// when a seed is not a cluster node, when the cluster does not serve every
+// slot, and when another Client placed another N or used the earlier
+// layout (one slot per copy): New records the layout and N where every
+// Client looks ("{vl…}volley:copies", no TTL). Two copies of one key that
+// share a primary (uneven ranges, a resharding) are accepted: safety does
+// not rest on placement, and Masters (one entry per copy, listing its
+// primaries) and Inspect (each key's copy's address) show it.
 //
-// Moves. A copy moves when its slot changes hands: a failover promotes a
-// replica, or a resharding migrates the slot. An answer that says so
-// (MOVED, ASK, CLUSTERDOWN, TRYAGAIN, READONLY, or a failed connection)
-// counts as a failed vote and has the Client read the slot map again (at
-// most every 100ms; also every second unasked, for the answers that came
-// after their operation's decision, which no one reads); a copy whose
-// slot has a new owner is then sent to that owner. The move counts like a restart: the
-// new owner's yes votes do not count until MaxTTL + Config.FailoverGrace
-// after the Client learned of the move. The argument, case by case:
+// Moves. A slot changes hands in a failover or a resharding. An answer
+// that says so (MOVED, ASK, CLUSTERDOWN, TRYAGAIN, READONLY, a failed
+// connection) counts as a failed vote and has the Client read the slot map
+// again (at most every 100ms, and every second unasked); every copy with a
+// slot in new hands counts as moved, like a restarted master: its yes
+// votes do not count until MaxTTL + FailoverGrace after the Client learned
+// of the move. FailoverGrace defaults over a cluster to its node timeout
+// plus a second (see Config.FailoverGrace). The case-by-case argument that
+// mutual exclusion holds whatever the map does is in docs/cluster.md.
 //
-//   - Failover. Replication is asynchronous: the promoted replica may lack
-//     a key the old primary granted, like a master restarted without
-//     persistence. A lock granted there by time P + G (P the promotion, G
-//     the FailoverGrace: how long the deposed primary may still take
-//     writes, its cluster-node-timeout when cut off from the majority)
-//     expires by P + G + MaxTTL; the new owner's votes count only from
-//     L + MaxTTL + G, L >= P the moment this Client learned of the move.
-//     So no lock the new owner may have forgotten is still valid when it
-//     votes. Clients that have not yet learned of the move still talk to
-//     the old primary, whose votes stand for its own keys.
-//   - Resharding. MIGRATE moves each key with its TTL, so the new owner
-//     does not forget; the guard is not needed here, but a Client cannot
-//     tell a migration from a failover by the map, and holds the copy out
-//     all the same: availability, not safety, pays.
-//   - Partial writes, expiry, clock drift: as for standalone masters.
-//
-// What it costs: while a copy is held out, N-1 copies serve (with N = 3,
-// any further failure stops locking until the guard ends); a migration in
-// progress answers ASK for our keys and they count as failed votes (ASKING
-// is not sent yet). Waiters are woken by releases as over standalone
-// masters: each copy's release publishes on a shard channel named after
-// the copy's key, so in the copy's slot, and a Client subscribes to it on
-// that copy's server. Sharded pub/sub keeps the message on the slot's
-// shard; a plain PUBLISH would cross the cluster bus to every node (with
-// it, a Lock+Unlock took half again as long on a local 3-primary cluster:
-// lockbench -mode cluster). Not yet over a cluster: Fencing (New refuses
-// it).
+// Waiters are woken by releases as over standalone masters: each copy's
+// release publishes on a shard channel in its key's slot (SPUBLISH), to
+// which a waiting Client subscribes on that slot's node. Not yet over a
+// cluster: Fencing (New refuses it), and ASKING (a key whose slot is
+// migrating counts as a failed vote while its slot moves).
 //
 // # Sentinel
 //

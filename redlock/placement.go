@@ -133,7 +133,7 @@ func (c *Client) sameTag(keys []string) error {
 	p := c.placement(keys[0])
 	for _, k := range keys[1:] {
 		if c.placement(k) != p {
-			return fmt.Errorf("redlock: over a Redis Cluster the keys of one lock must share a hash tag, as Redis Cluster's multi-key commands require: %q and %q do not (name them {tag}:a and {tag}:b)", keys[0], k)
+			return invalidf("over a Redis Cluster the keys of one lock must share a hash tag, as Redis Cluster's multi-key commands require: %q and %q do not (name them {tag}:a and {tag}:b)", keys[0], k)
 		}
 	}
 	return nil
@@ -209,9 +209,9 @@ func containsNode(ns []*node, n *node) bool {
 func (c *Client) addCluster(ctx context.Context, addr string) (*clusterEntry, error) {
 	switch {
 	case len(c.cfg.Addrs) != 1:
-		return nil, errors.New("redlock: Config.Addrs: a redis-cluster:// entry must be the only entry (the cluster's primaries are the masters)")
+		return nil, invalidf("Config.Addrs: a redis-cluster:// entry must be the only entry (the cluster's primaries are the masters)")
 	case c.cfg.Fencing:
-		return nil, errors.New("redlock: Config.Fencing is not available over a Redis Cluster yet")
+		return nil, invalidf("Config.Fencing is not available over a Redis Cluster yet")
 	}
 	e, err := parseClusterAddr(addr, c.cfg.Conn.options(c.cfg.MasterTimeout))
 	if err != nil {
