@@ -2,7 +2,9 @@ package redlock
 
 import (
 	"context"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -355,4 +357,52 @@ func TestClusterRefusesEarlierLayout(t *testing.T) {
 	require.ErrorIs(t, err, ErrMasterUnusable)
 	require.ErrorContains(t, err, "earlier cluster layout")
 	require.ErrorContains(t, err, "delete the keys")
+}
+
+// TestClusterSlotMigrating: while copy 1's slot of a key migrates (the
+// source MIGRATING, the destination IMPORTING), the source answers ASK
+// for the key it does not have: the Client asks the importing node again,
+// behind ASKING, and the copy votes. Without the retry (the broken
+// variant) it was a failed vote.
+func TestClusterSlotMigrating(t *testing.T) {
+	cl := redistest.StartClusterT(t, redistest.ClusterOptions{Replicas: -1})
+	var mu sync.Mutex
+	votes := map[string]Outcome{} // per address: its latest answer to a Lock attempt
+	c := clusterClient(t, cl, Config{Hooks: Hooks{Master: func(op Op, addr string, out Outcome, _ time.Duration) {
+		if op == OpLock {
+			mu.Lock()
+			votes[addr] = out
+			mu.Unlock()
+		}
+	}}})
+	other := clusterClient(t, cl, Config{})
+	_, tag := copyAt(c, 1, "k")
+	s := slot.Of(tag)
+	from, to := cl.ShardOf(s), (cl.ShardOf(s)+1)%3
+	src, dst := cl.Primary(from).Addr(), cl.Primary(to).Addr()
+	id := func(addr string) string {
+		vals, err := redistest.Do(addr, "CLUSTER", "MYID")
+		require.NoError(t, err)
+		return string(vals[0].Bytes)
+	}
+	_, err := redistest.Do(dst, "CLUSTER", "SETSLOT", strconv.Itoa(s), "IMPORTING", id(src))
+	require.NoError(t, err)
+	_, err = redistest.Do(src, "CLUSTER", "SETSLOT", strconv.Itoa(s), "MIGRATING", id(dst))
+	require.NoError(t, err)
+
+	l, err := c.TryLock(bg, "k", 10*time.Second)
+	require.NoError(t, err)
+	mu.Lock()
+	assert.Equal(t, OutcomeOK, votes[dst], "copy 1 voted yes through the importing node")
+	mu.Unlock()
+	states := inspectAll(t, l.Inspect, nil)
+	assert.True(t, states[1].Ours, "copy 1's key is on the importing node")
+	assert.Equal(t, dst, states[1].Addr)
+	_, err = other.TryLock(bg, "k", 10*time.Second)
+	require.ErrorIs(t, err, ErrNotAcquired)
+	require.NoError(t, l.Extend(bg, 10*time.Second))
+	require.NoError(t, l.Unlock(bg))
+	l, err = other.TryLock(bg, "k", 10*time.Second)
+	require.NoError(t, err)
+	require.NoError(t, l.Unlock(bg))
 }

@@ -1,6 +1,7 @@
 package redlock
 
 import (
+	"bytes"
 	"time"
 
 	"github.com/volleylock/volley/conn"
@@ -25,6 +26,7 @@ type fanout struct {
 	start    time.Time    // when the first command left
 	alt      *wire        // the EVAL form of an EVALSHA command; nil or empty when there is none
 	evaled   []bool       // per slot: the NOSCRIPT retry was sent
+	asked    []bool       // per slot: the ASK retry was sent (see askAgain)
 	sentTo   []*conn.Conn // per slot: the connection its request went to
 	scratch  []byte       // a master's command, for a cluster Client (see wire)
 }
@@ -40,7 +42,7 @@ const (
 // more than one request goes to a master (slot s then goes to the master
 // the caller names in sendTo).
 func newFanout(c *Client, slots int) fanout {
-	return fanout{c: c, b: c.group.NewBatch(slots), evaled: make([]bool, slots), sentTo: make([]*conn.Conn, slots)}
+	return fanout{c: c, b: c.group.NewBatch(slots), evaled: make([]bool, slots), asked: make([]bool, slots), sentTo: make([]*conn.Conn, slots)}
 }
 
 // begin starts a round that lasts timeout: with claim, the masters'
@@ -54,6 +56,7 @@ func (f *fanout) begin(timeout time.Duration, alt *wire, claim bool, check func(
 	f.alt = alt
 	f.b.Check = check
 	clear(f.evaled)
+	clear(f.asked)
 	if claim {
 		f.b.Claim()
 	}
@@ -102,6 +105,10 @@ func (f *fanout) next(done <-chan struct{}) (*conn.Request, int) {
 			f.sendTo(i, i, f.alt)
 			continue
 		}
+		if i := r.Tag; f.c.cluster != nil && !f.asked[i] && f.askAgain(r) {
+			f.asked[i] = true
+			continue
+		}
 		return r, fanReply
 	}
 }
@@ -126,6 +133,40 @@ func (f *fanout) end(late func(r *conn.Request)) {
 
 // release ends the fanout for good; its owner must not use it afterwards.
 func (f *fanout) release() { f.b.Release() }
+
+// askAgain answers a cluster node's -ASK (the key's slot is migrating and
+// the key is not there: it may be on the importing node) the way Redis
+// Cluster clients do: the same command again, to the node the answer
+// names, right behind an ASKING on the same connection, within the
+// round's deadline. It reports whether it sent it: not for another answer,
+// nor for a node the Client's view does not know (the answer then stands,
+// a failed vote, and the locator reads the map again).
+func (f *fanout) askAgain(r *conn.Request) bool {
+	vals := r.Reply()
+	if r.Err() != nil || len(vals) == 0 || !vals[0].IsError() || string(vals[0].ErrorPrefix()) != "ASK" {
+		return false
+	}
+	// "ASK <slot> <host:port>"
+	msg := vals[0].Bytes
+	sp := bytes.LastIndexByte(msg, ' ')
+	if sp < 0 {
+		return false
+	}
+	cn := f.c.cluster.nodeConn(string(msg[sp+1:]))
+	if cn == nil {
+		return false
+	}
+	asking := conn.NewRequest()
+	asking.Cmd = append(asking.Cmd[:0], askingCmd...)
+	cn.SendForget(asking)
+	f.scratch = append(f.scratch[:0], r.Cmd...)
+	f.sentTo[r.Tag] = cn
+	f.b.Send(r.Tag, cn, f.scratch)
+	return true
+}
+
+// askingCmd is ASKING, encoded.
+var askingCmd = resp.AppendCommand(nil, "ASKING")
 
 // noScript reports whether a completed request was answered -NOSCRIPT.
 func noScript(r *conn.Request) bool {

@@ -97,6 +97,7 @@ func (c *Client) inspect(ctx context.Context, name string, keys []string, tok *t
 		}
 		got[r.Tag] = true
 		st := &out[r.Tag/2]
+		st.Addr = f.sentTo[r.Tag].Addr() // where it answered (an ASK's importing node)
 		switch {
 		case r.Err() != nil:
 			st.Err = r.Err()

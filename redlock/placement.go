@@ -97,6 +97,17 @@ func (c *Client) connFor(i, p int) *conn.Conn {
 	return c.cluster.view.Load().owner[c.cluster.copySlot(i, p)].cn
 }
 
+// nodeConn returns the connection to the node at addr, or nil when the
+// view names no such node.
+func (cs *clusterState) nodeConn(addr string) *conn.Conn {
+	for _, n := range cs.view.Load().nodes {
+		if n.addr == addr {
+			return n.cn
+		}
+	}
+	return nil
+}
+
 // tagFor returns the hash tag of master i's copy at place p ("" without a
 // cluster).
 func (c *Client) tagFor(i, p int) string {

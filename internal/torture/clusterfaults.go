@@ -71,10 +71,10 @@ func (in *injection) moveSlot() {
 	}
 }
 
-// copySlot returns the slot of a lock key (a copy's "{vl...}" tag first)
+// copySlot returns the slot of a lock key (a copy's "{vs...}" tag first)
 // that primary holds, chosen at random, if it holds any.
 func (in *injection) copySlot(primary *redistest.Server) (int, bool) {
-	vals, err := redistest.Do(primary.Addr(), "KEYS", "{vl*")
+	vals, err := redistest.Do(primary.Addr(), "KEYS", "{vs*")
 	if err != nil {
 		in.r.errorf("KEYS on %s: %v", primary.Addr(), err)
 		return 0, false
