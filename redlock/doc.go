@@ -423,9 +423,11 @@
 // not rest on placement, and Masters (one entry per copy, listing its
 // primaries) and Inspect (each key's copy's address) show it.
 //
-// Moves. A slot changes hands in a failover or a resharding. An answer
-// that says so (MOVED, ASK, CLUSTERDOWN, TRYAGAIN, READONLY, a failed
-// connection) counts as a failed vote and has the Client read the slot map
+// Moves. A slot changes hands in a failover or a resharding. While a slot
+// migrates, a node that answers ASK for a key it does not have is asked
+// again on the importing node, behind ASKING, as Redis Cluster clients do.
+// Another answer that says the slot moved (MOVED, CLUSTERDOWN, TRYAGAIN,
+// READONLY, a failed connection) counts as a failed vote and has the Client read the slot map
 // again (at most every 100ms, and every second unasked); every copy with a
 // slot in new hands counts as moved, like a restarted master: its yes
 // votes do not count until MaxTTL + FailoverGrace after the Client learned
@@ -436,8 +438,7 @@
 // Waiters are woken by releases as over standalone masters: each copy's
 // release publishes on a shard channel in its key's slot (SPUBLISH), to
 // which a waiting Client subscribes on that slot's node. Not yet over a
-// cluster: Fencing (New refuses it), and ASKING (a key whose slot is
-// migrating counts as a failed vote while its slot moves).
+// cluster: Fencing (New refuses it).
 //
 // # Sentinel
 //
