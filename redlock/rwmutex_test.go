@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/volleylock/volley/internal/redistest"
 )
 
 func TestRWMutexReadersShareWritersExclude(t *testing.T) {
@@ -253,5 +255,38 @@ func TestRWMutexFencedWriter(t *testing.T) {
 	w, err := rws[1].TryLock(bg, ttlF)
 	require.NoError(t, err)
 	assert.Greater(t, w.Fence(), l.Fence())
+	require.NoError(t, w.Unlock(bg))
+}
+
+// TestClusterRWMutex: over a Redis Cluster of six primaries, a read-write
+// lock's keys (name, readers, intent) share each copy's slot: readers of
+// two Clients share it, a writer excludes them and each other, and a
+// waiting writer gets it once the readers are gone.
+func TestClusterRWMutex(t *testing.T) {
+	cl := redistest.StartClusterT(t, redistest.ClusterOptions{Shards: 6, Replicas: -1})
+	a := clusterClient(t, cl, Config{})
+	b := clusterClient(t, cl, Config{RetryDelay: 10 * time.Millisecond})
+	ra, err := a.RWMutex("doc")
+	require.NoError(t, err)
+	rb, err := b.RWMutex("doc")
+	require.NoError(t, err)
+
+	r1, err := ra.TryRLock(bg, 5*time.Second)
+	require.NoError(t, err)
+	r2, err := rb.TryRLock(bg, 5*time.Second)
+	require.NoError(t, err, "readers share")
+	_, err = rb.TryLock(bg, time.Second)
+	require.ErrorIs(t, err, ErrNotAcquired, "a writer while readers hold it")
+	require.NoError(t, r1.Extend(bg, 5*time.Second))
+	require.NoError(t, r1.Unlock(bg))
+	time.AfterFunc(50*time.Millisecond, func() { r2.Unlock(bg) })
+	ctx, cancel := context.WithTimeout(bg, 5*time.Second)
+	defer cancel()
+	w, err := rb.Lock(ctx, 5*time.Second)
+	require.NoError(t, err, "the writer gets it once the readers are gone")
+	_, err = ra.TryRLock(bg, time.Second)
+	require.ErrorIs(t, err, ErrNotAcquired, "a reader while a writer holds it")
+	_, err = ra.TryLock(bg, time.Second)
+	require.ErrorIs(t, err, ErrNotAcquired, "two writers")
 	require.NoError(t, w.Unlock(bg))
 }
