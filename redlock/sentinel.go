@@ -2,9 +2,11 @@ package redlock
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 
 	"github.com/volleylock/volley/conn"
@@ -17,7 +19,10 @@ import (
 //	rediss-sentinel://...   (the same, with TLS to the primary)
 //
 // names the Sentinels that watch the primary called name. The credentials
-// and db are the primary's; Sentinels are asked without them. The Client
+// and db are the primary's; Sentinels are asked without them, unless the
+// parameters sentinel_user and sentinel_password give theirs (as go-redis'
+// FailoverOptions.SentinelUsername and SentinelPassword do), and without
+// TLS unless sentinel_tls=true (with the same TLS config as the primary). The Client
 // asks the Sentinels for the current primary (SENTINEL
 // get-master-addr-by-name), and again whenever an answer says the server
 // is no primary (READONLY) or a connection fails, and every second; when
@@ -54,8 +59,27 @@ func parseSentinelAddr(addr string, base conn.Options) (*sentinelEntry, error) {
 	if e.sentinels, err = hostPorts(hosts, scheme, "Sentinel"); err != nil {
 		return nil, err
 	}
+	e.ask = base
+	e.ask.Network, e.ask.Username, e.ask.Password, e.ask.DB, e.ask.TLS = "tcp", "", "", 0, nil
 	for k, v := range q {
+		last := v[len(v)-1]
 		switch k {
+		case "sentinel_user":
+			e.ask.Username = last
+		case "sentinel_password":
+			e.ask.Password = last
+		case "sentinel_tls":
+			on, err := strconv.ParseBool(last)
+			if err != nil {
+				return nil, fmt.Errorf("redlock: %s address: sentinel_tls=%q: want true or false", scheme, last)
+			}
+			e.ask.TLS = nil
+			if on {
+				e.ask.TLS = &tls.Config{MinVersion: tls.VersionTLS12}
+				if base.TLS != nil {
+					e.ask.TLS = base.TLS.Clone()
+				}
+			}
 		case "db":
 			var n int
 			if _, err := fmt.Sscan(v[len(v)-1], &n); err != nil || n < 0 {
@@ -66,8 +90,6 @@ func parseSentinelAddr(addr string, base conn.Options) (*sentinelEntry, error) {
 			return nil, fmt.Errorf("redlock: %s address: unknown parameter %q", scheme, k)
 		}
 	}
-	e.ask = base
-	e.ask.Network, e.ask.Username, e.ask.Password, e.ask.DB, e.ask.TLS = "tcp", "", "", 0, nil
 	return e, nil
 }
 
@@ -84,9 +106,7 @@ func (e *sentinelEntry) primary(ctx context.Context) (string, error) {
 	var errs []error
 	unknown := 0
 	for _, s := range e.sentinels {
-		o := e.ask
-		o.Addr = s
-		cn, err := conn.Dial(ctx, o)
+		cn, err := conn.Dial(ctx, atAddr(e.ask, s))
 		if err != nil {
 			errs = append(errs, err)
 			if ctx.Err() != nil {

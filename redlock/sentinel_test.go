@@ -31,7 +31,16 @@ func TestParseSentinelAddr(t *testing.T) {
 	assert.Equal(t, "p", e.primaryOptions("p:6379").TLS.ServerName)
 	assert.Nil(t, e.ask.TLS)
 
+	e, err = parseSentinelAddr("redis-sentinel://h:1/m?sentinel_user=sam&sentinel_password=s%26pw&sentinel_tls=true", conn.Options{})
+	require.NoError(t, err)
+	assert.Equal(t, "sam", e.ask.Username)
+	assert.Equal(t, "s&pw", e.ask.Password)
+	assert.Empty(t, e.opts.Password, "the primary's credentials are the userinfo's")
+	require.NotNil(t, e.ask.TLS)
+	assert.Nil(t, e.opts.TLS)
+
 	for _, bad := range []string{
+		"redis-sentinel://h:1/m?sentinel_tls=maybe",
 		"redis-sentinel://h:1",
 		"redis-sentinel://h:1/",
 		"redis-sentinel://h/m",
@@ -44,6 +53,37 @@ func TestParseSentinelAddr(t *testing.T) {
 		require.Error(t, err, bad)
 		assert.NotContains(t, err.Error(), "sec", "an error must not show the password")
 	}
+}
+
+// TestSentinelCredentials: Sentinels that require a password are asked
+// with sentinel_user and sentinel_password; without them the Sentinels
+// refuse (NOAUTH) and New says so, without the password.
+func TestSentinelCredentials(t *testing.T) {
+	g := redistest.StartSentinelGroupT(t, redistest.SentinelOptions{Sentinels: 1, Quorum: 1})
+	for _, addr := range g.SentinelAddrs() {
+		_, err := redistest.Do(addr, "ACL", "SETUSER", "watcher", "on", ">watch-pw", "+@all", "~*", "&*")
+		require.NoError(t, err)
+		_, err = redistest.Do(addr, "ACL", "SETUSER", "default", "off")
+		require.NoError(t, err)
+	}
+	cfg := Config{Addrs: []string{sentinelAddr(g)}, DisableRestartGuard: true}
+	_, err := New(bg, cfg)
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "NOAUTH")
+
+	cfg.Addrs = []string{sentinelAddr(g) + "?sentinel_user=watcher&sentinel_password=watch-pw"}
+	c, err := New(bg, cfg)
+	require.NoError(t, err)
+	defer c.Close()
+	assert.Equal(t, g.Primary().Addr(), c.Masters()[0].Addr)
+	l, err := c.TryLock(bg, "k", time.Second)
+	require.NoError(t, err)
+	require.NoError(t, l.Unlock(bg))
+
+	cfg.Addrs = []string{sentinelAddr(g) + "?sentinel_user=watcher&sentinel_password=wrong-pw"}
+	_, err = New(bg, cfg)
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), "wrong-pw")
 }
 
 // sentinelAddr is the Config.Addrs entry of g.
