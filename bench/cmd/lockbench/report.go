@@ -41,8 +41,9 @@ type Report struct {
 	Targets          []Target          `json:"targets"`
 
 	// The semaphore mode's two parts: latency, and contended.
-	SemaphoreLatency []SemaphoreLatency `json:"semaphore_latency,omitempty"`
-	Semaphore        []SemaphoreResult  `json:"semaphore,omitempty"`
+	SemaphoreLatency  []SemaphoreLatency  `json:"semaphore_latency,omitempty"`
+	SemaphoreAttempts []SemaphoreAttempts `json:"semaphore_attempts,omitempty"`
+	Semaphore         []SemaphoreResult   `json:"semaphore,omitempty"`
 }
 
 // ReportConfig records the knobs of the run.
@@ -850,6 +851,13 @@ func (r *Report) WriteTables(w io.Writer) {
 		ref := field(r.clusterLatencyOf(nameVolleyStandalone), func(c *ClusterLatency) float64 { return c.Lat.P50 })
 		for _, c := range r.ClusterLatency {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t\n", c.Name, f3(c.Lat.P50), f3(c.Lat.P99), ratio(c.Lat.P50, ref), c.Errors, c.Note)
+		}
+	}
+	if len(r.SemaphoreAttempts) > 0 {
+		section(fmt.Sprintf("SEMAPHORE ATTEMPTS: Volley, one goroutine, %d calls each, some of the permits held by others; TryAcquire refused: failed while a permit was free", attemptsCalls))
+		fmt.Fprintln(tw, "permits	held	Acquire attempts per grant, mean	most	TryAcquire refused	")
+		for _, a := range r.SemaphoreAttempts {
+			fmt.Fprintf(tw, "%d\t%d\t%.2f\t%d\t%d of %d\t\n", a.Permits, a.Held, a.MeanAttempts, a.MaxAttempts, a.TryRefused, a.Calls)
 		}
 	}
 	if len(r.ClusterSpread) > 0 {

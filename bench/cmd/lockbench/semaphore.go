@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
+
+	"github.com/volleylock/volley/redlock"
 )
 
 // Semaphore mode: counting semaphores of semaphorePermits permits, in two
@@ -134,7 +137,97 @@ func (r *Runner) semaphore(ctx context.Context) error {
 	if err := r.semaphoreLatency(ctx); err != nil {
 		return err
 	}
+	if err := r.semaphoreAttempts(ctx); err != nil {
+		return err
+	}
 	return r.semaphoreContended(ctx)
+}
+
+// SemaphoreAttempts is how many attempts Volley's Acquire and TryAcquire
+// made per call with Held of the Permits taken by other holders
+// (attemptsCalls calls each, one goroutine, from Hooks.Call's CallEnd).
+type SemaphoreAttempts struct {
+	Permits      int     `json:"permits"`
+	Held         int     `json:"held"`
+	Calls        int     `json:"calls"`
+	MeanAttempts float64 `json:"mean_attempts"`
+	MaxAttempts  int     `json:"max_attempts"`
+	// TryRefused counts the TryAcquire calls that failed although a permit
+	// was free (Held < Permits): it should be zero.
+	TryRefused int `json:"try_refused"`
+}
+
+// attemptsCalls is the calls of each row of the attempts part.
+const attemptsCalls = 300
+
+// semaphoreAttempts is the attempts part: with 0 to Permits-1 permits
+// held, Acquire+Release and TryAcquire+Release attemptsCalls times each,
+// counting the attempts of each call (a failed attempt learns which
+// permits are free and asks next for one free on a quorum).
+func (r *Runner) semaphoreAttempts(ctx context.Context) error {
+	var attempts atomic.Int64
+	hooks := redlock.Hooks{Call: func(ctx context.Context, op redlock.Op, _ string) (context.Context, func(redlock.CallEnd)) {
+		return ctx, func(e redlock.CallEnd) {
+			if op == redlock.OpLock {
+				attempts.Store(int64(e.Attempts))
+			}
+		}
+	}}
+	c, err := newVolleyWith(r.opts.Setup, hooks)
+	if err != nil {
+		return fmt.Errorf("lockbench: semaphore: %w", err)
+	}
+	defer c.Close()
+	cl := c.(*volley).c
+	ttl := r.opts.Setup.TTL
+	r.progress.phase("semaphore attempts: %d calls x %d occupancies", attemptsCalls, semaphorePermits)
+	for held := range semaphorePermits {
+		s, err := cl.Semaphore("lb:"+r.run+":sem-attempts:"+strconv.Itoa(held), semaphorePermits)
+		if err != nil {
+			return err
+		}
+		var holders []redlock.Permit
+		for range held {
+			p, err := s.Acquire(ctx, ttl)
+			if err != nil {
+				return fmt.Errorf("lockbench: semaphore attempts: %w", err)
+			}
+			holders = append(holders, p)
+		}
+		row := SemaphoreAttempts{Permits: semaphorePermits, Held: held, Calls: attemptsCalls}
+		total := 0
+		for range attemptsCalls {
+			for _, try := range []bool{false, true} {
+				var p redlock.Permit
+				if try {
+					p, err = s.TryAcquire(ctx, ttl)
+				} else {
+					p, err = s.Acquire(ctx, ttl)
+				}
+				if err != nil {
+					if try && errors.Is(err, redlock.ErrNotAcquired) {
+						row.TryRefused++
+						continue
+					}
+					return fmt.Errorf("lockbench: semaphore attempts: %w", err)
+				}
+				if !try {
+					n := int(attempts.Load())
+					total += n
+					row.MaxAttempts = max(row.MaxAttempts, n)
+				}
+				if err := p.Release(ctx); err != nil {
+					return fmt.Errorf("lockbench: semaphore attempts: %w", err)
+				}
+			}
+		}
+		row.MeanAttempts = float64(total) / attemptsCalls
+		for _, p := range holders {
+			p.Release(ctx)
+		}
+		r.report.SemaphoreAttempts = append(r.report.SemaphoreAttempts, row)
+	}
+	return nil
 }
 
 // semaphoreOp is one operation of the latency part: LockUnlock of c.
