@@ -2,9 +2,9 @@ package redlock
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -359,25 +359,35 @@ func TestClusterRefusesEarlierLayout(t *testing.T) {
 	require.ErrorContains(t, err, "delete the keys")
 }
 
-// TestClusterSlotMigrating: while copy 1's slot of a key migrates (the
-// source MIGRATING, the destination IMPORTING), the source answers ASK
-// for the key it does not have: the Client asks the importing node again,
-// behind ASKING, and the copy votes. Without the retry (the broken
-// variant) it was a failed vote.
+// TestClusterSlotMigrating: while copy 1's slot of some keys migrates
+// (the source MIGRATING, the destination IMPORTING), the source answers
+// ASK for the keys it does not have: the Client asks the importing node
+// again, behind ASKING, and copy 1 votes. Each of 100 keys is taken on
+// copy 0 by a stranger, so that a lock needs copy 1's vote: all 100 are
+// granted; the broken variant without the retry (noAsking) grants none.
 func TestClusterSlotMigrating(t *testing.T) {
+	for _, broken := range []bool{false, true} {
+		t.Run(fmt.Sprint("noAsking=", broken), func(t *testing.T) {
+			granted := migratingGrants(t, broken)
+			t.Logf("locks granted with copy 1's slot migrating and copy 0 taken: %d of 100", granted)
+			if broken {
+				assert.Zero(t, granted, "the broken variant loses copy 1's vote")
+			} else {
+				assert.Equal(t, 100, granted)
+			}
+		})
+	}
+}
+
+// migratingGrants puts copy 1's slot of the keys "{m}:i" in migration,
+// takes each key on copy 0 for a stranger, and returns how many of 100
+// TryLocks were granted, with noAsking set to broken.
+func migratingGrants(t *testing.T, broken bool) int {
 	cl := redistest.StartClusterT(t, redistest.ClusterOptions{Replicas: -1})
-	var mu sync.Mutex
-	votes := map[string]Outcome{} // per address: its latest answer to a Lock attempt
-	c := clusterClient(t, cl, Config{Hooks: Hooks{Master: func(op Op, addr string, out Outcome, _ time.Duration) {
-		if op == OpLock {
-			mu.Lock()
-			votes[addr] = out
-			mu.Unlock()
-		}
-	}}})
-	other := clusterClient(t, cl, Config{})
-	_, tag := copyAt(c, 1, "k")
-	s := slot.Of(tag)
+	c := clusterClient(t, cl, Config{})
+	addr0, tag0 := copyAt(c, 0, "{m}")
+	_, tag1 := copyAt(c, 1, "{m}")
+	s := slot.Of(tag1)
 	from, to := cl.ShardOf(s), (cl.ShardOf(s)+1)%3
 	src, dst := cl.Primary(from).Addr(), cl.Primary(to).Addr()
 	id := func(addr string) string {
@@ -389,20 +399,25 @@ func TestClusterSlotMigrating(t *testing.T) {
 	require.NoError(t, err)
 	_, err = redistest.Do(src, "CLUSTER", "SETSLOT", strconv.Itoa(s), "MIGRATING", id(dst))
 	require.NoError(t, err)
-
-	l, err := c.TryLock(bg, "k", 10*time.Second)
-	require.NoError(t, err)
-	mu.Lock()
-	assert.Equal(t, OutcomeOK, votes[dst], "copy 1 voted yes through the importing node")
-	mu.Unlock()
-	states := inspectAll(t, l.Inspect, nil)
-	assert.True(t, states[1].Ours, "copy 1's key is on the importing node")
-	assert.Equal(t, dst, states[1].Addr)
-	_, err = other.TryLock(bg, "k", 10*time.Second)
-	require.ErrorIs(t, err, ErrNotAcquired)
-	require.NoError(t, l.Extend(bg, 10*time.Second))
-	require.NoError(t, l.Unlock(bg))
-	l, err = other.TryLock(bg, "k", 10*time.Second)
-	require.NoError(t, err)
-	require.NoError(t, l.Unlock(bg))
+	noAsking = broken
+	defer func() { noAsking = false }()
+	granted := 0
+	for i := range 100 {
+		key := fmt.Sprintf("{m}:%d", i)
+		_, err := redistest.Do(addr0, "SET", tag0+key, "a stranger's token", "PX", "10000")
+		require.NoError(t, err)
+		l, err := c.TryLock(bg, key, 10*time.Second)
+		if err != nil {
+			require.ErrorIs(t, err, ErrNotAcquired)
+			continue
+		}
+		granted++
+		if i == 0 {
+			states := inspectAll(t, l.Inspect, nil)
+			assert.True(t, states[1].Ours, "copy 1's key is on the importing node")
+			assert.Equal(t, dst, states[1].Addr)
+		}
+		require.NoError(t, l.Unlock(bg))
+	}
+	return granted
 }
