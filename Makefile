@@ -182,10 +182,12 @@ bench-go-compare:
 torture: deps
 	$(GO) run ./internal/cmd/torture -duration $(TORTURE_TIME) $(if $(SEED),-seed $(SEED)) -json torture.json
 
-## torture-cluster: the same over a local 3-primary Redis Cluster (a
-## replica each) whose primaries fail over, die and lose slots.
+## torture-cluster: the same over a local Redis Cluster of
+## CLUSTER_PRIMARIES primaries (default 3; 6 shows the copies spread), a
+## replica each, whose primaries fail over, die and lose slots.
+CLUSTER_PRIMARIES ?= 3
 torture-cluster: deps
-	$(GO) run ./internal/cmd/torture -cluster -duration $(TORTURE_TIME) $(if $(SEED),-seed $(SEED)) -json torture-cluster.json
+	$(GO) run ./internal/cmd/torture -cluster -masters $(CLUSTER_PRIMARIES) -keys 4 -duration $(TORTURE_TIME) $(if $(SEED),-seed $(SEED)) -json torture-cluster.json
 
 ## torture-semaphore: the same with every key a semaphore of 2 permits,
 ## checked for a third holder at any moment and, fenced, for each
