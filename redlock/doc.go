@@ -298,7 +298,8 @@
 //
 // An [*Error] (errors.As) adds each master's outcome (ok, taken, timeout,
 // connection error, server error, restart guard, cancelled, slow,
-// unfenced, or not awaited when the call was decided before it answered).
+// unfenced, or not awaited when the call was decided before it answered;
+// when ctx ends a Lock, each master's last real answer).
 // A connection error that looks like a TLS mismatch names the scheme the
 // server likely needs. No error contains a token or a password.
 //
