@@ -218,8 +218,8 @@
 //
 // New fails (ErrMasterUnusable) when N is above the number of primaries,
 // when a seed is not a cluster node, when the cluster does not serve every
-// slot, and when another Client placed another N or used the earlier
-// layout. A copy whose slot changed hands (a failover, a resharding) is
+// slot, and when another Client placed another N or another layout of
+// copies. A copy whose slot changed hands (a failover, a resharding) is
 // followed, and held out like a restarted master until MaxTTL +
 // Config.FailoverGrace after the Client learned of the move
 // (FailoverGrace defaults over a cluster to its node timeout plus a
