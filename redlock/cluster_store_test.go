@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -420,4 +421,59 @@ func migratingGrants(t *testing.T, broken bool) int {
 		require.NoError(t, l.Unlock(bg))
 	}
 	return granted
+}
+
+// TestClusterFailoverGuardsTheMovedNodeOnly: on six primaries, copy 0's
+// range is served by two of them. A failover of one holds out copy 0's
+// votes from the promoted replica (its keys may have lost writes), but
+// not copy 0's votes from the other primary of the range: a key there
+// still gets all three.
+func TestClusterFailoverGuardsTheMovedNodeOnly(t *testing.T) {
+	cl := redistest.StartClusterT(t, redistest.ClusterOptions{Shards: 6})
+	var mu sync.Mutex
+	votes := map[string]Outcome{}
+	cfg := Config{MaxTTL: 3 * time.Second, FailoverGrace: 500 * time.Millisecond, Hooks: Hooks{Master: func(op Op, addr string, out Outcome, _ time.Duration) {
+		if op == OpLock {
+			mu.Lock()
+			votes[addr] = out
+			mu.Unlock()
+		}
+	}}}
+	c := clusterClient(t, cl, cfg)
+	unguarded(t, c)
+	// Two keys whose copy 0 lives on different primaries.
+	a, b := "a", ""
+	addrA, tagA := copyAt(c, 0, a)
+	for i := 0; b == ""; i++ {
+		if addr, _ := copyAt(c, 0, fmt.Sprint("b", i)); addr != addrA {
+			b = fmt.Sprint("b", i)
+		}
+	}
+	addrB, _ := copyAt(c, 0, b)
+	shard := cl.ShardOf(slot.Of(tagA))
+	require.NoError(t, cl.Failover(shard))
+	promoted := cl.Primary(shard).Addr()
+	require.Eventually(t, func() bool {
+		if l, err := c.TryLock(bg, a, time.Second); err == nil { // a MOVED has the Client look
+			require.NoError(t, l.Unlock(bg))
+		}
+		addr, _ := copyAt(c, 0, a)
+		return addr == promoted
+	}, 5*time.Second, 20*time.Millisecond)
+
+	mu.Lock()
+	clear(votes)
+	mu.Unlock()
+	la, err := c.TryLock(bg, a, time.Second)
+	require.NoError(t, err, "copies 1 and 2 make the quorum")
+	lb, err := c.TryLock(bg, b, time.Second)
+	require.NoError(t, err)
+	mu.Lock()
+	assert.Equal(t, OutcomeGuarded, votes[promoted], "copy 0 of %q on the promoted replica is held out", a)
+	assert.Equal(t, OutcomeOK, votes[addrB], "copy 0 of %q on %s is not", b, addrB)
+	mu.Unlock()
+	states := inspectAll(t, lb.Inspect, nil)
+	assert.True(t, states[0].Ours)
+	require.NoError(t, la.Unlock(bg))
+	require.NoError(t, lb.Unlock(bg))
 }

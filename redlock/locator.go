@@ -114,9 +114,9 @@ func (l *locator) refresh() {
 
 // refreshCluster reads the slot map and, where it changed, publishes the
 // new view: new nodes are connected first (or until the look's time is
-// up), each copy with a slot in a new node's hands counts as moved from
-// now on (before any request can reach that node), and the nodes no
-// longer named are closed once no burst can pick them.
+// up), a node that took over a slot of a copy's range counts as moved for
+// that copy from now on (before any request can reach it there), and the
+// nodes no longer named are closed once no burst can pick them.
 func (l *locator) refreshCluster(ctx context.Context) {
 	c, cs := l.c, l.c.cluster
 	old := cs.view.Load()
@@ -151,13 +151,16 @@ func (l *locator) refreshCluster(ctx context.Context) {
 	}
 	now := time.Now()
 	var moved []int
-	for i, m := range c.masters {
+	for i := range c.masters {
+		rerouted := false
 		for p := range cs.width {
 			if s := cs.copySlot(i, p); v.owner[s].addr != old.owner[s].addr {
-				m.movedAt.Store(now.UnixNano())
-				moved = append(moved, i)
-				break
+				v.owner[s].moved[i].Store(now.UnixNano())
+				rerouted = true
 			}
+		}
+		if rerouted {
+			moved = append(moved, i)
 		}
 	}
 	cs.view.Store(v)

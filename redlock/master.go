@@ -16,8 +16,8 @@ import (
 //
 // A copy that a Redis Cluster places has no connection of its own: each
 // key's copy lives on the node that serves its slot (see placement.go),
-// and the copy counts as moved when any slot of its range changes hands
-// (a failover, a resharding).
+// and the node that takes over a slot of the copy's range (a failover, a
+// resharding) counts as moved for that copy (see node.moved).
 //
 // The connection is read without a lock (conn) and swapped by the
 // Client's locator goroutine only (move); the master owns it and closes
@@ -27,6 +27,8 @@ type master struct {
 	opts conn.Options // what its connections are made with (the pub/sub connection's too); changed by move under the wait room's mu
 	cn   atomic.Pointer[conn.Conn]
 
+	// copy is the master's index among a cluster's copies.
+	copy int
 	// movedAt is when the master last moved to another server (unix
 	// nanoseconds, 0: never), as the Client learned it.
 	movedAt atomic.Int64
@@ -60,8 +62,8 @@ func (c *Client) move(i int, cn *conn.Conn, opts conn.Options, at time.Time) {
 
 // guarded reports whether the restart guard keeps m's votes on cn (the
 // connection an answer came on) out of the quorum at now: cn's server
-// started less than MaxTTL ago, or m moved to
-// another server less than MaxTTL ago (plus, for a move, the time a
+// started less than MaxTTL ago, or m moved to that server (over a
+// cluster: cn's node took over a slot of m's range) less than MaxTTL ago (plus, for a move, the time a
 // deposed server may still have taken writes: Config.FailoverGrace), so the
 // server may lack locks that other clients still hold. A master restarts
 // with a new run_id and a reset uptime, which the Conn reads on every
@@ -77,7 +79,11 @@ func (c *Client) guarded(m *master, cn *conn.Conn, now time.Time) (since, until 
 		since = info.StartedAt()
 		until = since.Add(c.cfg.MaxTTL + time.Second)
 	}
-	if at := m.movedAt.Load(); at != 0 {
+	at := m.movedAt.Load()
+	if c.cluster != nil {
+		at = c.cluster.movedAt(m.copy, cn)
+	}
+	if at != 0 {
 		moved := time.Unix(0, at)
 		if u := moved.Add(c.cfg.MaxTTL + c.cfg.FailoverGrace); u.After(until) {
 			since, until = moved, u

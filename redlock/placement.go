@@ -64,6 +64,22 @@ type node struct {
 	addr string
 	cn   *conn.Conn
 	gidx int // the connection's index in the Client's conn.Group; -1: not in it
+	// moved is, per copy, when the node last took over a slot of the
+	// copy's range (unix nanoseconds; 0: never, it served them from the
+	// Client's start): the restart guard holds its votes for that copy out
+	// from then on (see Client.guarded), and only for that copy.
+	moved []atomic.Int64
+}
+
+// movedAt returns when the node whose connection is cn last took over a
+// slot of copy i's range (0: never, or not a node of the view).
+func (cs *clusterState) movedAt(i int, cn *conn.Conn) int64 {
+	for _, n := range cs.view.Load().nodes {
+		if n.cn == cn {
+			return n.moved[i].Load()
+		}
+	}
+	return 0
 }
 
 // clusterView is which node serves each slot, and each copy's nodes. It is
@@ -174,7 +190,7 @@ func (c *Client) buildView(cm clusterMap, old *clusterView) (v *clusterView, mad
 				}
 				return nil, nil, nil, fmt.Errorf("redlock: Config.Addrs: %w", err)
 			}
-			n = &node{addr: r.primary, cn: cn, gidx: -1}
+			n = &node{addr: r.primary, cn: cn, gidx: -1, moved: make([]atomic.Int64, cs.copies)}
 			byAddr[r.primary] = n
 			made = append(made, n)
 		}
@@ -255,7 +271,7 @@ func (c *Client) addCluster(ctx context.Context, addr string) (*clusterEntry, er
 	c.tagLen = slot.TagLen
 	for i := range n {
 		first := c.cluster.copySlot(i, 0)
-		m := &master{addr: fmt.Sprintf("cluster copy %d of %d (slots %d-%d)", i, n, first, first+c.cluster.width-1)}
+		m := &master{addr: fmt.Sprintf("cluster copy %d of %d (slots %d-%d)", i, n, first, first+c.cluster.width-1), copy: i}
 		c.masters = append(c.masters, m)
 	}
 	return &e, nil
