@@ -219,9 +219,10 @@
 // New fails (ErrMasterUnusable) when N is above the number of primaries,
 // when a seed is not a cluster node, when the cluster does not serve every
 // slot, and when another Client placed another N or another layout of
-// copies. A copy whose slot changed hands (a failover, a resharding) is
-// followed, and held out like a restarted master until MaxTTL +
-// Config.FailoverGrace after the Client learned of the move
+// copies. A slot that changed hands (a failover, a resharding) is
+// followed, and the node that took it over is held out for that copy like
+// a restarted master until MaxTTL + Config.FailoverGrace after the Client
+// learned of the move
 // (FailoverGrace defaults over a cluster to its node timeout plus a
 // second); a key whose slot is migrating is asked for on the importing
 // node (ASKING). Client.Masters and Inspect show which primaries hold each
