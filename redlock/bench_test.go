@@ -15,21 +15,25 @@ import (
 func BenchmarkLockUnlock(b *testing.B) {
 	for _, n := range []int{1, 3, 5} {
 		b.Run(fmt.Sprint("N=", n), func(b *testing.B) {
-			c := benchClient(b, n)
-			keys := benchKeys(1024)
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				l, err := c.TryLock(bg, keys[i%len(keys)], 10*time.Second)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := l.Unlock(bg); err != nil {
-					b.Fatal(err)
-				}
-				i++
-			}
+			lockUnlockLoop(b, benchClient(b, n), benchKeys(1024))
 		})
+	}
+}
+
+// lockUnlockLoop is the loop of BenchmarkLockUnlock: TryLock+Unlock of
+// keys in turn.
+func lockUnlockLoop(b *testing.B, c *Client, keys []string) {
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		l, err := c.TryLock(bg, keys[i%len(keys)], 10*time.Second)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := l.Unlock(bg); err != nil {
+			b.Fatal(err)
+		}
+		i++
 	}
 }
 
@@ -101,18 +105,7 @@ func BenchmarkClusterLockUnlock(b *testing.B) {
 			for i := range keys {
 				keys[i] = bc.prefix + keys[i]
 			}
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				l, err := c.TryLock(bg, keys[i%len(keys)], 10*time.Second)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := l.Unlock(bg); err != nil {
-					b.Fatal(err)
-				}
-				i++
-			}
+			lockUnlockLoop(b, c, keys)
 		})
 	}
 }
