@@ -28,7 +28,7 @@ type Config struct {
 	// Attempts that a release woke, and the quick retries after votes
 	// split among contenders, do not count: the lock is changing hands.
 	// At most 8 such attempts come in a row, then one counts, so a Lock
-	// makes at most 9*Tries+1 attempts whatever the masters answer (see
+	// makes at most 9*Tries-8 attempts whatever the masters answer (see
 	// "How much a Lock sends" in the package documentation). A Lock that
 	// the restart guard holds out waits for the guard's end: one wait.
 	Tries int
