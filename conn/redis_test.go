@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"io"
 	"net"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -226,20 +225,15 @@ func TestRealRedisOverTLS(t *testing.T) {
 
 // TestRealServerIdentity: the real-server tests run against the server
 // that make test means them to (VOLLEY_EXPECT_SERVER: "redis" or
-// "valkey"), so that the Valkey pass cannot quietly test redis-server. It
-// also checks what the handshake reads from both: mode and role.
+// "valkey"; VOLLEY_EXPECT_VERSION: its version or a prefix), so that a
+// pass meant for one server cannot quietly test another. It also checks
+// what the handshake reads from both: mode and role.
 func TestRealServerIdentity(t *testing.T) {
 	srv := redistest.Start(t, redistest.Options{})
 	c := dialT(t, Options{Addr: srv.Addr()})
 	assert.Equal(t, "standalone", c.Info().Mode)
 	assert.Equal(t, "master", c.Info().Role)
-	info := doT(t, c, "INFO", "server")
-	name := "redis"
-	if strings.Contains(info, "\r\nserver_name:valkey\r\n") {
-		name = "valkey"
-	}
-	t.Logf("server: %s", name)
-	if want := os.Getenv("VOLLEY_EXPECT_SERVER"); want != "" {
-		require.Equal(t, want, name, "the real-server tests ran against the wrong server")
-	}
+	kind, version := redistest.Identity(doT(t, c, "INFO", "server"))
+	t.Logf("server: %s %s", kind, version)
+	redistest.ExpectIdentity(t, kind, version)
 }

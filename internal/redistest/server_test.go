@@ -133,24 +133,54 @@ func TestStartRefusesAnotherServersPort(t *testing.T) {
 	require.Contains(t, err.Error(), "another server's")
 }
 
-// serverName returns "redis" or "valkey", the server s runs, and fails
-// the test if it is not the one VOLLEY_EXPECT_SERVER names (when set), so
-// that a pass meant for one server cannot quietly test the other.
+// serverName returns the server s runs, its kind and version ("redis
+// 7.0.15", "valkey 9.1.2"), and fails
+// the test if it is not the one VOLLEY_EXPECT_SERVER and
+// VOLLEY_EXPECT_VERSION name (when set), so that a pass meant for one
+// server cannot quietly test another.
 func serverName(t *testing.T, s *Server) string {
 	t.Helper()
 	info, err := doText(s.Addr(), "INFO", "server")
 	require.NoError(t, err)
-	name := "redis"
-	if infoField(info, "server_name") == "valkey" {
-		name = "valkey"
-	}
-	if want := os.Getenv("VOLLEY_EXPECT_SERVER"); want != "" {
-		require.Equal(t, want, name, "the tests ran against the wrong server")
-	}
-	return name
+	kind, version := Identity(info)
+	ExpectIdentity(t, kind, version)
+	return kind + " " + version
 }
 
 func TestServerIdentity(t *testing.T) {
 	s := Start(t, Options{})
 	t.Logf("server: %s", serverName(t, s))
+}
+
+// TestIdentity: the kind and version from INFO server replies of Redis 7,
+// Redis 8 (no server_name) and Valkey (redis_version frozen at 7.2.4).
+func TestIdentity(t *testing.T) {
+	for _, tc := range []struct {
+		info, kind, version string
+	}{
+		{"# Server\r\nredis_version:7.0.15\r\nredis_mode:standalone\r\n", "redis", "7.0.15"},
+		{"# Server\r\nredis_version:8.6.3\r\nredis_git_sha1:00000000\r\n", "redis", "8.6.3"},
+		{"# Server\r\nredis_version:7.2.4\r\nserver_name:valkey\r\nvalkey_version:9.1.2\r\n", "valkey", "9.1.2"},
+	} {
+		kind, version := Identity(tc.info)
+		require.Equal(t, tc.kind, kind)
+		require.Equal(t, tc.version, version)
+	}
+}
+
+func TestVersionIs(t *testing.T) {
+	for _, tc := range []struct {
+		version, want string
+		ok            bool
+	}{
+		{"8.6.3", "8.6.3", true},
+		{"8.6.3", "8.6", true},
+		{"8.6.3", "8", true},
+		{"8.60.0", "8.6", false},
+		{"8.0.2", "8.0.6", false},
+		{"7.2.4", "9.1", false},
+		{"", "8", false},
+	} {
+		require.Equal(t, tc.ok, versionIs(tc.version, tc.want), "%q against %q", tc.version, tc.want)
+	}
 }
