@@ -18,7 +18,7 @@
 #   - bin/KIND-server, bin/KIND-sentinel and bin/KIND-cli: wrappers that exec
 #     root's own dynamic loader on root's binary, so the binary runs on
 #     root's libc and libraries (exec keeps the pid, which redistest checks).
-# A SPEC whose bin/ is complete is skipped: a second run needs no network.
+# A SPEC whose bin/ is complete and runs is skipped: a second run needs no network.
 # The apt states are removed at the end (about 100 MB a suite), so a later
 # install starts from fresh lists.
 # Anything missing (a suite, a package, a version) fails loudly.
@@ -92,7 +92,8 @@ for spec in "$@"; do
 	[[ $spec =~ ^(redis|valkey)-([0-9][0-9.]*)@([a-z]+)$ ]] || die "bad spec $spec: want KIND-VERSION@SUITE, KIND redis or valkey"
 	kind=${BASH_REMATCH[1]} want=${BASH_REMATCH[2]} suite=${BASH_REMATCH[3]}
 	dir="$dest/$kind-$want"
-	if [ -x "$dir/bin/$kind-server" ] && [ -x "$dir/bin/$kind-sentinel" ] && [ -x "$dir/bin/$kind-cli" ]; then
+	# Installed, and its wrappers still point at it (the checkout may have moved).
+	if [ -x "$dir/bin/$kind-sentinel" ] && [ -x "$dir/bin/$kind-cli" ] && "$dir/bin/$kind-server" --version >/dev/null 2>&1; then
 		echo "install-servers: $kind-$want: $("$dir/bin/$kind-server" --version)"
 		continue
 	fi
