@@ -39,8 +39,10 @@ SERVERS        ?= valkey-8.1.1@trixie redis-8.0.2@trixie redis-8.0.6@forky $(SER
 SERVERS_DIR    ?= .servers
 # The go test flags of one server's pass (pass-KIND-VERSION).
 PASS_FLAGS     ?= -race -shuffle=on -count=1 -timeout 8m
-# KIND-VERSION of each KIND-VERSION@SUITE.
-names = $(foreach s,$(1),$(firstword $(subst @, ,$(s))))
+# KIND-VERSION of each KIND-VERSION@SUITE; the KIND and the VERSION of one.
+names   = $(foreach s,$(1),$(firstword $(subst @, ,$(s))))
+kind    = $(firstword $(subst -, ,$(1)))
+version = $(lastword $(subst -, ,$(1)))
 
 # test-stress: how many times the unit suite must pass under CPU hogs in a row.
 STRESS_RUNS    ?= 3
@@ -91,7 +93,7 @@ deps:
 		echo "deps: valkey-server is missing; install it (Debian bookworm: apt-get install -t bookworm-backports valkey-server)" >&2; exit 1; \
 	fi
 
-## servers: install every server of SERVERS into SERVERS_DIR (about 30 s
+## servers: install every server of SERVERS into SERVERS_DIR (about 35 s
 ## the first time, with the network to the Debian archive the machine's apt
 ## uses; nothing after), printing each one's --version.
 servers:
@@ -121,7 +123,7 @@ test-servers: deps servers
 ## (from SERVERS_DIR), with VOLLEY_EXPECT_SERVER and VOLLEY_EXPECT_VERSION
 ## set from its name, so that the tests fail on any other server.
 pass-%:
-	@kind=$(firstword $(subst -, ,$*)); version=$(lastword $(subst -, ,$*)); \
+	@kind=$(call kind,$*); version=$(call version,$*); \
 	case " $(SYSTEM_SERVERS) " in \
 		*" $* "*) bin=$$kind-server ;; \
 		*) bin=$(CURDIR)/$(SERVERS_DIR)/$*/bin/$$kind-server ;; \
@@ -158,11 +160,11 @@ fmt-check:
 # (standalone, Cluster, Sentinel) on the newest Redis and the newest
 # Valkey (SERVERS_NEWEST), those two passes side by side: each mostly
 # waits (about 100-115 s of wall time for 35-45 s of CPU, -race and all),
-# so together they take about 2 minutes, where one after the other they
-# took 3.5 and make test came near 10. The other servers (valkey 8.0,
-# valkey 8.1, redis 8.0) are left to make test-servers.
+# so together they take about 2 minutes, not 3.5 one after the other,
+# and make test stays near 7. The other servers (valkey 8.0, valkey 8.1,
+# redis 8.0) are left to make test-servers.
 unit:
-	VOLLEY_EXPECT_SERVER=redis VOLLEY_EXPECT_VERSION=$(lastword $(subst -, ,$(filter redis-%,$(SYSTEM_SERVERS)))) $(GO) test -race -shuffle=on -count=1 -timeout 8m ./...
+	VOLLEY_EXPECT_SERVER=redis VOLLEY_EXPECT_VERSION=$(call version,$(filter redis-%,$(SYSTEM_SERVERS))) $(GO) test -race -shuffle=on -count=1 -timeout 8m ./...
 	@$(MAKE) --no-print-directory -j2 --output-sync=target $(addprefix pass-,$(call names,$(SERVERS_NEWEST)))
 	cd redlockotel && $(GO) test -race -shuffle=on -count=1 ./...
 	cd redlockprom && $(GO) test -race -shuffle=on -count=1 ./...
