@@ -155,7 +155,8 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt: not formatted:" $$out >&2; exit 1; fi
 
-# unit: every test on the system's redis-server 7.0, the oldest supported;
+# unit: every test on the system's redis-server 7.0, the oldest supported
+# (with -race, so without the allocation tests, which then run alone);
 # then the real-server tests of conn, redlock and the launchers
 # (standalone, Cluster, Sentinel) on the newest Redis and the newest
 # Valkey (SERVERS_NEWEST), those two passes side by side: each mostly
@@ -166,6 +167,9 @@ fmt-check:
 unit:
 	VOLLEY_EXPECT_SERVER=redis VOLLEY_EXPECT_VERSION=$(call version,$(filter redis-%,$(SYSTEM_SERVERS))) $(GO) test -race -shuffle=on -count=1 -timeout 8m ./...
 	@$(MAKE) --no-print-directory -j2 --output-sync=target $(addprefix pass-,$(call names,$(SERVERS_NEWEST)))
+	@# The allocation tests are built without -race (its instrumentation
+	@# allocates): the exact counts of alloc_test.go.
+	$(GO) test -count=1 -run 'Allocs' ./resp ./conn ./redlock
 	cd redlockotel && $(GO) test -race -shuffle=on -count=1 ./...
 	cd redlockprom && $(GO) test -race -shuffle=on -count=1 ./...
 	cd bench && $(GO) test -count=1 -timeout 5m ./...

@@ -213,12 +213,19 @@ func (o *op) mismatched() bool {
 func (o *op) denied() bool {
 	n := 0
 	for i := range o.res {
-		var se *resp.ServerError
-		if o.res[i].Outcome == OutcomeServerError && errors.As(o.res[i].Err, &se) && se.Prefix == "NOPERM" {
+		if o.res[i].Outcome == OutcomeServerError && isNoPermission(o.res[i].Err) {
 			n++
 		}
 	}
 	return n > 0 && len(o.res)-n < o.c.quorum
+}
+
+// isNoPermission reports whether err is an ACL's refusal (NOPERM). (Its
+// own function, as isMismatch: the *resp.ServerError that errors.As fills
+// escapes, and is only made for a server error.)
+func isNoPermission(err error) bool {
+	var se *resp.ServerError
+	return errors.As(err, &se) && se.Prefix == "NOPERM"
 }
 
 // isMismatch reports whether err is a script's refusal of a name kept for
