@@ -199,10 +199,20 @@ func TestHarnessSmoke(t *testing.T) {
 	// Cluster: on real servers only, every cluster contender, and Volley
 	// locks again after a primary's death while a quorum of primaries is up.
 	if ms.Kind != kindFake {
-		require.Len(t, rep.ClusterLatency, len(clusterContenders))
+		// One more Volley per further cluster size (volley-cluster-6p).
+		require.Len(t, rep.ClusterLatency, len(clusterContenders)+1)
 		for _, c := range rep.ClusterLatency {
 			assert.Positive(t, c.Lat.N, c.Name)
 			assert.Zero(t, c.Errors, c.Name)
+		}
+		// The spread per size: every primary took a share of the lock
+		// commands, none failed.
+		require.Len(t, rep.ClusterSpread, 2)
+		for _, sp := range rep.ClusterSpread {
+			assert.Len(t, sp.Commands, sp.Primaries)
+			assert.Zero(t, sp.Errors, "%d primaries", sp.Primaries)
+			assert.Greater(t, sp.MinShare, 0.8, "%d primaries: %v", sp.Primaries, sp.Commands)
+			assert.Less(t, sp.MaxShare, 1.2, "%d primaries: %v", sp.Primaries, sp.Commands)
 		}
 		require.Len(t, rep.ClusterRecovery, len(clusterContenders)-1, "every contender on a cluster")
 		v := rep.ClusterRecovery[slices.IndexFunc(rep.ClusterRecovery, func(c ClusterRecovery) bool { return c.Name == nameVolleyCluster })]
@@ -214,6 +224,12 @@ func TestHarnessSmoke(t *testing.T) {
 	// Semaphore: the mutex and the semaphore, each contender of the
 	// contended part. Volley's never admits more than its permits; the
 	// majority counter may (not asserted either way).
+	// The attempts part: no TryAcquire refused while a permit was free.
+	require.Len(t, rep.SemaphoreAttempts, semaphorePermits)
+	for _, a := range rep.SemaphoreAttempts {
+		assert.Zero(t, a.TryRefused, "%d of %d held", a.Held, a.Permits)
+		assert.GreaterOrEqual(t, a.MeanAttempts, 1.0)
+	}
 	require.Len(t, rep.SemaphoreLatency, 2)
 	for _, l := range rep.SemaphoreLatency {
 		assert.Positive(t, l.Lat.N, l.Name)
@@ -231,14 +247,20 @@ func TestHarnessSmoke(t *testing.T) {
 	}
 	assert.Zero(t, rep.Semaphore[0].OverPermits)
 	assert.LessOrEqual(t, rep.Semaphore[0].MostHolders, semaphorePermits)
-	require.Len(t, rep.Targets, 28)
+	// 28, and on real servers one for the 6-primary p50 and one per
+	// cluster size's spread.
+	targets := 28
+	if ms.Kind != kindFake {
+		targets += 3
+	}
+	require.Len(t, rep.Targets, targets)
 
 	var out bytes.Buffer
 	rep.WriteTables(&out)
 	text := out.String()
-	sections := []string{"LATENCY:", "THROUGHPUT:", "THROUGHPUT COST:", "CONTENDED:", "ALLOCS:", "SKEW:", "MULTI:", "RENEWAL:", "HANDOFF:", "SEMAPHORE LATENCY:", "SEMAPHORE:", "TARGETS"}
+	sections := []string{"LATENCY:", "THROUGHPUT:", "THROUGHPUT COST:", "CONTENDED:", "ALLOCS:", "SKEW:", "MULTI:", "RENEWAL:", "HANDOFF:", "SEMAPHORE LATENCY:", "SEMAPHORE ATTEMPTS:", "SEMAPHORE:", "TARGETS"}
 	if ms.Kind != kindFake {
-		sections = append(sections, "CLUSTER:", "CLUSTER RECOVERY:")
+		sections = append(sections, "CLUSTER:", "CLUSTER SPREAD:", "CLUSTER RECOVERY:")
 	}
 	for _, section := range sections {
 		assert.Contains(t, text, section)
