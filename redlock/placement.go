@@ -22,10 +22,11 @@ import (
 // primaries (so that on such a cluster, or one of k*N primaries, no two
 // copies of a key share a primary), and uses the first width of them,
 // width being the shortest range: a key's place p (placement) puts copy i
-// of it in slot first(i) + p, behind that slot's tag (slot.Tag). The place depends on the key and N only, so
-// every Client with the same N locks a key under the same keys, whatever
-// map of the cluster it read; where a slot lives is the view's business
-// (clusterView), which the locator follows.
+// of it in slot first(i) + p, behind that slot's tag (slot.Tag). The place
+// depends on the key and N only, so every Client with the same N locks a
+// key under the same keys, whatever map of the cluster it read; where a
+// slot lives is the view's business (clusterView), which the locator
+// follows.
 
 // clusterState is a cluster Client's placement: its entry, the width of
 // the copies' ranges, and the current view of which node serves each slot.
