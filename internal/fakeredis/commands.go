@@ -348,7 +348,9 @@ func cmdInfo(c *client, args [][]byte) {
 		if len(text) > 0 {
 			text = append(text, "\r\n"...)
 		}
-		text = append(text, "# Replication\r\nrole:master\r\nconnected_slaves:0\r\n"...)
+		text = append(text, "# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_replid:"...)
+		text = append(text, c.s.replID()...)
+		text = append(text, "\r\n"...)
 	}
 	if keyspace {
 		if len(text) > 0 {

@@ -1350,6 +1350,14 @@ var scriptCalls = []struct {
 	{name: "rw_rextend", args: []string{"3", "rw", "rw:readers", "rw:intent", "tok", "60000"}},
 	{name: "rw_runlock", args: []string{"3", "rw", "rw:readers", "rw:intent", "tok"}},
 	{name: "rw_lock", args: []string{"3", "rw", "rw:readers", "rw:intent", "tok", "30000", "1"}},
+	// The cluster forms: the script's own keys, then a counter, run key
+	// and unsure hash (c, cr, cu) that the first call sets aside.
+	{name: "fence_vouch+fence_state", args: []string{"5", "c", "cu", "c", "cr", "cu"}, mask: true},
+	{name: "fence_vouch+fence_repair", args: []string{"5", "c", "cu", "c", "cr", "cu", "1", "7"}},
+	{name: "fence_vouch+fence_lock", args: []string{"5", "g1", "c", "c", "cr", "cu", "tok", "30000", "9"}},
+	{name: "fence_vouch+fence_write", args: []string{"5", "g1", "c", "c", "cr", "cu", "tok", "5"}},
+	{name: "fence_vouch+sem_acquire", args: []string{"6", "t", "t:0", "c", "c", "cr", "cu", "tok", "30000", "0", "9"}},
+	{name: "fence_vouch+rw_lock", args: []string{"7", "v", "v:readers", "v:intent", "c", "c", "cr", "cu", "tok", "30000", "1", "9"}},
 }
 
 // diffScriptSHAs covers every script of scripts.All by its SHA: EVALSHA

@@ -11,48 +11,64 @@ import "github.com/volleylock/volley/resp"
 
 // fenceCheckLocked runs scripts.FenceCheck.
 func (s *Server) fenceCheckLocked(out []byte, db int, sha string, keys [][]byte) []byte {
+	vouched, msg := s.fenceSetAsideLocked(db, keys, s.runID) // string.match(INFO server, "run_id:(%x+)")
+	switch {
+	case msg != "":
+		return appendScriptError(out, msg, sha)
+	case vouched:
+		return append(out, replyOne...)
+	}
+	return append(out, replyZero...)
+}
+
+// fenceSetAsideLocked is the check of scripts.FenceCheck and of the
+// prelude of the cluster forms (fence_vouch.lua), on keys counter, run
+// key, unsure hash: if the run key holds id, the counter is vouched for
+// (true); else the counter, if any, is set aside as stale, since is set
+// to now, the run key to id (false). msg is the error a redis.call
+// raised, if any.
+func (s *Server) fenceSetAsideLocked(db int, keys [][]byte, id string) (vouched bool, msg string) {
 	now := s.clock.Now()
 	ms := now.UnixMilli()
-	id := s.runID // string.match(INFO server, "run_id:(%x+)")
 	run, found, msg := s.scriptGetLocked(db, keys, 1, ms)
 	if msg != "" {
-		return appendScriptError(out, msg, sha)
+		return false, msg
 	}
 	if found && run == id {
-		return append(out, replyOne...)
+		return true, ""
 	}
 	g, found, msg := s.scriptGetLocked(db, keys, 0, ms)
 	if msg != "" {
-		return appendScriptError(out, msg, sha)
+		return false, msg
 	}
 	if found {
 		stale, hasStale, msg := s.scriptHgetLocked(db, keys, 2, "stale", ms)
 		if msg != "" {
-			return appendScriptError(out, msg, sha)
+			return false, msg
 		}
 		raise := !hasStale
 		if hasStale {
 			if raise, msg = luaLess(luaToNumber([]byte(stale)), luaToNumber([]byte(g))); msg != "" {
-				return appendScriptError(out, msg, sha)
+				return false, msg
 			}
 		}
 		if raise {
 			if msg := s.scriptHsetLocked(db, keys[2], "stale", []byte(g), ms); msg != "" {
-				return appendScriptError(out, msg, sha)
+				return false, msg
 			}
 		}
 		delete(s.dbs[db], string(keys[0]))
 	}
 	unsure, ok := luaArg(keys, 2)
 	if !ok {
-		return appendScriptError(out, errScriptArgs, sha)
+		return false, errScriptArgs
 	}
 	var scratch [24]byte
 	if msg := s.scriptHsetLocked(db, unsure, "since", appendLuaTime(scratch[:0], now), ms); msg != "" {
-		return appendScriptError(out, msg, sha)
+		return false, msg
 	}
 	s.dbs[db][string(keys[1])] = entry{val: id}
-	return append(out, replyZero...)
+	return false, ""
 }
 
 // fenceLockLocked runs scripts.FenceLock.

@@ -57,6 +57,42 @@ func TestFenceCheckComparesRunID(t *testing.T) {
 	assert.Equal(t, ":0\r\n", c.do("EXISTS", fenceKey))
 }
 
+// The cluster forms of the fencing scripts (fence_vouch.lua before each)
+// make FenceCheck's check at every call, on the counter, run key and
+// unsure hash after the script's own keys, against the identity run_id +
+// ":" + master_replid: a run key of another node (a slot that moved, a
+// failover) or of the standalone form sets the counter aside before the
+// script runs, which then finds none.
+func TestVouchedScriptsCheckEveryCall(t *testing.T) {
+	s := StartT(t, Options{})
+	c := dial(t, s.Addr())
+	tail := []string{fenceKey, fenceKey, fenceRunKey, fenceUnsureKey}
+	lock := func(key, proposal string) string {
+		args := append([]string{"EVALSHA", scripts.FenceLockVouched.SHA, "5", key}, tail...)
+		return c.do(append(args, "tok", "1000", proposal)...)
+	}
+	require.Equal(t, bulk(scripts.FenceLockVouched.SHA), c.do("SCRIPT", "LOAD", scripts.FenceLockVouched.Source))
+	require.Equal(t, "*1\r\n:1\r\n", lock("a", "5"), "a fresh slot: no counter it vouches for")
+	id := s.RunID() + ":" + s.RunID() // the fake's master_replid is its run_id
+	assert.Equal(t, bulk(id), c.do("GET", fenceRunKey))
+	since := c.do("HGET", fenceUnsureKey, "since")
+	require.Regexp(t, `^\$16\r\n[0-9]{16}\r\n$`, since)
+	repair := append([]string{"EVAL", scripts.FenceRepairVouched.Source, "5", fenceKey, fenceUnsureKey}, tail[1:]...)
+	require.Equal(t, ":1\r\n", c.do(append(repair, since[5:21], "10")...))
+	require.Equal(t, "*2\r\n:1\r\n"+bulk("10"), lock("b", "20"), "vouched: read, then raised")
+	assert.Equal(t, bulk("20"), c.do("GET", fenceKey))
+
+	for _, other := range []string{"someone-else:replid", s.RunID()} {
+		c.do("SET", fenceRunKey, other)
+		require.Equal(t, "*1\r\n:1\r\n", lock("c"+other, "30"), "run key %q: set aside", other)
+		assert.Equal(t, bulk("20"), c.do("HGET", fenceUnsureKey, "stale"))
+		assert.Equal(t, ":0\r\n", c.do("EXISTS", fenceKey))
+		assert.Equal(t, bulk(id), c.do("GET", fenceRunKey))
+	}
+	// Fewer keys than the check's three: Lua's error for a nil key.
+	assert.Contains(t, c.do("EVAL", scripts.FenceStateVouched.Source, "2", fenceKey, fenceUnsureKey), "ERR")
+}
+
 func TestLuaToNumber(t *testing.T) {
 	for _, tc := range []struct {
 		in   string

@@ -44,7 +44,26 @@ const (
 	scriptRWRLock
 	scriptRWRExtend
 	scriptRWRUnlock
+	// The cluster forms of the fencing scripts (scripts.FenceLockVouched
+	// and the others): fence_vouch.lua's check, then the script.
+	scriptFenceLockVouched
+	scriptFenceWriteVouched
+	scriptFenceStateVouched
+	scriptFenceRepairVouched
+	scriptSemAcquireVouched
+	scriptRWLockVouched
 )
+
+// vouchedBase is, for each cluster form of a fencing script, the script
+// it runs once the check is made.
+var vouchedBase = map[scriptKind]scriptKind{
+	scriptFenceLockVouched:   scriptFenceLock,
+	scriptFenceWriteVouched:  scriptFenceWrite,
+	scriptFenceStateVouched:  scriptFenceState,
+	scriptFenceRepairVouched: scriptFenceRepair,
+	scriptSemAcquireVouched:  scriptSemAcquire,
+	scriptRWLockVouched:      scriptRWLock,
+}
 
 // scriptTable is every script the fake runs, one entry each: every one of
 // scripts.All.
@@ -74,6 +93,12 @@ var scriptTable = []struct {
 	{scripts.RWRLock, scriptRWRLock},
 	{scripts.RWRExtend, scriptRWRExtend},
 	{scripts.RWRUnlock, scriptRWRUnlock},
+	{scripts.FenceLockVouched, scriptFenceLockVouched},
+	{scripts.FenceWriteVouched, scriptFenceWriteVouched},
+	{scripts.FenceStateVouched, scriptFenceStateVouched},
+	{scripts.FenceRepairVouched, scriptFenceRepairVouched},
+	{scripts.SemAcquireVouched, scriptSemAcquireVouched},
+	{scripts.RWLockVouched, scriptRWLockVouched},
 }
 
 // knownScript is a script's kind and SHA-1.
@@ -201,6 +226,19 @@ const errScriptArgs = "ERR Lua redis lib command arguments must be strings or in
 // Messages the script publishes to c itself come first, as on Redis.
 func (c *client) runScriptLocked(kind scriptKind, sha string, keys, argv [][]byte) {
 	s, db := c.s, c.db
+	if base, ok := vouchedBase[kind]; ok {
+		// fence_vouch.lua: unpack(KEYS, 1, #KEYS-3), then the check on the
+		// last three.
+		if len(keys) < 3 {
+			c.out = appendScriptError(c.out, errScriptArgs, sha)
+			return
+		}
+		if _, msg := s.fenceSetAsideLocked(db, keys[len(keys)-3:], s.runID+":"+s.replID()); msg != "" {
+			c.out = appendScriptError(c.out, msg, sha)
+			return
+		}
+		kind, keys = base, keys[:len(keys)-3]
+	}
 	switch kind {
 	case scriptFenceCheck:
 		c.out = s.fenceCheckLocked(c.out, db, sha, keys)

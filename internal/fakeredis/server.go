@@ -297,3 +297,8 @@ func newRunID() string {
 	rand.Read(b[:]) // never fails (crypto/rand documents it panics rather)
 	return hex.EncodeToString(b[:])
 }
+
+// replID is the server's master_replid (INFO replication). The fake is a
+// master that is never promoted: it changes only with its run_id, at a
+// Restart. Callers hold mu.
+func (s *Server) replID() string { return s.runID }

@@ -149,6 +149,36 @@ var (
 	FenceRepair = load("fence_repair")
 )
 
+// The fencing scripts over a Redis Cluster. There a slot's node changes
+// without the connection knowing (a failover, a migration), so the check
+// that FenceCheck makes per connection is made per slot, in the same step
+// as the fencing script itself: each of these is the prelude
+// fence_vouch.lua followed by the script, and takes the script's own KEYS
+// followed by the counter, the run key and the unsure hash of its slot.
+// The prelude takes those three off KEYS; if the run key does not hold
+// the node's identity (its run_id and master_replid), it sets the counter
+// aside as FenceCheck does, and the script then runs as on a master that
+// has no counter it vouches for. The run key holds that identity, not the
+// run_id alone as FenceCheck's does: the two kinds of key never meet (a
+// cluster's keys carry a slot's tag).
+var (
+	FenceLockVouched   = vouched(FenceLock)
+	FenceWriteVouched  = vouched(FenceWrite)
+	FenceStateVouched  = vouched(FenceState)
+	FenceRepairVouched = vouched(FenceRepair)
+	SemAcquireVouched  = vouched(SemAcquire)
+	RWLockVouched      = vouched(RWLock)
+)
+
+// vouched returns s with fence_vouch.lua's prelude before it, named
+// "fence_vouch+" and s's name.
+func vouched(s Script) Script {
+	prelude := load("fence_vouch")
+	src := prelude.Source + "\n" + s.Source
+	sum := sha1.Sum([]byte(src))
+	return Script{Name: prelude.Name + "+" + s.Name, Source: src, SHA: hex.EncodeToString(sum[:])}
+}
+
 // The scripts of a semaphore of P permits. Its keys on a master are the
 // semaphore's record, KEYS[1] (its name), holding "semaphore:" followed by
 // P in decimal, and its P permits' keys, KEYS[2] to KEYS[P+1], each a
@@ -244,4 +274,6 @@ var All = []Script{
 	FenceCheck, FenceLock, FenceWrite, FenceState, FenceRepair,
 	SemAcquire, SemRelease, SemExtend,
 	RWLock, RWRLock, RWRExtend, RWRUnlock,
+	FenceLockVouched, FenceWriteVouched, FenceStateVouched, FenceRepairVouched,
+	SemAcquireVouched, RWLockVouched,
 }
