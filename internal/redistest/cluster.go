@@ -444,6 +444,76 @@ func (c *Cluster) KillPrimary(i int) error {
 	return c.WaitPromoted(i)
 }
 
+// FailoverLosingWrites fails shard i over to a replica that lacks the
+// latest writes, as when a primary dies before its replica read them:
+// it stops (SIGSTOP) a replica of the shard, cuts its replication link
+// (CLIENT KILL TYPE replica on the primary), runs during (whatever the
+// primary takes meanwhile is what the replica will lack), kills the
+// primary (SIGKILL), continues the replica and has it take the shard
+// over at once (CLUSTER FAILOVER TAKEOVER: no handshake with the dead
+// primary, no election), then waits until every running node agrees. It
+// returns the killed primary, which a caller may Restart (it rejoins as a
+// replica). Bounded by 30s after during; the error carries the shard's
+// log tails.
+func (c *Cluster) FailoverLosingWrites(i int, during func()) (*Server, error) {
+	c.ops.Lock()
+	defer c.ops.Unlock()
+	shard, err := c.shard(i)
+	if err != nil {
+		return nil, err
+	}
+	j := slices.IndexFunc(shard[1:], (*Server).Running)
+	if j < 0 {
+		return nil, fmt.Errorf("redistest: cluster: shard %d has no running replica to fail over to", i)
+	}
+	primary, replica := shard[0], shard[1+j]
+	fail := func(err error) error {
+		return withTails(fmt.Errorf("redistest: cluster: failover of shard %d losing writes: %w", i, err), shard)
+	}
+	if err := replica.Pause(); err != nil {
+		return nil, fail(err)
+	}
+	// Cut the replication link while the replica cannot reconnect: what
+	// the primary sent before is in the replica's socket, and is read when
+	// it continues; what it takes from now on is never sent.
+	if _, err := Do(primary.Addr(), "CLIENT", "KILL", "TYPE", "replica"); err != nil {
+		_ = replica.Resume()
+		return nil, fail(err)
+	}
+	during()
+	primary.Kill()
+	if err := replica.Resume(); err != nil {
+		return nil, fail(err)
+	}
+	deadline := time.Now().Add(clusterTimeout)
+	// The replica may still be reconnecting its cluster bus: retry.
+	err = waitFor(deadline, func() error {
+		_, err := Do(replica.Addr(), "CLUSTER", "FAILOVER", "TAKEOVER")
+		return err
+	})
+	if err != nil {
+		return primary, fail(err)
+	}
+	err = waitFor(deadline, func() error {
+		ro, err := roleOf(replica.Addr())
+		if err != nil {
+			return err
+		}
+		if ro.name != "master" {
+			return fmt.Errorf("%s is still a %s", replica.Addr(), ro)
+		}
+		return nil
+	})
+	if err != nil {
+		return primary, fail(err)
+	}
+	c.promote(i, replica)
+	if err := waitFor(deadline, c.check); err != nil {
+		return primary, fail(err)
+	}
+	return primary, nil
+}
+
 // WaitPromoted waits until a running replica of shard i reports role
 // master (the failover that follows its primary's failure), makes it
 // shard i's primary in the Cluster's view, and waits until every running
