@@ -93,7 +93,11 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	if cfg.Fencing {
 		c.fence.ctx, c.fence.cancel = context.WithCancel(context.Background())
 		// Fresh masters get their counters now, not at the first Lock.
-		c.repairFence(ctx)
+		// Over a cluster the counters are per place, each repaired when a
+		// fenced lock first meets it unsure.
+		if c.cluster == nil {
+			c.repairFence(ctx)
+		}
 	}
 	return c, nil
 }
@@ -188,6 +192,12 @@ func (c *Client) checkMasters(ctx context.Context, cluster bool) error {
 // connect loads and, with Fencing, the counters' check (see fenceSetup).
 func (c *Client) masterOptions(opts conn.Options) conn.Options {
 	opts.Scripts = append(slices.Clip(opts.Scripts), sentBySHA...)
+	if c.cfg.Fencing && c.cluster != nil {
+		// Over a cluster a node's counters are checked per slot, by the
+		// scripts (see fenceTail), not per connection.
+		opts.Scripts = append(opts.Scripts, vouchedBySHA...)
+		return opts
+	}
 	if c.cfg.Fencing {
 		opts.Setup = append(slices.Clip(opts.Setup), fenceSetup())
 		user := opts.OnConnect

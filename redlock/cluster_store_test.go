@@ -139,8 +139,8 @@ func TestClusterLocks(t *testing.T) {
 
 // TestClusterNewRefuses: a cluster entry that is not a cluster, a cluster
 // node listed as a standalone master, more copies than primaries, two
-// Clients that disagree on the number of copies, a cluster entry beside
-// another, and Fencing: each a clear error from New.
+// Clients that disagree on the number of copies and a cluster entry
+// beside another: each a clear error from New.
 func TestClusterNewRefuses(t *testing.T) {
 	cl := redistest.StartClusterT(t, redistest.ClusterOptions{Replicas: -1})
 	standalone := redistest.Start(t, redistest.Options{})
@@ -154,7 +154,6 @@ func TestClusterNewRefuses(t *testing.T) {
 		"copies above primaries": {Config{Addrs: []string{clusterAddr(cl, "?copies=4")}}, "fewer than the 4 copies"},
 		"copies disagree":        {Config{Addrs: []string{clusterAddr(cl, "?copies=2")}}, "place 3 copies"},
 		"beside another entry":   {Config{Addrs: []string{clusterAddr(cl, ""), standalone.Addr()}}, "only entry"},
-		"fencing":                {Config{Addrs: []string{clusterAddr(cl, "")}, Fencing: true}, "Fencing"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			tt.cfg.DisableRestartGuard = true
@@ -163,7 +162,7 @@ func TestClusterNewRefuses(t *testing.T) {
 				c.Close()
 			}
 			require.ErrorContains(t, err, tt.want)
-			if name != "beside another entry" && name != "fencing" {
+			if name != "beside another entry" {
 				require.ErrorIs(t, err, ErrMasterUnusable)
 			} else {
 				require.ErrorIs(t, err, ErrConfig)

@@ -20,8 +20,12 @@ type command struct {
 	// NOSCRIPT answer, if it came after the decision, would go unseen and
 	// leave the key for its TTL.
 	eval bool
-	// fenceKey: the fencing counter's key follows the lock's keys.
+	// fenceKey: the fencing counter's key follows the lock's keys. Over a
+	// Redis Cluster the command's script is then vouched, the cluster
+	// form of script (see scripts.FenceLockVouched), and the counter's
+	// key, the run key and the unsure hash follow (fenceTail).
 	fenceKey bool
+	vouched  *scripts.Script
 	// arg: a number follows the token (a TTL, or a fence token).
 	arg bool
 	// arg2: a second argument follows arg: a flag ("1" or "0": a writer
@@ -57,8 +61,8 @@ var (
 	cmdSet           = command{arg: true, guarded: true, answer: answerSet}
 	cmdLockWait      = command{script: &scripts.LockWait, arg: true, guarded: true, answer: answerLock}
 	cmdLockMulti     = command{script: &scripts.LockMulti, arg: true, guarded: true, answer: answerLock}
-	cmdFenceLock     = command{script: &scripts.FenceLock, fenceKey: true, arg: true, propose: true, guarded: true, answer: answerFenceLock}
-	cmdFenceWrite    = command{script: &scripts.FenceWrite, fenceKey: true, arg: true, guarded: true, answer: answerFenceWrite}
+	cmdFenceLock     = command{script: &scripts.FenceLock, fenceKey: true, vouched: &scripts.FenceLockVouched, arg: true, propose: true, guarded: true, answer: answerFenceLock}
+	cmdFenceWrite    = command{script: &scripts.FenceWrite, fenceKey: true, vouched: &scripts.FenceWriteVouched, arg: true, guarded: true, answer: answerFenceWrite}
 	cmdExtend        = command{script: &scripts.Extend, arg: true, guarded: true, answer: answerVote}
 	cmdExtendMulti   = command{script: &scripts.ExtendMulti, arg: true, guarded: true, answer: answerVote}
 	cmdHandover      = command{script: &scripts.Handover, guarded: true, answer: answerVote} // encoded by encodeHandover
@@ -69,14 +73,14 @@ var (
 	// A semaphore's: SemAcquire's and SemExtend's arg2 is the permit's
 	// index and the number of permits; SemRelease's arg is the index.
 	cmdSemAcquire       = command{script: &scripts.SemAcquire, arg: true, arg2: true, guarded: true, answer: answerPermit}
-	cmdSemAcquireFenced = command{script: &scripts.SemAcquire, fenceKey: true, arg: true, arg2: true, propose: true, guarded: true, answer: answerFencePermit}
+	cmdSemAcquireFenced = command{script: &scripts.SemAcquire, fenceKey: true, vouched: &scripts.SemAcquireVouched, arg: true, arg2: true, propose: true, guarded: true, answer: answerFencePermit}
 	cmdSemExtend        = command{script: &scripts.SemExtend, arg: true, arg2: true, guarded: true, answer: answerVote}
 	cmdSemRelease       = command{script: &scripts.SemRelease, eval: true, arg: true, arg2: true, answer: answerVote}
 	// A read-write lock's: its writer's and readers' attempts answer as
 	// LockWait does, a fenced writer's as FenceLock does; a writer's lock
 	// is then extended and released as a Lock.
 	cmdRWLock       = command{script: &scripts.RWLock, arg: true, arg2: true, guarded: true, answer: answerLock}
-	cmdRWLockFenced = command{script: &scripts.RWLock, fenceKey: true, arg: true, arg2: true, propose: true, guarded: true, answer: answerFenceLock}
+	cmdRWLockFenced = command{script: &scripts.RWLock, fenceKey: true, vouched: &scripts.RWLockVouched, arg: true, arg2: true, propose: true, guarded: true, answer: answerFenceLock}
 	cmdRWRLock      = command{script: &scripts.RWRLock, arg: true, guarded: true, answer: answerLock}
 	cmdRWRExtend    = command{script: &scripts.RWRExtend, arg: true, guarded: true, answer: answerVote}
 	cmdRWRUnlock    = command{script: &scripts.RWRUnlock, eval: true, answer: answerVote}
@@ -139,9 +143,13 @@ func (o *op) encode(cmd *command, key string, keys []string, tok *token, arg, ar
 	if !cmd.propose {
 		proposal = nil
 	}
-	fence := ""
+	var tail []string
+	script := cmd.script
 	if cmd.fenceKey {
-		fence = fenceKey
+		tail = fenceTail(o.c)
+		if o.c.vouching() {
+			script = cmd.vouched
+		}
 	}
 	switch {
 	case cmd.script == nil:
@@ -154,10 +162,10 @@ func (o *op) encode(cmd *command, key string, keys []string, tok *token, arg, ar
 		o.cmd.b = resp.AppendBulkString(o.cmd.b, "PX")
 		o.cmd.b = resp.AppendBulk(o.cmd.b, arg)
 	case cmd.eval:
-		o.cmd.script(o.c, "EVAL", cmd.script.Source, key, keys, fence, tok, arg, arg2, proposal)
+		o.cmd.script(o.c, "EVAL", script.Source, key, keys, tail, tok, arg, arg2, proposal)
 	default:
-		o.cmd.script(o.c, "EVALSHA", cmd.script.SHA, key, keys, fence, tok, arg, arg2, proposal)
-		o.alt.script(o.c, "EVAL", cmd.script.Source, key, keys, fence, tok, arg, arg2, proposal)
+		o.cmd.script(o.c, "EVALSHA", script.SHA, key, keys, tail, tok, arg, arg2, proposal)
+		o.alt.script(o.c, "EVAL", script.Source, key, keys, tail, tok, arg, arg2, proposal)
 	}
 }
 
@@ -192,13 +200,10 @@ func (w *wire) handover(c *Client, verb, script, key string, old, next *token, t
 }
 
 // script appends "EVAL[SHA] script numkeys key... token [arg] [arg2]
-// [proposal]": the keys are keys, or key alone when keys is nil, then last
-// when not ""; each of arg, arg2 and proposal when not nil.
-func (w *wire) script(c *Client, verb, script, key string, keys []string, last string, tok *token, arg, arg2, proposal []byte) {
-	nkeys := max(1, len(keys))
-	if last != "" {
-		nkeys++
-	}
+// [proposal]": the keys are keys, or key alone when keys is nil, then
+// tail's; each of arg, arg2 and proposal when not nil.
+func (w *wire) script(c *Client, verb, script, key string, keys []string, tail []string, tok *token, arg, arg2, proposal []byte) {
+	nkeys := max(1, len(keys)) + len(tail)
 	n := 4 + nkeys
 	for _, a := range [...][]byte{arg, arg2, proposal} {
 		if a != nil {
@@ -220,8 +225,8 @@ func (w *wire) script(c *Client, verb, script, key string, keys []string, last s
 	for _, k := range keys {
 		w.key(c, k)
 	}
-	if last != "" {
-		w.key(c, last)
+	for _, k := range tail {
+		w.key(c, k)
 	}
 	w.b = resp.AppendBulk(w.b, tok[:])
 	for _, a := range [...][]byte{arg, arg2, proposal} {

@@ -119,7 +119,7 @@ func (o *op) noteCounter(i int, b []byte) (Outcome, error) {
 // may have (fencer.suspect).
 func (c *Client) repairIfUnsure(o *op, unfenced bool) {
 	if unfenced || o.unfenced() || c.fence.suspect() {
-		c.repairSoon()
+		c.repairSoon(o.cmd.place)
 	}
 }
 
@@ -264,8 +264,15 @@ func fenceSetup() []string {
 // repair started in the background (repairSoon): Client.Close stops it.
 type fencer struct {
 	mu        sync.Mutex   // held by the one repair under way
-	notBefore atomic.Int64 // no repair starts before this (UnixNano)
+	notBefore atomic.Int64 // no repair starts before this (UnixNano); standalone masters
 	running   atomic.Bool  // a background repair is under way
+	// places are, over a Redis Cluster, the places whose counters a
+	// repair is to look at (a fenced lock there met a copy without a
+	// counter it vouches for), each with when its next repair may start
+	// (UnixNano), under placesMu. A place leaves once a repair found
+	// every copy answering and none unsure, or repaired them.
+	placesMu sync.Mutex
+	places   map[int]int64
 	// connects counts the (re)connects of the Client's connections: each
 	// may be to a master that restarted, and is unsure now. cleared is
 	// the count at the start of the latest repair that found every
@@ -288,19 +295,39 @@ type fencer struct {
 // last one asked to wait: a fenced lock that met a master without a
 // counter it vouches for (OutcomeUnfenced), or that ran while one may be
 // (fencer.suspect), does not pay for the repair, nor wait for it.
-func (c *Client) repairSoon() {
+//
+// Over a Redis Cluster the repair is of place p's counters (see
+// repairPlaces); on standalone masters p is 0, and every key's.
+func (c *Client) repairSoon(p int) {
 	f := &c.fence
-	if time.Now().UnixNano() < f.notBefore.Load() || f.running.Swap(true) {
+	if c.cluster != nil {
+		f.placesMu.Lock()
+		if f.places == nil {
+			f.places = make(map[int]int64)
+		}
+		if _, ok := f.places[p]; !ok {
+			f.places[p] = 0
+		}
+		f.placesMu.Unlock()
+	} else if time.Now().UnixNano() < f.notBefore.Load() {
+		return
+	}
+	if f.running.Swap(true) {
 		return
 	}
 	f.startMu.Lock()
 	defer f.startMu.Unlock()
 	if f.stopped {
+		f.running.Store(false)
 		return
 	}
 	f.wg.Go(func() { // owned by the Client: Close cancels f.ctx and waits
 		defer f.running.Store(false)
-		c.repairFence(f.ctx)
+		if c.cluster != nil {
+			c.repairPlaces(f.ctx)
+		} else {
+			c.repairFence(f.ctx)
+		}
 	})
 }
 
@@ -359,8 +386,23 @@ func (f *fencer) close() {
 // rounds end within its validity, at most MaxTTL), so the others' counters,
 // read after the wait, include every token acknowledged by a quorum that
 // counted this master.
+//
+// Over a Redis Cluster the wait is longer by FailoverGrace: a copy's node
+// is unsure from the first fencing script it ran for the slot (the check
+// is made there, per slot), which may be as early as the slot's
+// promotion; the deposed primary may take writes for FailoverGrace after
+// that, and a lock round that wrote there ends within MaxTTL of its write.
 func (c *Client) repairWait() time.Duration {
-	return c.cfg.MaxTTL + time.Duration(2*c.cfg.DriftFactor*float64(c.cfg.MaxTTL)) + driftFloor
+	d := c.cfg.MaxTTL + time.Duration(2*c.cfg.DriftFactor*float64(c.cfg.MaxTTL)) + driftFloor
+	if c.cluster != nil {
+		d += c.cfg.FailoverGrace
+	}
+	return d
+}
+
+// repairPace is how long after a repair's start the next may start.
+func (c *Client) repairPace() time.Duration {
+	return max(2*c.cfg.MasterTimeout, 20*time.Millisecond)
 }
 
 // masterFence is what a repair learned of one master.
@@ -380,19 +422,9 @@ func (c *Client) repairStepTimeout() time.Duration {
 	return max(c.cfg.MasterTimeout, time.Second)
 }
 
-// repairFence gives the masters that have no counter they vouch for one
-// they can vouch for, when that is safe, and reports whether it gave any.
-//
-// With a quorum of masters that vouch for theirs, a master unsure for
-// repairWait gets the largest of their counters, read after the wait
-// (and its own stale one, if larger). Without such a quorum (a fresh
-// deployment; or most masters restarted), every unsure master gets the
-// largest counter or stale counter any master has, or the masters' clock
-// in microseconds if larger: exact when the restarted masters kept every
-// write (appendfsync always), and otherwise right as long as fewer than
-// one fenced acquisition per microsecond was made on average since the
-// counters began. At most one repair runs at a time per Client, and
-// failed ones are paced.
+// repairFence repairs the counters of standalone masters (see
+// repairPlace), at most one repair at a time per Client, failed ones
+// paced, and reports whether it gave any master a counter.
 func (c *Client) repairFence(ctx context.Context) bool {
 	f := &c.fence
 	if !f.mu.TryLock() {
@@ -403,11 +435,81 @@ func (c *Client) repairFence(ctx context.Context) bool {
 	if now.UnixNano() < f.notBefore.Load() {
 		return false
 	}
-	f.notBefore.Store(now.Add(max(2*c.cfg.MasterTimeout, 20*time.Millisecond)).UnixNano())
+	f.notBefore.Store(now.Add(c.repairPace()).UnixNano())
 	connects := f.connects.Load()
+	r := c.repairPlace(ctx, 0)
+	if r.settled {
+		f.cleared.Store(connects)
+	}
+	if r.wait > 0 {
+		f.notBefore.Store(now.Add(r.wait).UnixNano())
+	}
+	return r.repaired
+}
 
+// repairPlaces repairs, over a Redis Cluster, the counters of the places
+// whose repair is due (fencer.places), one after another, and reports
+// whether it gave any copy a counter.
+func (c *Client) repairPlaces(ctx context.Context) bool {
+	f := &c.fence
+	if !f.mu.TryLock() {
+		return false
+	}
+	defer f.mu.Unlock()
+	now := time.Now()
+	var due []int
+	f.placesMu.Lock()
+	for p, nb := range f.places {
+		if nb <= now.UnixNano() {
+			due = append(due, p)
+			f.places[p] = now.Add(c.repairPace()).UnixNano()
+		}
+	}
+	f.placesMu.Unlock()
+	repaired := false
+	for _, p := range due {
+		if ctx.Err() != nil {
+			break
+		}
+		r := c.repairPlace(ctx, p)
+		repaired = repaired || r.repaired
+		f.placesMu.Lock()
+		switch {
+		case r.wait > 0:
+			f.places[p] = now.Add(r.wait).UnixNano()
+		case r.settled || r.repaired:
+			delete(f.places, p)
+		}
+		f.placesMu.Unlock()
+	}
+	return repaired
+}
+
+// repairResult is what one repair of a place did.
+type repairResult struct {
+	repaired bool          // it gave an unsure master a counter
+	settled  bool          // every master answered, and none was unsure
+	wait     time.Duration // > 0: none was unsure for long enough; look again then
+}
+
+// repairPlace gives the masters that have no counter they vouch for, for
+// the keys at place p (a cluster's copies at p; every key of standalone
+// masters, p 0), one they can vouch for, when that is safe.
+//
+// With a quorum of masters that vouch for theirs, a master unsure for
+// repairWait gets the largest of their counters, read after the wait
+// (and its own stale one, if larger). Without such a quorum (a fresh
+// deployment; or most masters restarted), every unsure master gets the
+// largest counter or stale counter any master has, or the masters' clock
+// in microseconds if larger: exact when the restarted masters kept every
+// write (appendfsync always), and otherwise right as long as fewer than
+// one fenced acquisition per microsecond was made on average since the
+// counters began.
+func (c *Client) repairPlace(ctx context.Context, p int) repairResult {
 	states := make([]masterFence, len(c.masters))
-	c.eachMaster(ctx, []string{"EVAL", scripts.FenceState.Source, "2", fenceKey, fenceUnsureKey}, func(i int, vals []resp.Value) {
+	c.eachMaster(ctx, p, func(_ int, w *wire) {
+		c.encodeFenceScript(w, &scripts.FenceState, &scripts.FenceStateVouched)
+	}, func(i int, vals []resp.Value) {
 		states[i] = parseMasterFence(vals)
 	})
 	vouched, unanswered := 0, 0
@@ -423,10 +525,7 @@ func (c *Client) repairFence(ctx context.Context) bool {
 		}
 	}
 	if len(unsure) == 0 {
-		if unanswered == 0 {
-			f.cleared.Store(connects)
-		}
-		return false
+		return repairResult{settled: unanswered == 0}
 	}
 	var value uint64
 	switch {
@@ -447,23 +546,39 @@ func (c *Client) repairFence(ctx context.Context) bool {
 		}
 		if len(ready) == 0 {
 			if soonest <= wait {
-				f.notBefore.Store(now.Add(time.Duration(soonest) * time.Microsecond).UnixNano())
-			} // else no since could be read: the usual pacing stands
-			return false
+				return repairResult{wait: time.Duration(soonest) * time.Microsecond}
+			}
+			return repairResult{} // no since could be read: the usual pacing stands
 		}
 		unsure = ready
-		// Read the others' counters again, after the wait.
+		// Read the others' counters again, after the wait: over a cluster
+		// with the check (the state script), since a node may have taken
+		// over a copy's slot meanwhile.
 		fresh := 0
-		c.eachMaster(ctx, []string{"GET", fenceKey}, func(i int, vals []resp.Value) {
-			if vals[0].Type == resp.TypeBulk && !vals[0].Null {
-				if n, ok := parseCounter(vals[0].Bytes); ok {
-					value = max(value, n)
-					fresh++
-				}
+		c.eachMaster(ctx, p, func(_ int, w *wire) {
+			if c.vouching() {
+				c.encodeFenceScript(w, &scripts.FenceState, &scripts.FenceStateVouched)
+				return
+			}
+			w.b = resp.AppendArrayHeader(w.b, 2)
+			w.b = resp.AppendBulkString(w.b, "GET")
+			w.key(c, fenceKey)
+		}, func(i int, vals []resp.Value) {
+			var n uint64
+			ok := false
+			if c.vouching() {
+				s := parseMasterFence(vals)
+				n, ok = s.counter, s.hasCounter
+			} else if vals[0].Type == resp.TypeBulk && !vals[0].Null {
+				n, ok = parseCounter(vals[0].Bytes)
+			}
+			if ok {
+				value = max(value, n)
+				fresh++
 			}
 		})
 		if fresh < c.quorum {
-			return false
+			return repairResult{}
 		}
 		for _, i := range unsure {
 			value = max(value, states[i].stale)
@@ -475,21 +590,43 @@ func (c *Client) repairFence(ctx context.Context) bool {
 			value = max(value, s.counter, s.stale, s.now)
 		}
 	default:
-		return false
+		return repairResult{}
 	}
 	if value > maxFence {
-		return false
+		return repairResult{}
 	}
 	arg := strconv.FormatUint(value, 10)
 	repaired := false
-	c.eachMasterOf(ctx, unsure, func(i int) []string {
-		return []string{"EVAL", scripts.FenceRepair.Source, "2", fenceKey, fenceUnsureKey, states[i].since, arg}
+	c.eachMasterOf(ctx, p, unsure, func(i int, w *wire) {
+		c.encodeFenceScript(w, &scripts.FenceRepair, &scripts.FenceRepairVouched, states[i].since, arg)
 	}, func(i int, vals []resp.Value) {
 		if vals[0].Type == resp.TypeInteger && vals[0].Int == 1 {
 			repaired = true
 		}
 	})
-	return repaired
+	return repairResult{repaired: repaired}
+}
+
+// encodeFenceScript appends "EVAL script 2 counter unsure args..." to w, a
+// repair's script on the counter and the unsure hash; over a Redis
+// Cluster, the script's cluster form vouched instead, its keys in the
+// slot of w's place and followed by the check's (see fenceTail).
+func (c *Client) encodeFenceScript(w *wire, script, vouched *scripts.Script, args ...string) {
+	keys := [...]string{fenceKey, fenceUnsureKey, fenceKey, fenceRunKey, fenceUnsureKey}
+	n := 2
+	if c.vouching() {
+		script, n = vouched, len(keys)
+	}
+	w.b = resp.AppendArrayHeader(w.b, 3+n+len(args))
+	w.b = resp.AppendBulkString(w.b, "EVAL")
+	w.b = resp.AppendBulkString(w.b, script.Source)
+	w.b = resp.AppendBulkInt(w.b, int64(n))
+	for _, k := range keys[:n] {
+		w.key(c, k)
+	}
+	for _, a := range args {
+		w.b = resp.AppendBulkString(w.b, a)
+	}
 }
 
 // parseMasterFence reads scripts.FenceState's answer.
@@ -521,26 +658,29 @@ func parseMasterFence(vals []resp.Value) masterFence {
 	return s
 }
 
-// eachMaster sends args to every master at once, waits at most
-// repairStepTimeout, and then calls fn, one master after another, with each
-// reply that came in time and is not an error.
-func (c *Client) eachMaster(ctx context.Context, args []string, fn func(i int, vals []resp.Value)) {
+// eachMaster sends to every master at once the command enc writes, for
+// the keys at place p, waits at most repairStepTimeout, and then calls fn,
+// one master after another, with each reply that came in time and is not
+// an error.
+func (c *Client) eachMaster(ctx context.Context, p int, enc func(i int, w *wire), fn func(i int, vals []resp.Value)) {
 	all := make([]int, len(c.masters))
 	for i := range all {
 		all[i] = i
 	}
-	c.eachMasterOf(ctx, all, func(int) []string { return args }, fn)
+	c.eachMasterOf(ctx, p, all, enc, fn)
 }
 
-// eachMasterOf is eachMaster for the masters in idx, each with its own
-// command.
-func (c *Client) eachMasterOf(ctx context.Context, idx []int, args func(i int) []string, fn func(i int, vals []resp.Value)) {
+// eachMasterOf is eachMaster for the masters in idx, each with the command
+// enc writes for it.
+func (c *Client) eachMasterOf(ctx context.Context, p int, idx []int, enc func(i int, w *wire), fn func(i int, vals []resp.Value)) {
 	f := newFanout(c, len(c.masters))
 	defer f.release()
 	f.begin(c.repairStepTimeout(), nil, false, nil)
-	var cmd wire // fencing is for standalone masters: no hash tags
+	var cmd wire
 	for _, i := range idx {
-		cmd.b = resp.AppendCommand(cmd.b[:0], args(i)...)
+		cmd.reset()
+		cmd.place = p
+		enc(i, &cmd)
 		f.sendTo(i, i, &cmd)
 	}
 	replies := make([][]resp.Value, len(c.masters))

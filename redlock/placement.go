@@ -233,13 +233,11 @@ func containsNode(ns []*node, n *node) bool {
 
 // addCluster discovers the cluster of entry addr and makes its copies
 // c's masters, with a connection to every primary. A cluster entry is
-// Config.Addrs' only entry, without Fencing.
+// Config.Addrs' only entry.
 func (c *Client) addCluster(ctx context.Context, addr string) (*clusterEntry, error) {
 	switch {
 	case len(c.cfg.Addrs) != 1:
 		return nil, invalidf("Config.Addrs: a redis-cluster:// entry must be the only entry (the cluster's primaries are the masters)")
-	case c.cfg.Fencing:
-		return nil, invalidf("Config.Fencing is not available over a Redis Cluster yet")
 	}
 	e, err := parseClusterAddr(addr, c.cfg.Conn.options(c.cfg.MasterTimeout))
 	if err != nil {

@@ -44,3 +44,39 @@ const (
 	fenceRunKey    = "volley:fence:run"
 	fenceUnsureKey = "volley:fence:unsure"
 )
+
+// The keys that follow a fencing command's own (see command.fenceKey):
+// the counter's on standalone masters; over a Redis Cluster, where the
+// check is made per slot by the cluster forms of the scripts, the
+// counter's again (the last of the script's own keys), then the run key
+// and the unsure hash, all in the slot of the lock's copy.
+var (
+	fenceTailMaster  = []string{fenceKey}
+	fenceTailCluster = []string{fenceKey, fenceKey, fenceRunKey, fenceUnsureKey}
+)
+
+// fenceTail returns the keys that follow a fencing command's own for c.
+func fenceTail(c *Client) []string {
+	if c.vouching() {
+		return fenceTailCluster
+	}
+	return fenceTailMaster
+}
+
+// vouching reports whether c's fencing scripts make the check of the
+// counters per slot (their cluster forms): over a Redis Cluster.
+func (c *Client) vouching() bool { return c.cluster != nil && !unvouchedCluster }
+
+// unvouchedCluster, set by tests only, has a Client over a cluster run
+// the standalone fencing scripts, which trust whatever counter a slot's
+// node has: the broken variant that TestClusterFenceLostWrites must
+// catch (after a failover that lost writes, tokens go backwards).
+var unvouchedCluster bool
+
+// vouchedBySHA are the cluster forms of the fencing scripts sent with
+// EVALSHA, which every connection of a fencing Client over a cluster
+// loads as it loads sentBySHA.
+var vouchedBySHA = []string{
+	scripts.FenceLockVouched.Source, scripts.FenceWriteVouched.Source,
+	scripts.SemAcquireVouched.Source, scripts.RWLockVouched.Source,
+}
