@@ -169,7 +169,7 @@ func fenceAfterLostWrites(t *testing.T, broken bool) bool {
 
 	_, tag0 := copyAt(a, 0, key)
 	var top uint64
-	killed, err := cl.FailoverLosingWrites(cl.ShardOf(slot.Of(tag0)), func() {
+	killed, err := cl.FailoverLosingWrites([]int{cl.ShardOf(slot.Of(tag0))}, func() {
 		// Copy 0's replica is cut off: the token taken now reaches copy
 		// 0's primary and copy 1, not the replica, nor copy 2 (taken).
 		take(2, true)
@@ -177,7 +177,7 @@ func fenceAfterLostWrites(t *testing.T, broken bool) bool {
 		take(2, false)
 	})
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = killed.Restart(false) })
+	t.Cleanup(func() { _ = killed[0].Restart(false) })
 	require.Greater(t, top, first)
 
 	// A Client whose clock is far behind proposes 1: its token is the

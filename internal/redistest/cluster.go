@@ -444,74 +444,87 @@ func (c *Cluster) KillPrimary(i int) error {
 	return c.WaitPromoted(i)
 }
 
-// FailoverLosingWrites fails shard i over to a replica that lacks the
-// latest writes, as when a primary dies before its replica read them:
-// it stops (SIGSTOP) a replica of the shard, cuts its replication link
-// (CLIENT KILL TYPE replica on the primary), runs during (whatever the
-// primary takes meanwhile is what the replica will lack), kills the
-// primary (SIGKILL), continues the replica and has it take the shard
+// FailoverLosingWrites fails each of shards over to a replica that lacks
+// the latest writes, as when a primary dies before its replica read
+// them: it stops (SIGSTOP) a replica of each shard, cuts its replication
+// link (CLIENT KILL TYPE replica on the primary), runs during (whatever
+// the primaries take meanwhile is what the replicas will lack), kills the
+// primaries (SIGKILL), continues the replicas and has each take its shard
 // over at once (CLUSTER FAILOVER TAKEOVER: no handshake with the dead
 // primary, no election), then waits until every running node agrees. It
-// returns the killed primary, which a caller may Restart (it rejoins as a
-// replica). Bounded by 30s after during; the error carries the shard's
-// log tails.
-func (c *Cluster) FailoverLosingWrites(i int, during func()) (*Server, error) {
+// returns the killed primaries, which a caller may Restart (each rejoins
+// as a replica). Bounded by 30s after during; the error carries the
+// shards' log tails.
+func (c *Cluster) FailoverLosingWrites(shards []int, during func()) ([]*Server, error) {
 	c.ops.Lock()
 	defer c.ops.Unlock()
-	shard, err := c.shard(i)
-	if err != nil {
-		return nil, err
+	var primaries, replicas, all []*Server
+	for _, i := range shards {
+		shard, err := c.shard(i)
+		if err != nil {
+			return nil, err
+		}
+		j := slices.IndexFunc(shard[1:], (*Server).Running)
+		if j < 0 {
+			return nil, fmt.Errorf("redistest: cluster: shard %d has no running replica to fail over to", i)
+		}
+		primaries, replicas = append(primaries, shard[0]), append(replicas, shard[1+j])
+		all = append(all, shard...)
 	}
-	j := slices.IndexFunc(shard[1:], (*Server).Running)
-	if j < 0 {
-		return nil, fmt.Errorf("redistest: cluster: shard %d has no running replica to fail over to", i)
-	}
-	primary, replica := shard[0], shard[1+j]
 	fail := func(err error) error {
-		return withTails(fmt.Errorf("redistest: cluster: failover of shard %d losing writes: %w", i, err), shard)
+		return withTails(fmt.Errorf("redistest: cluster: failover of shards %v losing writes: %w", shards, err), all)
 	}
-	if err := replica.Pause(); err != nil {
-		return nil, fail(err)
+	resume := func() {
+		for _, r := range replicas {
+			_ = r.Resume()
+		}
 	}
-	// Cut the replication link while the replica cannot reconnect: what
-	// the primary sent before is in the replica's socket, and is read when
-	// it continues; what it takes from now on is never sent.
-	if _, err := Do(primary.Addr(), "CLIENT", "KILL", "TYPE", "replica"); err != nil {
-		_ = replica.Resume()
-		return nil, fail(err)
+	for k, r := range replicas {
+		if err := r.Pause(); err != nil {
+			resume()
+			return nil, fail(err)
+		}
+		// Cut the replication link while the replica cannot reconnect:
+		// what the primary sent before is in the replica's socket, read
+		// when it continues; what it takes from now on is never sent.
+		if _, err := Do(primaries[k].Addr(), "CLIENT", "KILL", "TYPE", "replica"); err != nil {
+			resume()
+			return nil, fail(err)
+		}
 	}
 	during()
-	primary.Kill()
-	if err := replica.Resume(); err != nil {
-		return nil, fail(err)
+	for _, p := range primaries {
+		p.Kill()
 	}
+	resume()
 	deadline := time.Now().Add(clusterTimeout)
-	// The replica may still be reconnecting its cluster bus: retry.
-	err = waitFor(deadline, func() error {
-		_, err := Do(replica.Addr(), "CLUSTER", "FAILOVER", "TAKEOVER")
-		return err
-	})
-	if err != nil {
-		return primary, fail(err)
-	}
-	err = waitFor(deadline, func() error {
-		ro, err := roleOf(replica.Addr())
-		if err != nil {
+	for k, r := range replicas {
+		// The replica may still be reconnecting its cluster bus: retry.
+		err := waitFor(deadline, func() error {
+			_, err := Do(r.Addr(), "CLUSTER", "FAILOVER", "TAKEOVER")
 			return err
+		})
+		if err == nil {
+			err = waitFor(deadline, func() error {
+				ro, err := roleOf(r.Addr())
+				if err != nil {
+					return err
+				}
+				if ro.name != "master" {
+					return fmt.Errorf("%s is still a %s", r.Addr(), ro)
+				}
+				return nil
+			})
 		}
-		if ro.name != "master" {
-			return fmt.Errorf("%s is still a %s", replica.Addr(), ro)
+		if err != nil {
+			return primaries, fail(err)
 		}
-		return nil
-	})
-	if err != nil {
-		return primary, fail(err)
+		c.promote(shards[k], r)
 	}
-	c.promote(i, replica)
 	if err := waitFor(deadline, c.check); err != nil {
-		return primary, fail(err)
+		return primaries, fail(err)
 	}
-	return primary, nil
+	return primaries, nil
 }
 
 // WaitPromoted waits until a running replica of shard i reports role
