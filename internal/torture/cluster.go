@@ -1,10 +1,13 @@
 package torture
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/volleylock/volley/internal/faultproxy"
 	"github.com/volleylock/volley/internal/redistest"
@@ -86,4 +89,47 @@ func (cl *cluster) stop() {
 			s.Stop()
 		}
 	}
+}
+
+// aheadOfClock is where aheadCounters sets the counters: 2^52, some 140
+// years of microseconds past the epoch, under redlock's largest token
+// (2^53-1).
+const aheadOfClock = 1 << 52
+
+// aheadCounters takes and releases a lock of each key (shortLivedKey too)
+// with lk, so that
+// every copy of each has a fencing counter, then sets every counter of
+// the cluster to aheadOfClock. Tokens then come from the counters (a
+// Lock's second round, or a proposal that is the client's largest token
+// seen plus one), not from the clients' clock, which all clients share
+// here: tokens taken from it would grow whatever the counters held, and
+// the fencing check could not tell a counter that lost writes.
+func (r *run) aheadCounters(ctx context.Context, lk Locker) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	keys := []string{shortLivedKey}
+	for k := range r.cfg.Keys {
+		keys = append(keys, keyName(&r.cfg, k))
+	}
+	for _, key := range keys {
+		h, err := lk.Lock(ctx, key, r.cfg.TTL)
+		if err != nil {
+			return fmt.Errorf("torture: a first fenced lock of %s: %w", key, err)
+		}
+		if err := h.Unlock(ctx); err != nil {
+			return err
+		}
+	}
+	for _, p := range r.cl.rc.Primaries() {
+		vals, err := redistest.Do(p.Addr(), "KEYS", "*volley:fence")
+		if err != nil {
+			return err
+		}
+		for _, v := range vals[1:] { // after the array's header
+			if _, err := redistest.Do(p.Addr(), "SET", string(v.Bytes), strconv.Itoa(aheadOfClock)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

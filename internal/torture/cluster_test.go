@@ -11,12 +11,14 @@ import (
 )
 
 // TestTortureClusterShort runs one rotation of the cluster faults
-// (failover, a primary killed, a copy's slot moved) over a 3-primary Redis
-// Cluster: no two holders at once, and locks come back after each fault.
+// (failover, a primary killed, a copy's slot moved, a failover that lost
+// writes) over a 3-primary Redis Cluster, fenced: no two holders at once,
+// no token below an earlier holder's, and locks come back after each
+// fault.
 func TestTortureClusterShort(t *testing.T) {
 	var log bytes.Buffer
 	rep, err := Run(context.Background(), Config{
-		Cluster:  true,
+		Cluster: true, Fencing: true,
 		Duration: 60 * time.Second, Cycles: 1, Seed: testSeed,
 		Clients: 3, Goroutines: 6, Keys: 2,
 		TTL: 400 * time.Millisecond, MaxTTL: time.Second, FailoverGrace: 500 * time.Millisecond,
@@ -36,6 +38,7 @@ func TestTortureClusterShort(t *testing.T) {
 		assert.True(t, seen[f], "fault %s never ran", f)
 	}
 	assert.Positive(t, rep.Acquisitions)
+	assert.Positive(t, rep.Checker.Fenced)
 	assert.Empty(t, rep.Problems())
 }
 
@@ -66,4 +69,26 @@ func TestClusterFaultsNeedACluster(t *testing.T) {
 	require.ErrorContains(t, err, "fault failover with Cluster false")
 	_, err = Run(context.Background(), Config{Cluster: true, Faults: []Fault{FaultPause}})
 	require.ErrorContains(t, err, "fault pause with Cluster true")
+}
+
+// TestIncrMaxFencingIsCaughtOnCluster: over a cluster too, the fencing
+// check catches tokens that go backwards: those of INCR-and-max with a
+// counter per primary (not the lock copy's), a correct lock otherwise.
+func TestIncrMaxFencingIsCaughtOnCluster(t *testing.T) {
+	rep, err := Run(context.Background(), Config{
+		Cluster: true, Fencing: true, ShortLived: -1,
+		Duration: 5 * time.Second, Seed: testSeed, Clients: 3, Goroutines: 6, Keys: 2,
+		TTL: 300 * time.Millisecond, MaxTTL: time.Second, Faults: []Fault{},
+		Slack: time.Second,
+		NewLocker: func(id int, addrs []string) (Locker, error) {
+			return NewIncrMaxClusterLocker(addrs[0], 100*time.Millisecond, testSeed+uint64(id))
+		},
+		Logf: t.Logf,
+	})
+	require.NoError(t, err)
+	t.Logf("INCR-and-max on a cluster: %d acquisitions, %d fenced, %d regressions, %d violations",
+		rep.Acquisitions, rep.Checker.Fenced, rep.Checker.FenceRegressions, rep.Checker.Violations)
+	require.Positive(t, rep.Checker.Fenced)
+	require.Positive(t, rep.Checker.FenceRegressions, "the fencing check missed tokens that go backwards")
+	assert.Zero(t, rep.Checker.Violations, "INCR-and-max is a correct lock")
 }

@@ -2,6 +2,7 @@ package torture
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/volleylock/volley/internal/redistest"
 	"github.com/volleylock/volley/internal/slot"
@@ -46,6 +47,35 @@ func (in *injection) killPrimary() {
 			in.r.errorf("restart of %s: %v", killed.Addr(), err)
 		}
 	}
+}
+
+// failoverLosingWrites fails one shard over to its replica after cutting
+// the replica off for half the fault's time, so that the promoted replica
+// lacks what its primary took meanwhile. One shard: a write that a
+// majority of a key's copies lose is lost for good, as on a majority of
+// standalone masters that restart without it. The heal restarts the
+// killed primary, empty, and it rejoins as a replica.
+func (in *injection) failoverLosingWrites() {
+	rc := in.r.cl.rc
+	in.shard()
+	var from []string
+	for _, s := range in.targets {
+		from = append(from, rc.Primary(s).Addr())
+	}
+	cut := in.dur / 2
+	killed, err := rc.FailoverLosingWrites(in.targets, func() { time.Sleep(cut) })
+	in.heal = func() {
+		for _, k := range killed {
+			if err := k.Restart(false); err != nil {
+				in.r.errorf("restart of %s: %v", k.Addr(), err)
+			}
+		}
+	}
+	if err != nil {
+		in.r.errorf("failover of shards %v losing writes: %v", in.targets, err)
+		return
+	}
+	in.detail = fmt.Sprintf("%s took over from %s, missing its last %v of writes", rc.Primary(in.targets[0]).Addr(), from[0], cut.Round(time.Millisecond))
 }
 
 // moveSlot moves the slot of a lock copy, with its keys, from one shard

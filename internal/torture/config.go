@@ -50,11 +50,19 @@ const (
 	// lock key) to another shard, keys included, as a resharding does; the
 	// heal moves it back.
 	FaultMoveSlot Fault = "move-slot"
+	// FaultLostWrites fails one shard over to a replica cut off from its
+	// primary for part of the fault's time (redistest's
+	// FailoverLosingWrites): the promoted replica lacks every write the
+	// primary took meanwhile, lock keys and fencing counters alike; the
+	// heal restarts the killed primary, empty, as a replica.
+	FaultLostWrites Fault = "failover-lost-writes"
 )
 
 // ClusterFaults is the rotation of a Redis Cluster run, which must never
 // produce a violation with the restart guard on.
-func ClusterFaults() []Fault { return []Fault{FaultFailover, FaultKillPrimary, FaultMoveSlot} }
+func ClusterFaults() []Fault {
+	return []Fault{FaultFailover, FaultKillPrimary, FaultMoveSlot, FaultLostWrites}
+}
 
 // SafeFaults is the rotation that must never produce a violation with the
 // restart guard on.
@@ -91,10 +99,19 @@ type Config struct {
 	Masters  int           // [5]; with Cluster, the primaries [3]
 	// Cluster runs the masters as a Redis Cluster: Masters primaries with
 	// a replica each, over which the clients lock with one redis-cluster://
-	// entry (a copy of each lock per primary). Its faults are ClusterFaults
-	// [all of them]; the others need the standalone masters' proxies.
-	// Fencing is refused over a cluster.
-	Cluster    bool
+	// entry (3 copies of each lock, or Masters if fewer). Its faults are
+	// ClusterFaults [all of them]; the others need the standalone masters'
+	// proxies. With Fencing, the counters of the keys' copies are set far
+	// ahead of the clock before the run (see aheadCounters), so that
+	// tokens come from the counters, not from the clients' clocks.
+	Cluster bool
+	// ShortLived is the number of goroutines that each, in a loop, start a
+	// client, take one lock of a key of their own (shortLivedKey) and
+	// close the client [over a cluster with Fencing, 1; else 0; negative:
+	// none]. A fresh
+	// client knows no counter, so its token is whatever the counters
+	// say: the workload where fencing rests on them alone.
+	ShortLived int
 	Clients    int // independent lock clients [4]
 	Goroutines int // per client [16]
 	Keys       int // contended keys [3]
@@ -160,6 +177,12 @@ func (c Config) withDefaults() Config {
 	if c.Cluster {
 		def(&c.Masters, 3)
 		def(&c.Keys, 4) // two pairs (see keyName)
+	}
+	switch {
+	case c.ShortLived < 0:
+		c.ShortLived = 0
+	case c.ShortLived == 0 && c.Cluster && c.Fencing && c.Permits == 0 && c.ReadShare == 0:
+		c.ShortLived = 1
 	}
 	def(&c.Masters, 5)
 	def(&c.Clients, 4)

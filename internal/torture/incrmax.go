@@ -3,8 +3,10 @@ package torture
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,6 +22,7 @@ import (
 // fencing check must catch it; mutual exclusion it keeps.
 type incrMaxLocker struct {
 	conns   []*conn.Conn
+	tags    []string // over a Redis Cluster, per primary a hash tag of its slots; else nil
 	quorum  int
 	timeout time.Duration
 	mu      sync.Mutex
@@ -52,6 +55,33 @@ func NewIncrMaxLocker(addrs []string, opts conn.Options, masterTimeout time.Dura
 		l.conns = append(l.conns, c)
 	}
 	return l, nil
+}
+
+// NewIncrMaxClusterLocker returns the INCR-and-max Locker over the Redis
+// Cluster of entry's seed nodes (redis-cluster://host:port,...), each
+// primary one master, its keys and its counter under a hash tag of its
+// own slots: fencing over a cluster with a counter that is not the lock's
+// copy's, which the fencing check must catch.
+func NewIncrMaxClusterLocker(entry string, masterTimeout time.Duration, seed uint64) (Locker, error) {
+	addrs := strings.Split(strings.TrimPrefix(entry, "redis-cluster://"), ",")
+	lk, err := NewIncrMaxLocker(addrs, conn.Options{ReadTimeout: 200 * time.Millisecond}, masterTimeout, seed)
+	if err != nil {
+		return nil, err
+	}
+	l := lk.(*incrMaxLocker)
+	if l.tags, err = localTags(l.conns, "{incrmax"); err != nil {
+		l.Close()
+		return nil, fmt.Errorf("torture: INCR-and-max cluster locker: %w", err)
+	}
+	return l, nil
+}
+
+// key is key as master i stores it.
+func (l *incrMaxLocker) key(i int, key string) string {
+	if l.tags == nil {
+		return key
+	}
+	return l.tags[i] + key
 }
 
 func (l *incrMaxLocker) WaitReady(ctx context.Context) error {
@@ -94,15 +124,15 @@ func (l *incrMaxLocker) attempt(ctx context.Context, keys []string, ttl time.Dur
 	l.mu.Lock()
 	tok := strconv.FormatUint(l.rng.Uint64(), 16)
 	l.mu.Unlock()
-	args := []any{"EVAL", incrMaxLockScript, len(keys) + 1}
-	for _, k := range keys {
-		args = append(args, k)
-	}
-	args = append(args, incrMaxCounter, tok, ttl.Milliseconds())
 	start := time.Now()
 	counters := make([]int64, len(l.conns))
 	var wg sync.WaitGroup
 	for i, c := range l.conns {
+		args := []any{"EVAL", incrMaxLockScript, len(keys) + 1}
+		for _, k := range keys {
+			args = append(args, l.key(i, k))
+		}
+		args = append(args, l.key(i, incrMaxCounter), tok, ttl.Milliseconds())
 		wg.Go(func() { // joined below
 			rctx, cancel := context.WithTimeout(ctx, l.timeout)
 			defer cancel()
@@ -147,13 +177,13 @@ var errIncrMaxNoExtend = errors.New("incr-max: no extend")
 func (h *incrMaxHeld) Extend(context.Context, time.Duration) error { return errIncrMaxNoExtend }
 
 func (h *incrMaxHeld) Unlock(ctx context.Context) error {
-	args := []any{"EVAL", incrMaxUnlockScript, len(h.keys)}
-	for _, k := range h.keys {
-		args = append(args, k)
-	}
-	args = append(args, h.tok)
 	var wg sync.WaitGroup
-	for _, c := range h.l.conns {
+	for i, c := range h.l.conns {
+		args := []any{"EVAL", incrMaxUnlockScript, len(h.keys)}
+		for _, k := range h.keys {
+			args = append(args, h.l.key(i, k))
+		}
+		args = append(args, h.tok)
 		wg.Go(func() { // joined below
 			rctx, cancel := context.WithTimeout(ctx, h.l.timeout)
 			defer cancel()

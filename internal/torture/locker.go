@@ -191,28 +191,38 @@ func NewBrokenClusterLocker(entry string, seed uint64) (Locker, error) {
 		return nil, err
 	}
 	b := lk.(*brokenLocker)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := b.WaitReady(ctx); err != nil {
+	if b.tags, err = localTags(b.conns, "{broken"); err != nil {
 		b.Close()
 		return nil, fmt.Errorf("torture: broken cluster locker: %w", err)
 	}
-	for _, c := range b.conns {
+	return b, nil
+}
+
+// localTags returns, per cluster node of conns, a hash tag of its own
+// slots: prefix, a number, "}" (the first such number that the node
+// answers for without MOVED). It waits at most 10s for the connections.
+func localTags(conns []*conn.Conn, prefix string) ([]string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var tags []string
+	for _, c := range conns {
+		if err := c.WaitReady(ctx); err != nil {
+			return nil, err
+		}
 		for j := 0; ; j++ {
-			tag := "{broken" + strconv.Itoa(j) + "}"
+			tag := prefix + strconv.Itoa(j) + "}"
 			_, err := c.Do(ctx, "GET", tag)
 			if err == nil {
-				b.tags = append(b.tags, tag)
+				tags = append(tags, tag)
 				break
 			}
 			var se *resp.ServerError
 			if !errors.As(err, &se) || se.Prefix != "MOVED" {
-				b.Close()
-				return nil, fmt.Errorf("torture: broken cluster locker: %w", err)
+				return nil, err
 			}
 		}
 	}
-	return b, nil
+	return tags, nil
 }
 
 // key is key as master i stores it.

@@ -146,6 +146,7 @@ var faultSpecs = map[Fault]func(in *injection){
 	FaultFailover:    (*injection).failover,
 	FaultKillPrimary: (*injection).killPrimary,
 	FaultMoveSlot:    (*injection).moveSlot,
+	FaultLostWrites:  (*injection).failoverLosingWrites,
 	FaultMinorityPartition: func(in *injection) {
 		in.targets = in.minority()
 		in.onProxies(func(p *faultproxy.Proxy) { p.Blackhole(true) }, func(p *faultproxy.Proxy) { p.Blackhole(false) })

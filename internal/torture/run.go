@@ -168,6 +168,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	cancel()
 
 	r := &run{cfg: cfg, cl: cl, checker: NewCountingChecker(cfg.MaxTTL+30*time.Second, cfg.Permits)}
+	if cfg.Cluster && cfg.Fencing && cfg.Permits == 0 && cfg.ReadShare == 0 {
+		if err := r.aheadCounters(ctx, lockers[0]); err != nil {
+			return nil, err
+		}
+	}
 	r.stats.lockFail = map[string]uint64{}
 	r.stats.masterOutcomes = map[string]uint64{}
 	r.stats.unlock = map[string]uint64{}
@@ -188,6 +193,19 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				r.worker(runCtx, id, g, lk)
 			}()
 		}
+	}
+	newLocker := func(id int) (Locker, error) {
+		if cfg.NewLocker != nil {
+			return cfg.NewLocker(id, cl.addrs())
+		}
+		return DefaultLocker(cfg, cl.addrs())
+	}
+	for g := range cfg.ShortLived {
+		wg.Add(1)
+		go func() { // owned by Run: ends with runCtx
+			defer wg.Done()
+			r.shortLived(runCtx, g, newLocker)
+		}()
 	}
 	wg.Add(1)
 	go func() { // owned by Run: ends with runCtx

@@ -38,9 +38,38 @@ func (r *run) worker(ctx context.Context, client, g int, lk Locker) {
 	rng := rand.New(rand.NewPCG(splitmix(r.cfg.Seed+uint64(client)<<32+uint64(g)), splitmix(r.cfg.Seed^0x776f726b)))
 	for seq := 0; ctx.Err() == nil; seq++ {
 		holder := fmt.Sprintf("c%d/g%d#%d", client, g, seq)
-		if !r.safely(holder, func() { r.round(ctx, rng, holder, lk) }) {
+		if !r.safely(holder, func() { r.round(ctx, rng, holder, lk, "") }) {
 			sleepCtx(ctx, 10*time.Millisecond) // do not spin on a panic
 		}
+	}
+}
+
+// shortLivedKey is the key of the short-lived clients
+// (Config.ShortLived), locked by them alone, under a hash tag of its own.
+const shortLivedKey = "torture:{short}"
+
+// shortLived is one goroutine of short-lived clients: a new client, one
+// round on shortLivedKey, closed, until ctx ends. A client that has just
+// started knows no counter: its first proposal is its clock, and its token
+// is what the counters say.
+func (r *run) shortLived(ctx context.Context, g int, newLocker func(id int) (Locker, error)) {
+	rng := rand.New(rand.NewPCG(splitmix(r.cfg.Seed+0x73686f7274+uint64(g)), splitmix(r.cfg.Seed^0x73686f72)))
+	for seq := 0; ctx.Err() == nil; seq++ {
+		lk, err := newLocker(1000 + g)
+		if err != nil {
+			// A client cannot start during some faults (a cluster that is
+			// down, a slot map that moves): a lock it could not take.
+			if ctx.Err() == nil {
+				r.stats.lockFailure(err)
+			}
+			sleepCtx(ctx, 100*time.Millisecond)
+			continue
+		}
+		holder := fmt.Sprintf("s%d#%d", g, seq)
+		if !r.safely(holder, func() { r.round(ctx, rng, holder, lk, shortLivedKey) }) {
+			sleepCtx(ctx, 10*time.Millisecond)
+		}
+		lk.Close()
 	}
 }
 
@@ -72,12 +101,15 @@ func keyName(cfg *Config, k int) string {
 	return fmt.Sprintf("torture:%d", k)
 }
 
-// round is one lock, work, unlock cycle.
-func (r *run) round(ctx context.Context, rng *rand.Rand, holder string, lk Locker) {
+// round is one lock, work, unlock cycle: of only when not "", else of
+// keys chosen at random.
+func (r *run) round(ctx context.Context, rng *rand.Rand, holder string, lk Locker, only string) {
 	cfg := &r.cfg
 	first := rng.IntN(cfg.Keys)
 	keys := []string{keyName(cfg, first)}
-	if rng.Float64() < cfg.MultiKey {
+	if only != "" {
+		keys[0] = only
+	} else if rng.Float64() < cfg.MultiKey {
 		second := (first + 1 + rng.IntN(cfg.Keys-1)) % cfg.Keys
 		if cfg.Cluster {
 			// Over a cluster a multi-key lock's keys share a hash tag:

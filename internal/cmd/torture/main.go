@@ -50,10 +50,10 @@ func main() {
 		faults         = flag.String("faults", "", "comma-separated faults (default: all): "+faultNames())
 		jsonPath       = flag.String("json", "", "write the report as JSON to this file")
 		quiet          = flag.Bool("q", false, "do not log each fault")
-		fencing        = flag.Bool("fencing", true, "fenced locks (redlock Config.Fencing), with every holder's token checked against earlier holders' (not with -cluster; with -permits, per permit; with -read-share, the writers')")
+		fencing        = flag.Bool("fencing", true, "fenced locks (redlock Config.Fencing), with every holder's token checked against earlier holders' (with -permits, per permit; with -read-share, the writers')")
 		permits        = flag.Int("permits", 0, "above 0: every key is a semaphore of this many permits (redlock Semaphore), checked for more holders at once; no fencing")
 		readShare      = flag.Float64("read-share", 0, "above 0: every key is a read-write lock (redlock RWMutex), this share of rounds taking its read lock, checked for a reader beside a writer; no fencing")
-		clusterMode    = flag.Bool("cluster", false, "run over a Redis Cluster of -masters primaries (default 3) with a replica each, under its faults ("+clusterFaultNames()+"); no fencing, no unsafe schedule")
+		clusterMode    = flag.Bool("cluster", false, "run over a Redis Cluster of -masters primaries (default 3) with a replica each, under its faults ("+clusterFaultNames()+"); no unsafe schedule")
 	)
 	flag.Parse()
 	log.SetFlags(0)
@@ -63,9 +63,8 @@ func main() {
 		if !set["masters"] {
 			*masters = 3
 		}
-		// Fencing is refused over a cluster, and the unsafe schedule's
-		// crash needs standalone masters.
-		*fencing, *unsafeDuration = false, 0
+		// The unsafe schedule's crash needs standalone masters.
+		*unsafeDuration = 0
 	}
 
 	cfg := torture.Config{
