@@ -250,7 +250,8 @@ torture: deps
 
 ## torture-cluster: the same over a local Redis Cluster of
 ## CLUSTER_PRIMARIES primaries (default 3; 6 shows the copies spread), a
-## replica each, whose primaries fail over, die and lose slots.
+## replica each, whose primaries fail over (one losing its last writes),
+## die and lose slots; fenced, every token checked against the last.
 CLUSTER_PRIMARIES ?= 3
 torture-cluster: deps
 	$(GO) run ./internal/cmd/torture -cluster -masters $(CLUSTER_PRIMARIES) -keys 4 -duration $(TORTURE_TIME) $(if $(SEED),-seed $(SEED)) -json torture-cluster.json

@@ -200,8 +200,17 @@
 // microseconds: exact with appendfsync always, otherwise right as long as
 // fewer than one fenced acquisition per microsecond was made on average.
 // All clients of the same masters must set Fencing (a client without it
-// hands out no tokens) and the same MaxTTL. Fencing is refused over a
-// Redis Cluster.
+// hands out no tokens) and the same MaxTTL.
+//
+// Over a Redis Cluster each copy keeps one counter per place (see Redis
+// Cluster), in the slot of the copy's keys, and each fencing script
+// first checks, for its slot, that the node serving it is the one that
+// last vouched for the counter (its run_id and master_replid): a slot
+// that moved (a failover, a migration) or a node that restarted sets the
+// counter aside, and that copy does not count toward fenced locks of its
+// keys until a repair, MaxTTL (plus drift) + FailoverGrace later. Why
+// tokens still grow through migrations, failovers that lose writes and
+// restarts is argued in docs/cluster.md ("Fencing over a cluster").
 //
 // # Redis Cluster
 //

@@ -1,7 +1,8 @@
 // Command torture runs Redlock against five real redis-server masters
 // behind fault-injecting proxies (or, with -cluster, over a Redis Cluster
-// whose primaries fail over, die and lose slots) and checks that no two
-// clients ever hold the same lock. See package internal/torture.
+// whose primaries fail over, some losing their last writes, die and lose
+// slots) and checks that no two clients ever hold the same lock, and that
+// fencing tokens grow. See package internal/torture.
 //
 //	go run ./internal/cmd/torture -duration 10m -seed 42
 //	go run ./internal/cmd/torture -cluster -duration 10m
