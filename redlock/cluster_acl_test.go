@@ -1,6 +1,7 @@
 package redlock
 
 import (
+	"context"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -15,11 +16,10 @@ import (
 // clusterACL is the least-privileged user of docs/deployments.md ("The
 // ACL a deployment needs") over a Redis Cluster, for locks on keys under
 // app:lock:, as the docs derive it from the standalone user (minimalACL):
-// the copies' tags in its key and channel patterns, no fencing (refused
-// over a cluster), plus the slot map and the record of the number of
-// copies. TestDeploymentACLLines checks that the docs' line is this user.
+// the copies' tags in its key and channel patterns (fencing's keys
+// included), plus the slot map and the record of the number of copies.
+// TestDeploymentACLLines checks that the docs' line is this user.
 func clusterACL() []string {
-	fencing := []string{"+hget", "+hset", "~volley:fence", "~volley:fence:*"}
 	var rules []string
 	for _, r := range minimalACL {
 		switch {
@@ -27,8 +27,8 @@ func clusterACL() []string {
 			r = "~{vs*}app:lock:*"
 		case r == "&volley:released:app:lock:*":
 			r = "&volley:released:{vs*}app:lock:*"
-		case slices.Contains(fencing, r):
-			continue
+		case r == "~volley:fence" || r == "~volley:fence:*":
+			r = "~{vs*}" + r[1:]
 		}
 		rules = append(rules, r)
 	}
@@ -37,7 +37,8 @@ func clusterACL() []string {
 
 // TestClusterMinimalACL: over a cluster whose every node has only the
 // documented user, New reads the slot map and records the copies, and a
-// lock, its extension, a waiter woken by the release and Inspect work.
+// lock, its extension, a waiter woken by the release, Inspect and a
+// fenced lock work.
 // Without +cluster|slots (the broken variant) New fails, naming NOPERM.
 func TestClusterMinimalACL(t *testing.T) {
 	cl := redistest.StartClusterT(t, redistest.ClusterOptions{Replicas: -1})
@@ -60,6 +61,14 @@ func TestClusterMinimalACL(t *testing.T) {
 	states, err := a.Inspect(bg, key)
 	require.NoError(t, err)
 	assert.Len(t, states, 3)
+
+	f := clusterClient(t, cl, Config{Conn: user, Fencing: true, RetryDelay: 10 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(bg, 10*time.Second)
+	defer cancel()
+	fl, err := f.Lock(ctx, key+":fenced", time.Second)
+	require.NoError(t, err, "a fenced lock as the documented user")
+	assert.NotZero(t, fl.Fence())
+	require.NoError(t, fl.Unlock(bg))
 
 	_, err = New(bg, Config{Addrs: []string{clusterAddr(cl, "")}, Conn: Connection{Username: "noslots", Password: "volley-pw"}})
 	require.Error(t, err, "New must refuse a user that may not read the slot map")

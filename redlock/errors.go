@@ -118,7 +118,7 @@ const (
 	OutcomeGuarded                    // answered OK, but the restart guard kept it out of the quorum
 	OutcomeCancelled                  // the caller's context ended first
 	OutcomeSlow                       // not awaited: its replies lately came after Config.MasterTimeout, and the outcome hung on it
-	OutcomeUnfenced                   // answered OK, but has no fencing counter it vouches for (it restarted; see Config.Fencing): not counted for a fenced lock
+	OutcomeUnfenced                   // answered OK, but has no fencing counter it vouches for (it restarted, or over a cluster its slot moved; see Config.Fencing): not counted for a fenced lock
 )
 
 var outcomeNames = [...]string{"not awaited", "ok", "taken", "timeout", "connection error", "server error", "restart guard", "cancelled", "slow", "unfenced"}
