@@ -30,9 +30,15 @@ type op struct {
 	hasLast bool
 	slow    []bool // the master's latest reply came after MasterTimeout: not awaited
 
-	command   *command // the burst's, chosen by encode
-	holdTok   token    // the token of a hold's attempt (see acquireHold)
-	holdFence uint64   // the fencing token a permit's attempt took (see Semaphore.attemptHold)
+	command *command // the burst's, chosen by encode
+
+	// An acquire call's (see Client.acquire): the current attempt's token,
+	// and what a successful attempt took.
+	tok    token
+	until  time.Time // end of validity
+	fence  uint64    // fencing token (Config.Fencing), else 0
+	passes int       // hand-overs in a row that led to the lock (see Lock.Unlock)
+	lk     lockKind  // a Lock call's kind, kept here so that passing it allocates nothing
 
 	cmd wire   // the encoded command of the burst
 	alt wire   // the EVAL form of an EVALSHA command, for NOSCRIPT; empty for others
@@ -61,11 +67,12 @@ func (c *Client) putOp(o *op) { c.ops.Put(o) }
 
 // burstResult sums up a burst.
 type burstResult struct {
-	start     time.Time // when the first command left: validity counts from here
-	ok        int       // masters that said yes and count toward the quorum
-	taken     int       // masters that said no (held by another / not ours)
-	failed    int       // timeouts, connection and server errors, guarded
-	cancelled bool      // done closed before the decision
+	start     time.Time     // when the first command left: validity counts from here
+	ok        int           // masters that said yes and count toward the quorum
+	taken     int           // masters that said no (held by another / not ours)
+	failed    int           // timeouts, connection and server errors, guarded
+	cancelled bool          // done closed before the decision
+	took      time.Duration // from start to the decision
 }
 
 // run sends o.cmd to every master in one burst, then collects answers until
@@ -126,6 +133,7 @@ func (o *op) run(done <-chan struct{}) burstResult {
 		}
 	}
 	o.settle(timedOut, &br)
+	br.took = time.Since(br.start)
 	return br
 }
 
@@ -246,7 +254,7 @@ func (o *op) classify(r *conn.Request) (out Outcome, err error) {
 			return OutcomeTaken, nil
 		}
 	case answerPermit:
-		if v.Type == resp.TypeBulk && bytes.Equal(v.Bytes, o.holdTok[:]) {
+		if v.Type == resp.TypeBulk && bytes.Equal(v.Bytes, o.tok[:]) {
 			return OutcomeOK, nil // a grant names its request's token
 		}
 		if v.Type == resp.TypeArray && int(v.Int) == len(vals)-1 {

@@ -37,6 +37,13 @@ type command struct {
 	guarded bool
 	// answer is the shape of a master's answer.
 	answer answerShape
+	// batch is, for an extension, the script that extends many held
+	// values of this command in one call (Do's renewer, see renew.go);
+	// each value's keys from batchFrom on (batchKeys of them, or all
+	// when 0) are its entry's keys.
+	batch     *scripts.Script
+	batchFrom int
+	batchKeys int
 }
 
 // The shapes of masters' answers (see op.classify).
@@ -59,8 +66,8 @@ var (
 	cmdLockMulti     = command{script: &scripts.LockMulti, arg: true, guarded: true, answer: answerLock}
 	cmdFenceLock     = command{script: &scripts.FenceLock, fenceKey: true, arg: true, propose: true, guarded: true, answer: answerFenceLock}
 	cmdFenceWrite    = command{script: &scripts.FenceWrite, fenceKey: true, arg: true, guarded: true, answer: answerFenceWrite}
-	cmdExtend        = command{script: &scripts.Extend, arg: true, guarded: true, answer: answerVote}
-	cmdExtendMulti   = command{script: &scripts.ExtendMulti, arg: true, guarded: true, answer: answerVote}
+	cmdExtend        = command{script: &scripts.Extend, arg: true, guarded: true, answer: answerVote, batch: &scripts.ExtendBatch}
+	cmdExtendMulti   = command{script: &scripts.ExtendMulti, arg: true, guarded: true, answer: answerVote, batch: &scripts.ExtendBatch}
 	cmdHandover      = command{script: &scripts.Handover, guarded: true, answer: answerVote} // encoded by encodeHandover
 	cmdRelease       = command{script: &scripts.Release, eval: true, answer: answerVote}
 	cmdReleaseMulti  = command{script: &scripts.ReleaseMulti, eval: true, answer: answerVote}
@@ -70,7 +77,7 @@ var (
 	// index and the number of permits; SemRelease's arg is the index.
 	cmdSemAcquire       = command{script: &scripts.SemAcquire, arg: true, arg2: true, guarded: true, answer: answerPermit}
 	cmdSemAcquireFenced = command{script: &scripts.SemAcquire, fenceKey: true, arg: true, arg2: true, propose: true, guarded: true, answer: answerFencePermit}
-	cmdSemExtend        = command{script: &scripts.SemExtend, arg: true, arg2: true, guarded: true, answer: answerVote}
+	cmdSemExtend        = command{script: &scripts.SemExtend, arg: true, arg2: true, guarded: true, answer: answerVote, batch: &scripts.SemExtendBatch}
 	cmdSemRelease       = command{script: &scripts.SemRelease, eval: true, arg: true, arg2: true, answer: answerVote}
 	// A read-write lock's: its writer's and readers' attempts answer as
 	// LockWait does, a fenced writer's as FenceLock does; a writer's lock
@@ -78,7 +85,7 @@ var (
 	cmdRWLock       = command{script: &scripts.RWLock, arg: true, arg2: true, guarded: true, answer: answerLock}
 	cmdRWLockFenced = command{script: &scripts.RWLock, fenceKey: true, arg: true, arg2: true, propose: true, guarded: true, answer: answerFenceLock}
 	cmdRWRLock      = command{script: &scripts.RWRLock, arg: true, guarded: true, answer: answerLock}
-	cmdRWRExtend    = command{script: &scripts.RWRExtend, arg: true, guarded: true, answer: answerVote}
+	cmdRWRExtend    = command{script: &scripts.RWRExtend, arg: true, guarded: true, answer: answerVote, batch: &scripts.RWRExtendBatch, batchFrom: 1, batchKeys: 1}
 	cmdRWRUnlock    = command{script: &scripts.RWRUnlock, eval: true, answer: answerVote}
 )
 

@@ -149,7 +149,7 @@
 // free on the most masters, at once when that is a quorum, else when a
 // release wakes it or RetryDelay passes. TryAcquire fails only when no
 // permit was free on a quorum. Semaphore.Do keeps a permit extended while
-// a function runs. Every Client must give the same P: the name itself
+// a function runs, renewed in batches with the Client's other permits. Every Client must give the same P: the name itself
 // holds a record of it while a permit is held, and another P, or a Lock of
 // the name, fails with ErrSemaphoreMismatch where it meets the record,
 // writing nothing there. With Config.Fencing a permit carries Permit.Fence,
@@ -316,12 +316,11 @@
 //     came after their call's decision.
 //   - Per master (per node over a cluster), a pub/sub connection with the
 //     same goroutines, from the first Lock that waits until Close.
-//   - The renewer: one goroutine, started by the first Client.Do,
-//     DoMulti or RWMutex.DoWrite, which extends every such call's lock
-//     that is due, in one batch per master. These calls start no
-//     goroutine of their own.
-//   - Per Semaphore.Do and RWMutex.DoRead call, one goroutine that
-//     extends its hold and ends before the call returns.
+//   - The renewer: one goroutine, started by the first Do (Client.Do,
+//     DoMulti, Semaphore.Do, RWMutex.DoWrite and DoRead), which extends
+//     every such call's lock, permit or read lock that is due, in one
+//     batch per kind and master. These calls start no goroutine of their
+//     own.
 //   - With a redis-cluster:// or redis-sentinel:// entry, the locator: one
 //     goroutine from New to Close that reads the slot map or asks the
 //     Sentinels, plus, during each look, one that ends the look if the

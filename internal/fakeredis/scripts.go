@@ -40,9 +40,11 @@ const (
 	scriptSemAcquire
 	scriptSemRelease
 	scriptSemExtend
+	scriptSemExtendBatch
 	scriptRWLock
 	scriptRWRLock
 	scriptRWRExtend
+	scriptRWRExtendBatch
 	scriptRWRUnlock
 )
 
@@ -70,9 +72,11 @@ var scriptTable = []struct {
 	{scripts.SemAcquire, scriptSemAcquire},
 	{scripts.SemRelease, scriptSemRelease},
 	{scripts.SemExtend, scriptSemExtend},
+	{scripts.SemExtendBatch, scriptSemExtendBatch},
 	{scripts.RWLock, scriptRWLock},
 	{scripts.RWRLock, scriptRWRLock},
 	{scripts.RWRExtend, scriptRWRExtend},
+	{scripts.RWRExtendBatch, scriptRWRExtendBatch},
 	{scripts.RWRUnlock, scriptRWRUnlock},
 }
 
@@ -237,6 +241,17 @@ func (c *client) runScriptLocked(kind scriptKind, sha string, keys, argv [][]byt
 		return
 	case scriptRWRUnlock:
 		c.rwRUnlockLocked(sha, keys, argv)
+		return
+	case scriptSemExtendBatch:
+		c.out = s.batchLocked(c.out, sha, keys, argv, 2, func(out []byte, keys, argv [][]byte) []byte {
+			return s.semExtendLocked(out, db, sha, keys, argv)
+		})
+		return
+	case scriptRWRExtendBatch:
+		c.out = s.batchLocked(c.out, sha, keys, argv, 1, func(out []byte, keys, argv [][]byte) []byte {
+			// RWRExtend reads KEYS[2], the readers' key: the batch's one key.
+			return s.rwRExtendLocked(out, db, sha, [][]byte{keys[0], keys[0]}, argv[:2])
+		})
 		return
 	case scriptLockWait:
 		if len(keys) == 0 {
@@ -498,6 +513,42 @@ func (s *Server) extendBatchLocked(out []byte, db int, sha string, keys, argv []
 			if msg := s.scriptPexpireLocked(db, key, ttl, now); msg != "" {
 				return appendScriptError(out, msg, sha)
 			}
+		}
+	}
+	out = resp.AppendArrayHeader(out, len(res))
+	for _, r := range res {
+		if r {
+			out = append(out, replyOne...)
+		} else {
+			out = append(out, replyZero...)
+		}
+	}
+	return out
+}
+
+// batchLocked runs a batch script made of a one-value script, one: ARGV[1]
+// is the number of values; then, per value, three arguments and nkeys of
+// KEYS, in order, which one is given. As in Lua, values are processed in
+// order, and an error ends the script, keeping what was done. The reply
+// is an array of one's integer answers.
+func (s *Server) batchLocked(out []byte, sha string, keys, argv [][]byte, nkeys int, one func(out []byte, keys, argv [][]byte) []byte) []byte {
+	if len(argv) == 0 {
+		return appendError(out, errBatchArgs)
+	}
+	count, ok := parseInt64(argv[0])
+	if !ok || count < 0 || 1+3*count > int64(len(argv)) || int64(nkeys)*count > int64(len(keys)) {
+		return appendError(out, errBatchArgs)
+	}
+	res := make([]bool, count)
+	var scratch []byte
+	for i := range res {
+		scratch = one(scratch[:0], keys[nkeys*i:nkeys*(i+1)], argv[1+3*i:4+3*i])
+		switch string(scratch) {
+		case replyOne:
+			res[i] = true
+		case replyZero:
+		default: // an error, which ends the script
+			return append(out, scratch...)
 		}
 	}
 	out = resp.AppendArrayHeader(out, len(res))
