@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/volleylock/volley/conn"
 	"github.com/volleylock/volley/internal/ctxerr"
 )
 
@@ -363,10 +362,7 @@ func (o *op) sendForget(skipTaken bool) {
 		if skipTaken && o.res[i].Outcome == OutcomeTaken {
 			continue
 		}
-		r := conn.NewRequest()
-		r.Cmd = append(r.Cmd[:0], o.c.forMaster(&o.cmd, i, &o.fan.scratch)...)
-		r.Check = replyChecks[o.command.answer] // unread, its reply still shows a torn stream
-		o.c.connFor(i, o.cmd.place).SendForget(r)
+		o.forget(i)
 	}
 }
 
