@@ -127,6 +127,11 @@ func refused(prefix, msg string) bool {
 	return false
 }
 
+// uncheckedNativeRelease, set by tests only, makes the native releases a
+// plain DEL of the key, without the value check: the broken variant that
+// the torture test of the native path must catch.
+var uncheckedNativeRelease bool
+
 // nativeForms are a burst's native forms, encoded by op.encode beside the
 // script's (see encodeNatives).
 type nativeForms struct {
@@ -150,8 +155,8 @@ func (o *op) encodeNatives(cmd *command, key string, keys []string, tok *token, 
 		w := &n.w[v]
 		w.reset()
 		w.at(o.c, key)
-		switch v {
-		case verbSetIfEq:
+		switch {
+		case v == verbSetIfEq:
 			w.b = resp.AppendArrayHeader(w.b, 7)
 			w.b = resp.AppendBulkString(w.b, "SET")
 			w.key(o.c, key)
@@ -160,12 +165,16 @@ func (o *op) encodeNatives(cmd *command, key string, keys []string, tok *token, 
 			w.b = resp.AppendBulk(w.b, tok[:])
 			w.b = resp.AppendBulkString(w.b, "PX")
 			w.b = resp.AppendBulk(w.b, ttl)
-		case verbDelIfEq:
+		case uncheckedNativeRelease:
+			w.b = resp.AppendArrayHeader(w.b, 2)
+			w.b = resp.AppendBulkString(w.b, "DEL")
+			w.key(o.c, key)
+		case v == verbDelIfEq:
 			w.b = resp.AppendArrayHeader(w.b, 3)
 			w.b = resp.AppendBulkString(w.b, "DELIFEQ")
 			w.key(o.c, key)
 			w.b = resp.AppendBulk(w.b, tok[:])
-		case verbDelexIfEq:
+		case v == verbDelexIfEq:
 			w.b = resp.AppendArrayHeader(w.b, 4)
 			w.b = resp.AppendBulkString(w.b, "DELEX")
 			w.key(o.c, key)
