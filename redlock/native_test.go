@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/internal/fakeredis"
 	"github.com/volleylock/volley/internal/redistest"
 )
 
@@ -233,4 +234,60 @@ func TestNativeRefusedLater(t *testing.T) {
 	off := c.nativeOff.Load()
 	assert.Equal(t, has["DELIFEQ"], off&(1<<verbDelIfEq) != 0, "DELIFEQ refused")
 	assert.Equal(t, has["DELEX IFEQ"], off&(1<<verbDelexIfEq) != 0, "DELEX refused")
+}
+
+// TestNativeMixedMasters: one Client over fake masters of five servers,
+// each answering as its server does: every master gets the form its
+// server has (the scripts on Redis 7.0 and 8.0, SET IFEQ but the release
+// script on Valkey 8.1, DELIFEQ on Valkey 9, DELEX IFEQ on Redis 8.6),
+// and a lock is taken, extended, released and handed to a waiter as on
+// any masters.
+func TestNativeMixedMasters(t *testing.T) {
+	ids := []struct{ server, version string }{
+		{"redis", "7.0.15"}, {"valkey", "8.1.1"}, {"valkey", "9.1.2"}, {"redis", "8.0.2"}, {"redis", "8.6.3"},
+	}
+	var servers []*fakeredis.Server
+	var addrs []string
+	for _, id := range ids {
+		clock := fakeredis.NewManualClock(time.Now())
+		s := fakeredis.StartT(t, fakeredis.Options{Clock: clock, Server: id.server, Version: id.version})
+		clock.Advance(time.Hour)
+		servers = append(servers, s)
+		addrs = append(addrs, s.Addr())
+	}
+	c := fakeClient(t, addrs, Config{})
+	want := []string{"", "SET IFEQ", "SET IFEQ DELIFEQ", "", "SET IFEQ DELEX IFEQ"}
+	for i, m := range c.masters {
+		var got []string
+		for _, cmd := range []*command{&cmdExtend, &cmdRelease} {
+			if v, ok := c.nativeFor(cmd, m.conn()); ok {
+				got = append(got, verbs[v].name)
+			}
+		}
+		assert.Equal(t, want[i], strings.Join(got, " "), "%s %s", ids[i].server, ids[i].version)
+	}
+	l, err := c.TryLock(bg, "mixed", 10*time.Second)
+	require.NoError(t, err)
+	fakeHolds(t, servers, "mixed", l.tok)
+	require.NoError(t, l.Extend(bg, 20*time.Second))
+	require.Eventually(t, func() bool {
+		for _, s := range servers {
+			if _, ttl, ok := s.Lookup("mixed"); !ok || ttl <= 10*time.Second {
+				return false
+			}
+		}
+		return true
+	}, 5*time.Second, time.Millisecond, "extended on every master")
+	var failed atomic.Int32
+	b := fakeClient(t, addrs, waiterConfig(Config{}, &failed))
+	requireWokenByRelease(t, l, b, "mixed", &failed)
+	require.Eventually(t, func() bool {
+		for _, s := range servers {
+			if _, _, ok := s.Lookup("mixed"); ok {
+				return false
+			}
+		}
+		return true
+	}, 5*time.Second, time.Millisecond, "released on every master")
+	require.Zero(t, c.nativeOff.Load(), "no native form refused")
 }
