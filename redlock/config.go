@@ -117,10 +117,13 @@ type Config struct {
 	// 8.4), followed in the same write by the SPUBLISH that wakes waiters.
 	// They cost a master well under half of what the scripts do; the
 	// answers mean the same. Each master is judged by the server name and
-	// version it reports at each connect, so a mix of servers works, and
-	// a master whose ACL refuses one of them (NOPERM) gets the script
-	// from then on. Locks on several keys, semaphores, read-write locks,
-	// fencing and Do's batched renewals always run scripts.
+	// version it reports at each connect, so a mix of servers works. A
+	// command that a master refuses (an ACL's NOPERM, at New or later, or
+	// a proxy that does not know it) is replaced by its script on every
+	// master from then on, the refused request being sent the script
+	// within the same call when its answer comes before the decision.
+	// Locks on several keys, semaphores, read-write locks, fencing's
+	// rounds and Do's batched renewals always run scripts.
 	DisableNativeCommands bool
 
 	// Hooks observe operations and lock events. Unset hooks cost nothing.
