@@ -44,6 +44,18 @@ type command struct {
 	batch     *scripts.Script
 	batchFrom int
 	batchKeys int
+	// natives are the command's forms without Lua, in order of
+	// preference, for a lock on one key: a master whose server has one
+	// gets the first it has instead of the script (see native.go), and
+	// its answer has that form's shape.
+	natives []nativeVerb
+	// wake: the script publishes the release to the key's waiters, so a
+	// native form is followed, in the same write, by that SPUBLISH. The
+	// script publishes only when it deleted the key; the SPUBLISH goes
+	// whatever the delete found, and a release that found the key not its
+	// own wakes a waiter for nothing (an attempt, against a lost wake-up's
+	// RetryDelay).
+	wake bool
 }
 
 // The shapes of masters' answers (see op.classify).
@@ -66,12 +78,12 @@ var (
 	cmdLockMulti     = command{script: &scripts.LockMulti, arg: true, guarded: true, answer: answerLock}
 	cmdFenceLock     = command{script: &scripts.FenceLock, fenceKey: true, arg: true, propose: true, guarded: true, answer: answerFenceLock}
 	cmdFenceWrite    = command{script: &scripts.FenceWrite, fenceKey: true, arg: true, guarded: true, answer: answerFenceWrite}
-	cmdExtend        = command{script: &scripts.Extend, arg: true, guarded: true, answer: answerVote, batch: &scripts.ExtendBatch}
+	cmdExtend        = command{script: &scripts.Extend, arg: true, guarded: true, answer: answerVote, batch: &scripts.ExtendBatch, natives: extendNatives}
 	cmdExtendMulti   = command{script: &scripts.ExtendMulti, arg: true, guarded: true, answer: answerVote, batch: &scripts.ExtendBatch}
 	cmdHandover      = command{script: &scripts.Handover, guarded: true, answer: answerVote} // encoded by encodeHandover
-	cmdRelease       = command{script: &scripts.Release, eval: true, answer: answerVote}
+	cmdRelease       = command{script: &scripts.Release, eval: true, answer: answerVote, natives: releaseNatives, wake: true}
 	cmdReleaseMulti  = command{script: &scripts.ReleaseMulti, eval: true, answer: answerVote}
-	cmdReleaseQuiet  = command{script: &scripts.ReleaseQuiet, eval: true, answer: answerVote}
+	cmdReleaseQuiet  = command{script: &scripts.ReleaseQuiet, eval: true, answer: answerVote, natives: releaseNatives}
 	cmdReleaseMultiQ = command{script: &scripts.ReleaseMultiQuiet, eval: true, answer: answerVote}
 	// A semaphore's: SemAcquire's and SemExtend's arg2 is the permit's
 	// index and the number of permits; SemRelease's arg is the index.
@@ -130,9 +142,10 @@ func releaseCommand(multi, wake bool) *command {
 }
 
 // encode makes cmd the op's command and writes it (and, for an EVALSHA, its
-// EVAL form for NOSCRIPT): for key alone when keys is nil, else for the
-// lock on keys (sorted, deduplicated, see LockMulti), with tok, and arg,
-// arg2 and proposal where cmd takes them.
+// EVAL form for NOSCRIPT, and its native forms, see encodeNatives): for
+// key alone when keys is nil, else for the lock on keys (sorted,
+// deduplicated, see LockMulti), with tok, and arg, arg2 and proposal where
+// cmd takes them.
 func (o *op) encode(cmd *command, key string, keys []string, tok *token, arg, arg2, proposal []byte) {
 	o.command = cmd
 	o.cmd.reset()
@@ -146,6 +159,7 @@ func (o *op) encode(cmd *command, key string, keys []string, tok *token, arg, ar
 	if !cmd.propose {
 		proposal = nil
 	}
+	o.encodeNatives(cmd, key, keys, tok, arg)
 	fence := ""
 	if cmd.fenceKey {
 		fence = fenceKey

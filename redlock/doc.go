@@ -47,7 +47,13 @@
 // is still positive. A failed attempt is released on every master that
 // may hold it. Extend and Unlock run the Redlock spec's compare-and-pexpire
 // and compare-and-delete scripts, so they act only where the key still
-// holds the lock's token; Extend never re-creates an expired key. Every
+// holds the lock's token; Extend never re-creates an expired key. Where a
+// master's server has them (by the name and version it reports at each
+// connect), a lock on one key uses its native compare-and-set commands
+// instead, with the same meaning: SET key token IFEQ token PX ttl
+// (Valkey 8.1, Redis 8.4) to extend, DELIFEQ key token (Valkey 9.0) or
+// DELEX key IFEQ token (Redis 8.4) to release (see
+// Config.DisableNativeCommands). Every
 // operation on a master is bounded by Config.MasterTimeout. Tokens carry
 // 128 bits from a ChaCha8 CSPRNG seeded by crypto/rand.
 //

@@ -4,8 +4,6 @@ import (
 	"context"
 	"math/rand/v2"
 	"time"
-
-	"github.com/volleylock/volley/conn"
 )
 
 // Lock is a held lock: a small value, returned without allocation. Copy it
@@ -280,10 +278,7 @@ func (o *op) sendForget(skipTaken bool) {
 		if skipTaken && o.res[i].Outcome == OutcomeTaken {
 			continue
 		}
-		r := conn.NewRequest()
-		r.Cmd = append(r.Cmd[:0], o.c.forMaster(&o.cmd, i, &o.fan.scratch)...)
-		r.Check = replyChecks[o.command.answer] // unread, its reply still shows a torn stream
-		o.c.connFor(i, o.cmd.place).SendForget(r)
+		o.forget(i)
 	}
 }
 
