@@ -53,7 +53,12 @@ func (b *Batch) Pending() int { return b.pending }
 
 // Send sends cmd (copied) to c as the request of slot, whose Tag is slot.
 // The slot must not be pending.
-func (b *Batch) Send(slot int, c *Conn, cmd []byte) {
+func (b *Batch) Send(slot int, c *Conn, cmd []byte) { b.SendWith(slot, c, cmd, nil, nil) }
+
+// SendWith is Send of cmd followed by then (copied, when not nil), whose
+// answer nobody reads (see Conn.SendWith), vetted by thenCheck when not
+// nil.
+func (b *Batch) SendWith(slot int, c *Conn, cmd, then []byte, thenCheck func(reply []resp.Value) bool) {
 	if b.sent[slot] {
 		panic("conn: Batch.Send to a pending slot")
 	}
@@ -67,7 +72,14 @@ func (b *Batch) Send(slot int, c *Conn, cmd []byte) {
 	r.Check = b.Check
 	b.sent[slot] = true
 	b.pending++
-	c.Send(r, b.notify)
+	if then == nil {
+		c.Send(r, b.notify)
+		return
+	}
+	t := NewRequest()
+	t.Cmd = append(t.Cmd[:0], then...)
+	t.Check = thenCheck
+	c.SendWith(r, b.notify, t)
 }
 
 // Claim, before a round's first Send, makes this Batch the reader of its

@@ -49,6 +49,38 @@ type ServerInfo struct {
 	// Role is INFO replication's role: "master", or "slave" for a replica;
 	// "" when the server did not say.
 	Role string
+	// Server is the server's name: INFO server's server_name ("valkey"),
+	// or "redis" when it has none (Redis, and forks that do not say).
+	Server string
+	// Version is the server's own version: valkey_version for Valkey
+	// (whose redis_version stays 7.2.4), else redis_version; "" when INFO
+	// says neither.
+	Version string
+}
+
+// VersionAtLeast reports whether Version is major.minor or later. A
+// Version that does not start with two numbers ("8.6.3", "9.1") is
+// earlier than any.
+func (i *ServerInfo) VersionAtLeast(major, minor int) bool {
+	maj, rest, ok := leadingNumber(i.Version)
+	if !ok || maj != major {
+		return ok && maj > major
+	}
+	if len(rest) == 0 || rest[0] != '.' {
+		return false
+	}
+	mnr, _, ok := leadingNumber(rest[1:])
+	return ok && mnr >= minor
+}
+
+// leadingNumber reads the decimal number at the start of s (at most six
+// digits) and returns it and what follows.
+func leadingNumber(s string) (n int, rest string, ok bool) {
+	i := 0
+	for ; i < len(s) && i < 6 && '0' <= s[i] && s[i] <= '9'; i++ {
+		n = n*10 + int(s[i]-'0')
+	}
+	return n, s[i:], i > 0
 }
 
 // StartedAt estimates when the master process started: ConnectedAt - Uptime.
@@ -176,7 +208,24 @@ func (c *Conn) Close() error {
 // When the oldest request on the socket has waited longer than ReadTimeout,
 // the master is behind: r fails at once with ErrReadTimeout instead of
 // queueing behind the backlog, and the socket is reset and reconnected.
-func (c *Conn) Send(r *Request, notify chan *Request) {
+func (c *Conn) Send(r *Request, notify chan *Request) { c.send(r, notify, nil) }
+
+// SendWith is Send of r followed by then, a command whose answer nobody
+// reads (as SendForget sends it: the Conn recycles then, and the caller
+// must not use it again). The two join the socket together, in one write
+// when the socket is idle, and nothing comes between them: for a command
+// that announces what r did, such as the PUBLISH of a release. then's
+// answer is read and dropped; its Check, when set, still vets it.
+func (c *Conn) SendWith(r *Request, notify chan *Request, then *Request) {
+	then.forget = true
+	c.send(r, notify, then)
+	if !then.Abandon() {
+		then.recycle() // completed already (failed fast, or answered at once)
+	}
+}
+
+// send is Send, with then (when not nil) right behind r.
+func (c *Conn) send(r *Request, notify chan *Request, then *Request) {
 	if notify == nil && !r.forget {
 		if r.own == nil {
 			r.own = make(chan *Request, 1) // kept until r is released
@@ -187,12 +236,18 @@ func (c *Conn) Send(r *Request, notify chan *Request) {
 	r.err = nil
 	r.sent = time.Now()
 	r.state.Store(statePending)
+	n := 1
+	if then != nil {
+		then.notify, then.err, then.sent = nil, nil, r.sent
+		then.state.Store(statePending)
+		n = 2
+	}
 
 	c.mu.Lock()
 	if !c.up {
 		err := c.err
 		c.mu.Unlock()
-		r.complete(nil, err)
+		failBoth(r, then, err)
 		return
 	}
 	s := c.sock
@@ -203,12 +258,12 @@ func (c *Conn) Send(r *Request, notify chan *Request) {
 		c.mu.Unlock()
 		err := c.lagError()
 		c.fail(s, err)
-		r.complete(nil, err)
+		failBoth(r, then, err)
 		return
 	}
-	if c.inflight.len()+len(c.queue) >= c.opts.MaxPending {
+	if c.inflight.len()+len(c.queue)+n > c.opts.MaxPending {
 		c.mu.Unlock()
-		r.complete(nil, &Error{Addr: c.opts.Addr, Op: OpLimit, Err: ErrTooManyPending})
+		failBoth(r, then, &Error{Addr: c.opts.Addr, Op: OpLimit, Err: ErrTooManyPending})
 		return
 	}
 	s.needReader()
@@ -218,6 +273,9 @@ func (c *Conn) Send(r *Request, notify chan *Request) {
 		// by then in one syscall. (One pending reply is the common straggler
 		// of a lock decided at quorum; it does not make the socket busy.)
 		c.queue = append(c.queue, r)
+		if then != nil {
+			c.queue = append(c.queue, then)
+		}
 		c.mu.Unlock()
 		s.wakeWriter()
 		return
@@ -225,9 +283,18 @@ func (c *Conn) Send(r *Request, notify chan *Request) {
 	// Idle socket: write it ourselves, sparing a hand-off to the writer.
 	s.writing = true
 	c.inflight.push(r)
+	cmd := r.Cmd
+	if then != nil {
+		c.inflight.push(then)
+		// The write buffer is ours while s.writing is set (as it is the
+		// writer's, see writeLoop); both are copied in under the lock, as
+		// the writer does, since a failure may complete them at once.
+		cmd = append(append(s.wbuf[:0], r.Cmd...), then.Cmd...)
+		s.wbuf = cmd[:0]
+	}
 	c.mu.Unlock()
 
-	_, err := s.w.Write(r.Cmd)
+	_, err := s.w.Write(cmd)
 	if err != nil {
 		c.fail(s, &Error{Addr: c.opts.Addr, Op: OpWrite, Err: err})
 	}
@@ -237,6 +304,14 @@ func (c *Conn) Send(r *Request, notify chan *Request) {
 	c.mu.Unlock()
 	if more {
 		s.wakeWriter()
+	}
+}
+
+// failBoth fails r and, when not nil, then (see send).
+func failBoth(r, then *Request, err error) {
+	r.complete(nil, err)
+	if then != nil {
+		then.complete(nil, err)
 	}
 }
 

@@ -475,3 +475,68 @@ func TestReplyCheckStopsRepliesOutOfStep(t *testing.T) {
 		})
 	}
 }
+
+// TestSendWithOneWrite: SendWith writes the request and the command that
+// follows it in one write on an idle socket; the follower's answer is read
+// and dropped, and the next request gets its own answer.
+func TestSendWithOneWrite(t *testing.T) {
+	var writes atomic.Int32
+	d := newPipeDialer()
+	c, err := New(Options{Addr: "pipe:1", Dialer: func(ctx context.Context, n, a string) (net.Conn, error) {
+		nc, err := d.dial(ctx, n, a)
+		return countingConn{nc, &writes}, err
+	}})
+	require.NoError(t, err)
+	defer c.Close()
+	p := d.accept(t)
+	p.handshake()
+	require.NoError(t, c.WaitReady(context.Background()))
+	writes.Store(0)
+
+	notify := make(chan *Request, 2)
+	r, then := NewRequest(), NewRequest()
+	r.Cmd = resp.AppendCommand(r.Cmd, "DELIFEQ", "k", "t")
+	then.Cmd = resp.AppendCommand(then.Cmd, "SPUBLISH", "ch", "id")
+	go c.SendWith(r, notify, then)
+	p.expect("DELIFEQ", "k", "t")
+	p.expect("SPUBLISH", "ch", "id")
+	assert.Equal(t, int32(1), writes.Load(), "the pair took more than one write")
+	next := NewRequest()
+	next.Cmd = resp.AppendCommand(next.Cmd, "GET", "k")
+	go c.Send(next, notify)
+	p.expect("GET", "k")
+	p.send(":1\r\n:0\r\n$-1\r\n")
+	got := <-notify
+	require.Same(t, r, got)
+	require.NoError(t, got.Err())
+	assert.Equal(t, int64(1), got.Reply()[0].Int)
+	got.Release()
+	got = <-notify
+	require.Same(t, next, got)
+	assert.True(t, got.Reply()[0].Null, "the follower's answer went to the next request")
+	got.Release()
+}
+
+// TestServerIdentity: the server's name and version from INFO server.
+func TestServerIdentity(t *testing.T) {
+	for _, tc := range []struct {
+		info, server, version string
+		at84, at90            bool
+	}{
+		{"redis_version:7.0.15\r\n", "redis", "7.0.15", false, false},
+		{"redis_version:8.6.3\r\n", "redis", "8.6.3", true, false},
+		{"redis_version:7.2.4\r\nserver_name:valkey\r\nvalkey_version:9.1.2\r\n", "valkey", "9.1.2", true, true},
+		{"redis_version:7.2.4\r\nserver_name:valkey\r\nvalkey_version:8.1.1\r\n", "valkey", "8.1.1", false, false},
+		{"redis_version:255.255.255\r\n", "redis", "255.255.255", true, true},
+		{"redis_version:x.y\r\n", "redis", "x.y", false, false},
+		{"redis_version:8\r\n", "redis", "8", false, false},
+	} {
+		text := "# Server\r\n" + tc.info + "run_id:0123456789abcdef0123456789abcdef01234567\r\nuptime_in_seconds:1\r\n"
+		var info ServerInfo
+		require.NoError(t, parseInfo(resp.Value{Type: resp.TypeBulk, Bytes: []byte(text)}, &info))
+		assert.Equal(t, tc.server, info.Server)
+		assert.Equal(t, tc.version, info.Version)
+		assert.Equal(t, tc.at84, info.VersionAtLeast(8, 4), "%s at least 8.4", tc.version)
+		assert.Equal(t, tc.at90, info.VersionAtLeast(9, 0), "%s at least 9.0", tc.version)
+	}
+}

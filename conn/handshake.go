@@ -98,8 +98,9 @@ func (s *socket) handshake() (*ServerInfo, error) {
 	return info, nil
 }
 
-// parseInfo reads run_id and uptime_in_seconds from an INFO server reply
-// (a bulk string in RESP2, a verbatim string in RESP3).
+// parseInfo reads run_id, uptime_in_seconds, the mode, the server's name
+// and its version from an INFO server reply (a bulk string in RESP2, a
+// verbatim string in RESP3).
 func parseInfo(v resp.Value, info *ServerInfo) error {
 	text := v.Bytes
 	if v.Type == resp.TypeVerbatim {
@@ -109,6 +110,7 @@ func parseInfo(v resp.Value, info *ServerInfo) error {
 		return errors.New("INFO: reply is not a string")
 	}
 	found := 0
+	var redisVersion, valkeyVersion string
 	for line := range bytes.Lines(text) {
 		line = bytes.TrimRight(line, "\r\n")
 		if k, val, ok := bytes.Cut(line, []byte{':'}); ok {
@@ -120,6 +122,12 @@ func parseInfo(v resp.Value, info *ServerInfo) error {
 				if info.Mode == "" || string(k) == "server_mode" {
 					info.Mode = string(val)
 				}
+			case "server_name":
+				info.Server = string(val)
+			case "redis_version":
+				redisVersion = string(val)
+			case "valkey_version":
+				valkeyVersion = string(val)
 			case "uptime_in_seconds":
 				secs, err := strconv.ParseInt(string(val), 10, 64)
 				if err != nil || secs < 0 {
@@ -132,6 +140,13 @@ func parseInfo(v resp.Value, info *ServerInfo) error {
 	}
 	if found < 2 {
 		return errors.New("INFO: no run_id or uptime_in_seconds")
+	}
+	if info.Server == "" {
+		info.Server = "redis"
+	}
+	info.Version = redisVersion
+	if info.Server == "valkey" && valkeyVersion != "" {
+		info.Version = valkeyVersion
 	}
 	return nil
 }

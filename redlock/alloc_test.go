@@ -3,7 +3,10 @@
 package redlock
 
 import (
+	"os"
+	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"testing"
 	"time"
 
@@ -326,4 +329,87 @@ func TestAllocsCluster(t *testing.T) {
 		steady(lockUnlock)
 		require.Zero(t, testing.AllocsPerRun(200, lockUnlock), "TryLock+Unlock over a cluster, fencing %v", fencing)
 	}
+}
+
+// matrixBinary returns the server binary make servers installed as name
+// (such as "valkey-9.1.2") in the module's .servers folder, or "".
+func matrixBinary(t *testing.T, name string) string {
+	t.Helper()
+	kind, _, _ := strings.Cut(name, "-")
+	bin, err := filepath.Abs(filepath.Join("..", ".servers", name, "bin", kind+"-server"))
+	require.NoError(t, err)
+	if _, err := os.Stat(bin); err != nil {
+		return ""
+	}
+	return bin
+}
+
+// TestAllocsNative pins the native path's steady-state allocations on
+// five real masters of three kinds in one burst: two Valkey 9 (DELIFEQ),
+// two Redis 8.6 (DELEX IFEQ), both with SET IFEQ, and one of the system's
+// server (scripts, on Redis 7.0): zero for TryLock+Unlock (a native
+// release and its SPUBLISH in one write), Extend, and a waiting round with
+// the quiet release of its failed attempt. It needs make servers.
+func TestAllocsNative(t *testing.T) {
+	valkey, redis := matrixBinary(t, "valkey-9.1.2"), matrixBinary(t, "redis-8.6.3")
+	if valkey == "" || redis == "" {
+		t.Skip("needs valkey-9.1.2 and redis-8.6.3 in .servers (make servers)")
+	}
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	var servers []*redistest.Server
+	for _, bin := range []string{valkey, valkey, redis, redis, ""} {
+		servers = append(servers, redistest.Start(t, redistest.Options{Binary: bin}))
+	}
+	c := client(t, servers, Config{MasterTimeout: time.Second})
+	other := client(t, servers, Config{MasterTimeout: time.Second})
+	native := 0
+	for _, m := range c.masters {
+		if _, ok := c.nativeFor(&cmdRelease, m.conn()); ok {
+			native++
+		}
+	}
+	require.Equal(t, 4, native, "masters that get a native release")
+	const ttl = 10 * time.Second
+
+	lockUnlock := func() {
+		l, err := c.TryLock(bg, "alloc:native", ttl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Unlock(bg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	steady(lockUnlock)
+	require.Zero(t, testing.AllocsPerRun(200, lockUnlock), "TryLock+Unlock, native")
+
+	held, err := c.TryLock(bg, "alloc:native", ttl)
+	require.NoError(t, err)
+	extend := func() {
+		if err := held.Extend(bg, ttl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	steady(extend)
+	require.Zero(t, testing.AllocsPerRun(200, extend), "Extend, native")
+
+	w, _ := other.room.join(bg, "alloc:native", nil)
+	o := other.getOp()
+	round := func() {
+		tok := newToken()
+		o.waiting = true
+		o.encode(other.lockCommand(false, true), "alloc:native", nil, &tok, o.ttlArg(ttl), nil, nil)
+		br := o.run(nil)
+		if br.ok >= other.quorum || br.taken < other.quorum {
+			t.Fatalf("a waiting attempt on a held key: %+v", br)
+		}
+		o.releaseAfterFailure("alloc:native", nil, &tok, true) // native, with its SPUBLISH
+	}
+	steady(round)
+	require.Zero(t, testing.AllocsPerRun(200, round), "a waiting attempt and its release, native")
+	o.waiting = false
+	other.putOp(o)
+	other.room.leave(w, false)
+	require.NoError(t, held.Unlock(bg))
+	require.Zero(t, c.nativeOff.Load()+other.nativeOff.Load(), "no native command refused")
 }

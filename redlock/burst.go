@@ -30,13 +30,20 @@ type op struct {
 	hasLast bool
 	slow    []bool // the master's latest reply came after MasterTimeout: not awaited
 
-	command   *command // the burst's, chosen by encode
-	holdTok   token    // the token of a hold's attempt (see acquireHold)
-	holdFence uint64   // the fencing token a permit's attempt took (see Semaphore.attemptHold)
+	command *command // the burst's, chosen by encode
 
-	cmd wire   // the encoded command of the burst
-	alt wire   // the EVAL form of an EVALSHA command, for NOSCRIPT; empty for others
-	num []byte // scratch for formatting the TTL
+	// An acquire call's (see Client.acquire): the current attempt's token,
+	// and what a successful attempt took.
+	tok    token
+	until  time.Time // end of validity
+	fence  uint64    // fencing token (Config.Fencing), else 0
+	passes int       // hand-overs in a row that led to the lock (see Lock.Unlock)
+	lk     lockKind  // a Lock call's kind, kept here so that passing it allocates nothing
+
+	cmd wire        // the encoded command of the burst
+	alt wire        // the EVAL form of an EVALSHA command, for NOSCRIPT; empty for others
+	nat nativeForms // the command's native forms, for the masters that have them (see native.go)
+	num []byte      // scratch for formatting the TTL
 }
 
 func (c *Client) newOp() *op {
@@ -61,11 +68,12 @@ func (c *Client) putOp(o *op) { c.ops.Put(o) }
 
 // burstResult sums up a burst.
 type burstResult struct {
-	start     time.Time // when the first command left: validity counts from here
-	ok        int       // masters that said yes and count toward the quorum
-	taken     int       // masters that said no (held by another / not ours)
-	failed    int       // timeouts, connection and server errors, guarded
-	cancelled bool      // done closed before the decision
+	start     time.Time     // when the first command left: validity counts from here
+	ok        int           // masters that said yes and count toward the quorum
+	taken     int           // masters that said no (held by another / not ours)
+	failed    int           // timeouts, connection and server errors, guarded
+	cancelled bool          // done closed before the decision
+	took      time.Duration // from start to the decision
 }
 
 // run sends o.cmd to every master in one burst, then collects answers until
@@ -87,6 +95,9 @@ func (o *op) run(done <-chan struct{}) burstResult {
 	// Alone on the masters' connections, the burst reads its replies
 	// itself (see conn.Batch.Claim): no reader goroutine, no hand-over.
 	o.fan.begin(c.cfg.MasterTimeout, &o.alt, c.claimable(o.cmd.place), replyChecks[o.command.answer])
+	if o.nat.cmd == o.command && o.command != nil {
+		o.fan.nat = &o.nat
+	}
 	o.fan.sendAll(&o.cmd)
 	br := burstResult{start: o.fan.start}
 	// A master whose latest reply came later than MasterTimeout is slow: its
@@ -126,6 +137,7 @@ func (o *op) run(done <-chan struct{}) burstResult {
 		}
 	}
 	o.settle(timedOut, &br)
+	br.took = time.Since(br.start)
 	return br
 }
 
@@ -133,7 +145,7 @@ func (o *op) run(done <-chan struct{}) burstResult {
 func (o *op) answer(r *conn.Request) Outcome {
 	out, err := o.classify(r)
 	if out == OutcomeTaken {
-		if a := o.command.answer; a == answerPermit || a == answerFencePermit {
+		if a := o.shape(r.Tag); a == answerPermit || a == answerFencePermit {
 			o.notePermits(r)
 		} else {
 			o.noteHolder(r.Tag, r)
@@ -214,8 +226,17 @@ func (o *op) record(i int, out Outcome, err error) Outcome {
 	return out
 }
 
-// classify reads a completed request's answer, as the op's command's
-// answer shape says.
+// shape is the shape of the answer in slot: that of the native form the
+// master was sent (see native.go), else the op's command's.
+func (o *op) shape(slot int) answerShape {
+	if v := o.fan.form[slot]; v != 0 {
+		return verbs[v-1].answer
+	}
+	return o.command.answer
+}
+
+// classify reads a completed request's answer, as the shape of what the
+// master was sent says.
 func (o *op) classify(r *conn.Request) (out Outcome, err error) {
 	if err := r.Err(); err != nil {
 		return OutcomeConnError, err
@@ -228,7 +249,7 @@ func (o *op) classify(r *conn.Request) (out Outcome, err error) {
 	if v.IsError() {
 		return OutcomeServerError, v.Err()
 	}
-	switch o.command.answer {
+	switch o.shape(r.Tag) {
 	case answerFenceLock, answerFenceWrite, answerFencePermit:
 		return o.classifyFence(r.Tag, vals)
 	case answerSet:
@@ -246,7 +267,7 @@ func (o *op) classify(r *conn.Request) (out Outcome, err error) {
 			return OutcomeTaken, nil
 		}
 	case answerPermit:
-		if v.Type == resp.TypeBulk && bytes.Equal(v.Bytes, o.holdTok[:]) {
+		if v.Type == resp.TypeBulk && bytes.Equal(v.Bytes, o.tok[:]) {
 			return OutcomeOK, nil // a grant names its request's token
 		}
 		if v.Type == resp.TypeArray && int(v.Int) == len(vals)-1 {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/volleylock/volley/conn"
 	"github.com/volleylock/volley/internal/ctxerr"
+	"github.com/volleylock/volley/resp"
 )
 
 // Client locks keys across the masters of its Config. It is safe for
@@ -30,6 +31,9 @@ type Client struct {
 	room    waitRoom      // where Locks wait for a release
 	fence   fencer        // repairs of the fencing counters (Config.Fencing)
 	closed  atomic.Bool
+
+	nativeOff atomic.Uint32                           // native forms refused by a master, a bit per nativeVerb (see native.go)
+	natCheck  [numVerbs]func(reply []resp.Value) bool // the native forms' reply checks (see nativeChecks)
 }
 
 // New connects to every master in cfg and returns a Client. It waits for
@@ -61,6 +65,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, err
 	}
 	c := &Client{cfg: cfg}
+	c.nativeChecks()
 	cluster, err := c.addMasters(ctx)
 	if err == nil {
 		err = c.checkMasters(ctx, cluster != nil)
@@ -175,6 +180,7 @@ func (c *Client) checkMasters(ctx context.Context, cluster bool) error {
 			if perr := scriptsDenied(ctx, sv, c.cfg.Conn.dialTimeout()); perr != nil {
 				unusables = append(unusables, perr)
 			}
+			c.probeNatives(ctx, sv, c.cfg.Conn.dialTimeout())
 		}
 	}
 	if err := sameServers(servers); err != nil {

@@ -41,6 +41,25 @@ type command struct {
 	guarded bool
 	// answer is the shape of a master's answer.
 	answer answerShape
+	// batch is, for an extension, the script that extends many held
+	// values of this command in one call (Do's renewer, see renew.go);
+	// each value's keys from batchFrom on (batchKeys of them, or all
+	// when 0) are its entry's keys.
+	batch     *scripts.Script
+	batchFrom int
+	batchKeys int
+	// natives are the command's forms without Lua, in order of
+	// preference, for a lock on one key: a master whose server has one
+	// gets the first it has instead of the script (see native.go), and
+	// its answer has that form's shape.
+	natives []nativeVerb
+	// wake: the script publishes the release to the key's waiters, so a
+	// native form is followed, in the same write, by that SPUBLISH. The
+	// script publishes only when it deleted the key; the SPUBLISH goes
+	// whatever the delete found, and a release that found the key not its
+	// own wakes a waiter for nothing (an attempt, against a lost wake-up's
+	// RetryDelay).
+	wake bool
 }
 
 // The shapes of masters' answers (see op.classify).
@@ -63,18 +82,18 @@ var (
 	cmdLockMulti     = command{script: &scripts.LockMulti, arg: true, guarded: true, answer: answerLock}
 	cmdFenceLock     = command{script: &scripts.FenceLock, fenceKey: true, vouched: &scripts.FenceLockVouched, arg: true, propose: true, guarded: true, answer: answerFenceLock}
 	cmdFenceWrite    = command{script: &scripts.FenceWrite, fenceKey: true, vouched: &scripts.FenceWriteVouched, arg: true, guarded: true, answer: answerFenceWrite}
-	cmdExtend        = command{script: &scripts.Extend, arg: true, guarded: true, answer: answerVote}
-	cmdExtendMulti   = command{script: &scripts.ExtendMulti, arg: true, guarded: true, answer: answerVote}
+	cmdExtend        = command{script: &scripts.Extend, arg: true, guarded: true, answer: answerVote, batch: &scripts.ExtendBatch, natives: extendNatives}
+	cmdExtendMulti   = command{script: &scripts.ExtendMulti, arg: true, guarded: true, answer: answerVote, batch: &scripts.ExtendBatch}
 	cmdHandover      = command{script: &scripts.Handover, guarded: true, answer: answerVote} // encoded by encodeHandover
-	cmdRelease       = command{script: &scripts.Release, eval: true, answer: answerVote}
+	cmdRelease       = command{script: &scripts.Release, eval: true, answer: answerVote, natives: releaseNatives, wake: true}
 	cmdReleaseMulti  = command{script: &scripts.ReleaseMulti, eval: true, answer: answerVote}
-	cmdReleaseQuiet  = command{script: &scripts.ReleaseQuiet, eval: true, answer: answerVote}
+	cmdReleaseQuiet  = command{script: &scripts.ReleaseQuiet, eval: true, answer: answerVote, natives: releaseNatives}
 	cmdReleaseMultiQ = command{script: &scripts.ReleaseMultiQuiet, eval: true, answer: answerVote}
 	// A semaphore's: SemAcquire's and SemExtend's arg2 is the permit's
 	// index and the number of permits; SemRelease's arg is the index.
 	cmdSemAcquire       = command{script: &scripts.SemAcquire, arg: true, arg2: true, guarded: true, answer: answerPermit}
 	cmdSemAcquireFenced = command{script: &scripts.SemAcquire, fenceKey: true, vouched: &scripts.SemAcquireVouched, arg: true, arg2: true, propose: true, guarded: true, answer: answerFencePermit}
-	cmdSemExtend        = command{script: &scripts.SemExtend, arg: true, arg2: true, guarded: true, answer: answerVote}
+	cmdSemExtend        = command{script: &scripts.SemExtend, arg: true, arg2: true, guarded: true, answer: answerVote, batch: &scripts.SemExtendBatch}
 	cmdSemRelease       = command{script: &scripts.SemRelease, eval: true, arg: true, arg2: true, answer: answerVote}
 	// A read-write lock's: its writer's and readers' attempts answer as
 	// LockWait does, a fenced writer's as FenceLock does; a writer's lock
@@ -82,7 +101,7 @@ var (
 	cmdRWLock       = command{script: &scripts.RWLock, arg: true, arg2: true, guarded: true, answer: answerLock}
 	cmdRWLockFenced = command{script: &scripts.RWLock, fenceKey: true, vouched: &scripts.RWLockVouched, arg: true, arg2: true, propose: true, guarded: true, answer: answerFenceLock}
 	cmdRWRLock      = command{script: &scripts.RWRLock, arg: true, guarded: true, answer: answerLock}
-	cmdRWRExtend    = command{script: &scripts.RWRExtend, arg: true, guarded: true, answer: answerVote}
+	cmdRWRExtend    = command{script: &scripts.RWRExtend, arg: true, guarded: true, answer: answerVote, batch: &scripts.RWRExtendBatch, batchFrom: 1, batchKeys: 1}
 	cmdRWRUnlock    = command{script: &scripts.RWRUnlock, eval: true, answer: answerVote}
 )
 
@@ -127,9 +146,10 @@ func releaseCommand(multi, wake bool) *command {
 }
 
 // encode makes cmd the op's command and writes it (and, for an EVALSHA, its
-// EVAL form for NOSCRIPT): for key alone when keys is nil, else for the
-// lock on keys (sorted, deduplicated, see LockMulti), with tok, and arg,
-// arg2 and proposal where cmd takes them.
+// EVAL form for NOSCRIPT, and its native forms, see encodeNatives): for
+// key alone when keys is nil, else for the lock on keys (sorted,
+// deduplicated, see LockMulti), with tok, and arg, arg2 and proposal where
+// cmd takes them.
 func (o *op) encode(cmd *command, key string, keys []string, tok *token, arg, arg2, proposal []byte) {
 	o.command = cmd
 	o.cmd.reset()
@@ -143,6 +163,7 @@ func (o *op) encode(cmd *command, key string, keys []string, tok *token, arg, ar
 	if !cmd.propose {
 		proposal = nil
 	}
+	o.encodeNatives(cmd, key, keys, tok, arg)
 	var tail []string
 	script := cmd.script
 	if cmd.fenceKey {

@@ -109,6 +109,23 @@ type Config struct {
 	// costs.
 	Fencing bool
 
+	// DisableNativeCommands makes every master run the Lua scripts. By
+	// default a master whose server has a compare-and-set command of its
+	// own gets it instead of the script, for a lock on one key: Extend
+	// sends SET key token IFEQ token PX ttl (Valkey 8.1, Redis 8.4), and
+	// Unlock DELIFEQ key token (Valkey 9.0) or DELEX key IFEQ token (Redis
+	// 8.4), followed in the same write by the SPUBLISH that wakes waiters.
+	// They cost a master well under half of what the scripts do; the
+	// answers mean the same. Each master is judged by the server name and
+	// version it reports at each connect, so a mix of servers works. A
+	// command that a master refuses (an ACL's NOPERM, at New or later, or
+	// a proxy that does not know it) is replaced by its script on every
+	// master from then on, the refused request being sent the script
+	// within the same call when its answer comes before the decision.
+	// Locks on several keys, semaphores, read-write locks, fencing's
+	// rounds and Do's batched renewals always run scripts.
+	DisableNativeCommands bool
+
 	// Hooks observe operations and lock events. Unset hooks cost nothing.
 	Hooks Hooks
 }

@@ -15,11 +15,12 @@ import (
 // out before an extension succeeded, or Config.MaxExtensions was reached.
 // fn should stop its critical work then. The lock is extended every
 // ttl*Config.ExtendFraction by the Client's renewer, shared by every Do
-// call: locks whose renewal falls due together are extended in one script
-// call per master, each judged on its own quorum. These extensions do not
-// go through Hooks.Call; Hooks.Master reports each batch (OpExtend) and
-// Hooks.Event each lock's EventExtended or EventLost. Once Do returns, its
-// lock is never extended again.
+// call (of locks, permits and read locks alike): values of one kind whose
+// renewal falls due together are extended in one script call per master,
+// each judged on its own quorum. These extensions do not go through
+// Hooks.Call; Hooks.Master reports each batch (OpExtend) and Hooks.Event
+// each value's EventExtended or EventLost. Once Do returns, its lock is
+// never extended again.
 //
 // Do returns fn's error; if the lock was lost while fn ran, the error also
 // matches ErrNotHeld (errors.Is), even when fn returned nil, because the
@@ -28,7 +29,10 @@ import (
 // late (slow masters) do not make Do report a loss. It returns Lock's error when the
 // lock could not be taken, without calling fn.
 func (c *Client) Do(ctx context.Context, key string, ttl time.Duration, fn func(ctx context.Context) error) error {
-	return c.do(ctx, key, nil, nil, ttl, fn)
+	return c.do(ctx, key, fn, func(ctx context.Context) (heldValue, error) {
+		l, err := c.Lock(ctx, key, ttl)
+		return &l, err
+	})
 }
 
 // DoMulti is Do for a lock on several keys: all of keys, or none, as
@@ -37,49 +41,79 @@ func (c *Client) DoMulti(ctx context.Context, keys []string, ttl time.Duration, 
 	if len(keys) == 0 {
 		return ErrNoKeys
 	}
-	return c.do(ctx, slices.Min(keys), keys, nil, ttl, fn)
+	return c.do(ctx, slices.Min(keys), fn, func(ctx context.Context) (heldValue, error) {
+		l, err := c.LockMulti(ctx, keys, ttl)
+		return &l, err
+	})
 }
 
-// do is Do on key, or DoMulti on keys when not nil (key is then the
-// first), or, with spec, a read-write lock's DoWrite.
-func (c *Client) do(ctx context.Context, key string, keys []string, spec *lockSpec, ttl time.Duration, fn func(ctx context.Context) error) (err error) {
+// Do takes a permit (as Acquire does), runs fn while keeping the permit
+// extended, and releases it when fn returns, as Client.Do does for a lock:
+// fn's context is cancelled with cause ErrNotHeld the moment the permit is
+// lost (an extension found it gone, its validity ran out before one
+// succeeded, Config.MaxExtensions was reached, or the Client was closed),
+// and Do's error then also matches ErrNotHeld. The permit is extended by
+// the Client's renewer, in batches with the other permits that fall due
+// together. It returns Acquire's error without calling fn when no permit
+// could be taken.
+func (s *Semaphore) Do(ctx context.Context, ttl time.Duration, fn func(ctx context.Context) error) error {
+	return s.c.do(ctx, s.name, fn, func(ctx context.Context) (heldValue, error) {
+		p, err := s.Acquire(ctx, ttl)
+		return &p, err
+	})
+}
+
+// DoWrite is Client.Do for the write lock: it takes it as Lock does, runs
+// fn while the Client's renewer keeps it extended, and releases it.
+func (rw *RWMutex) DoWrite(ctx context.Context, ttl time.Duration, fn func(ctx context.Context) error) error {
+	return rw.c.do(ctx, rw.name, fn, func(ctx context.Context) (heldValue, error) {
+		l, err := rw.Lock(ctx, ttl)
+		return &l, err
+	})
+}
+
+// DoRead takes a read lock (as RLock does), runs fn while the Client's
+// renewer keeps it extended, and releases it, as Semaphore.Do does for a
+// permit.
+func (rw *RWMutex) DoRead(ctx context.Context, ttl time.Duration, fn func(ctx context.Context) error) error {
+	return rw.c.do(ctx, rw.name, fn, func(ctx context.Context) (heldValue, error) {
+		r, err := rw.RLock(ctx, ttl)
+		return &r, err
+	})
+}
+
+// do is every Do: it takes a value by take, runs fn while the renewer
+// keeps the value extended, and releases it. name is what Hooks.Call is
+// given.
+func (c *Client) do(ctx context.Context, name string, fn func(ctx context.Context) error, take func(ctx context.Context) (heldValue, error)) (err error) {
 	if h := c.cfg.Hooks.Call; h != nil {
 		var end func(CallEnd)
-		if ctx, end = h(ctx, OpDo, key); end != nil {
+		if ctx, end = h(ctx, OpDo, name); end != nil {
 			start := time.Now()
 			defer func() { end(CallEnd{Err: err, Took: time.Since(start), Attempts: 1}) }()
 		}
 	}
-	var l Lock
-	switch {
-	case spec != nil:
-		if err = c.checkTTL(ttl); err == nil {
-			l, err = c.acquire(ctx, key, nil, spec, ttl, c.cfg.Tries)
-		}
-	case keys != nil:
-		l, err = c.LockMulti(ctx, keys, ttl)
-	default:
-		l, err = c.Lock(ctx, key, ttl)
-	}
+	v, err := take(ctx)
 	if err != nil {
 		return err
 	}
 	workCtx, cancel := context.WithCancelCause(ctx)
-	if l.fence != 0 {
-		workCtx = context.WithValue(workCtx, fenceCtxKey{}, l.fence)
+	if f := v.fenceToken(); f != 0 {
+		workCtx = context.WithValue(workCtx, fenceCtxKey{}, f)
 	}
-	renewal := c.renew.register(&l, ttl, func() { cancel(ErrNotHeld) })
+	h, how := v.holding()
+	renewal := c.renew.register(h, how, h.ttl, func() { cancel(ErrNotHeld) })
 	// However fn ends, panics included: stop renewing, then release.
 	defer func() {
 		lostErr := c.renew.unregister(renewal)
 		cancel(nil)
-		unlockErr := l.Unlock(context.WithoutCancel(ctx)) // even if ctx has ended
+		endErr := v.end(context.WithoutCancel(ctx)) // even if ctx has ended
 		switch {
 		case lostErr != nil:
 			err = errors.Join(err, lostErr)
-		case err == nil && c.goneAtUnlock(unlockErr):
-			// Released nothing: the lock was gone by the time fn returned.
-			err = unlockErr
+		case err == nil && c.goneAtUnlock(endErr):
+			// Released nothing: the value was gone by the time fn returned.
+			err = endErr
 		}
 	}()
 	return fn(workCtx)

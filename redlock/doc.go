@@ -47,7 +47,13 @@
 // is still positive. A failed attempt is released on every master that
 // may hold it. Extend and Unlock run the Redlock spec's compare-and-pexpire
 // and compare-and-delete scripts, so they act only where the key still
-// holds the lock's token; Extend never re-creates an expired key. Every
+// holds the lock's token; Extend never re-creates an expired key. Where a
+// master's server has them (by the name and version it reports at each
+// connect), a lock on one key uses its native compare-and-set commands
+// instead, with the same meaning: SET key token IFEQ token PX ttl
+// (Valkey 8.1, Redis 8.4) to extend, DELIFEQ key token (Valkey 9.0) or
+// DELEX key IFEQ token (Redis 8.4) to release (see
+// Config.DisableNativeCommands). Every
 // operation on a master is bounded by Config.MasterTimeout. Tokens carry
 // 128 bits from a ChaCha8 CSPRNG seeded by crypto/rand.
 //
@@ -149,7 +155,7 @@
 // free on the most masters, at once when that is a quorum, else when a
 // release wakes it or RetryDelay passes. TryAcquire fails only when no
 // permit was free on a quorum. Semaphore.Do keeps a permit extended while
-// a function runs. Every Client must give the same P: the name itself
+// a function runs, renewed in batches with the Client's other permits. Every Client must give the same P: the name itself
 // holds a record of it while a permit is held, and another P, or a Lock of
 // the name, fails with ErrSemaphoreMismatch where it meets the record,
 // writing nothing there. With Config.Fencing a permit carries Permit.Fence,
@@ -325,12 +331,11 @@
 //     came after their call's decision.
 //   - Per master (per node over a cluster), a pub/sub connection with the
 //     same goroutines, from the first Lock that waits until Close.
-//   - The renewer: one goroutine, started by the first Client.Do,
-//     DoMulti or RWMutex.DoWrite, which extends every such call's lock
-//     that is due, in one batch per master. These calls start no
-//     goroutine of their own.
-//   - Per Semaphore.Do and RWMutex.DoRead call, one goroutine that
-//     extends its hold and ends before the call returns.
+//   - The renewer: one goroutine, started by the first Do (Client.Do,
+//     DoMulti, Semaphore.Do, RWMutex.DoWrite and DoRead), which extends
+//     every such call's lock, permit or read lock that is due, in one
+//     batch per kind and master. These calls start no goroutine of their
+//     own.
 //   - With a redis-cluster:// or redis-sentinel:// entry, the locator: one
 //     goroutine from New to Close that reads the slot map or asks the
 //     Sentinels, plus, during each look, one that ends the look if the

@@ -29,6 +29,13 @@ type fanout struct {
 	asked    []bool       // per slot: the ASK retry was sent (see askAgain)
 	sentTo   []*conn.Conn // per slot: the connection its request went to
 	scratch  []byte       // a master's command, for a cluster Client (see wire)
+	scratch2 []byte       // and what follows it (see nativeForms.pub)
+	// nat, when not nil, holds the native forms of the round's command
+	// (set after begin, see op.run); form is, per slot, 1 + the
+	// nativeVerb the slot was sent, or 0 for the command itself.
+	nat   *nativeForms
+	form  []uint8
+	check func([]resp.Value) bool // the round's reply check, for the command itself
 }
 
 // What fanout.next returns besides a reply.
@@ -42,7 +49,7 @@ const (
 // more than one request goes to a master (slot s then goes to the master
 // the caller names in sendTo).
 func newFanout(c *Client, slots int) fanout {
-	return fanout{c: c, b: c.group.NewBatch(slots), evaled: make([]bool, slots), asked: make([]bool, slots), sentTo: make([]*conn.Conn, slots)}
+	return fanout{c: c, b: c.group.NewBatch(slots), evaled: make([]bool, slots), asked: make([]bool, slots), sentTo: make([]*conn.Conn, slots), form: make([]uint8, slots)}
 }
 
 // begin starts a round that lasts timeout: with claim, the masters'
@@ -55,8 +62,11 @@ func newFanout(c *Client, slots int) fanout {
 func (f *fanout) begin(timeout time.Duration, alt *wire, claim bool, check func([]resp.Value) bool) {
 	f.alt = alt
 	f.b.Check = check
+	f.check = check
+	f.nat = nil
 	clear(f.evaled)
 	clear(f.asked)
+	clear(f.form)
 	if claim {
 		f.b.Claim()
 	}
@@ -72,10 +82,25 @@ func (f *fanout) sendAll(cmd *wire) {
 }
 
 // sendTo sends cmd to master i in slot: to the server of master i's copy
-// at cmd's place.
+// at cmd's place. When cmd is the command of the round's native forms and
+// that server has one, it gets that form instead (see native.go).
 func (f *fanout) sendTo(slot, i int, cmd *wire) {
 	cn := f.c.connFor(i, cmd.place)
 	f.sentTo[slot] = cn
+	f.form[slot] = 0
+	if n := f.nat; n != nil && cmd == n.base {
+		if v, ok := f.c.nativeFor(n.cmd, cn); ok {
+			f.form[slot] = uint8(v) + 1
+			var then []byte
+			if len(n.pub.b) > 0 {
+				then = f.c.forMaster(&n.pub, i, &f.scratch2)
+			}
+			f.b.Check = f.c.natCheck[v]
+			f.b.SendWith(slot, cn, f.c.forMaster(&n.w[v], i, &f.scratch), then, fitsInteger)
+			f.b.Check = f.check
+			return
+		}
+	}
 	f.b.Send(slot, cn, f.c.forMaster(cmd, i, &f.scratch))
 }
 
@@ -99,6 +124,12 @@ func (f *fanout) next(done <-chan struct{}) (*conn.Request, int) {
 		}
 		if f.c.locate != nil && movedOrDown(r) {
 			f.c.locate.touch()
+		}
+		if i := r.Tag; f.form[i] != 0 && r.Err() == nil && refusal(r.Reply()) {
+			// The master's server does not run the native form (its
+			// check has turned that form off): the script instead.
+			f.sendTo(i, i, f.nat.base)
+			continue
 		}
 		if i := r.Tag; f.alt != nil && len(f.alt.b) > 0 && !f.evaled[i] && noScript(r) {
 			f.evaled[i] = true
@@ -161,7 +192,11 @@ func (f *fanout) askAgain(r *conn.Request) bool {
 	cn.SendForget(asking)
 	f.scratch = append(f.scratch[:0], r.Cmd...)
 	f.sentTo[r.Tag] = cn
+	if v := f.form[r.Tag]; v != 0 {
+		f.b.Check = f.c.natCheck[v-1]
+	}
 	f.b.Send(r.Tag, cn, f.scratch)
+	f.b.Check = f.check
 	return true
 }
 

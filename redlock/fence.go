@@ -77,7 +77,7 @@ func (o *op) classifyFence(i int, vals []resp.Value) (Outcome, error) {
 		if v.Type != resp.TypeArray {
 			break
 		}
-		if v.Int == 2 && len(vals) == 3 && vals[1].Type == resp.TypeBulk && bytes.Equal(vals[1].Bytes, o.holdTok[:]) && vals[2].Type == resp.TypeBulk {
+		if v.Int == 2 && len(vals) == 3 && vals[1].Type == resp.TypeBulk && bytes.Equal(vals[1].Bytes, o.tok[:]) && vals[2].Type == resp.TypeBulk {
 			if len(vals[2].Bytes) == 0 {
 				return OutcomeUnfenced, nil
 			}

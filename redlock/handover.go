@@ -25,31 +25,29 @@ func (l *Lock) handOver() bool {
 
 // takeHandover takes over the lock g that Unlock handed to this waiter,
 // with o: one burst of scripts.Handover replaces g's token with a new one,
-// for ttl, on every master that still holds g's. It succeeds as Extend
-// does: on a quorum, within both the new validity (counted from the burst)
-// and g's. Otherwise both tokens are released wherever they may be, waking
-// waiters, and ok is false; the caller attempts as usual, or returns if
-// done closed.
-func (c *Client) takeHandover(key string, ttl time.Duration, g handover, o *op, done <-chan struct{}) (l Lock, ok bool) {
-	tok := newToken()
+// o.tok, for ttl, on every master that still holds g's. It succeeds as
+// Extend does: on a quorum, within both the new validity (counted from the
+// burst, into o.until) and g's. Otherwise both tokens are released
+// wherever they may be, waking waiters, and it returns false; the caller
+// attempts as usual, or returns if done closed.
+func (c *Client) takeHandover(key string, ttl time.Duration, g handover, o *op, done <-chan struct{}) bool {
+	o.tok = newToken()
 	o.waiting = false
-	o.encodeHandover(key, &g.tok, &tok, ttl)
+	o.encodeHandover(key, &g.tok, &o.tok, ttl)
 	br := o.run(done)
 	o.report(OpLock)
-	now := time.Now()
-	until := c.validUntil(br.start, ttl)
-	if !br.cancelled && br.ok >= c.quorum && now.Before(until) && now.Before(g.until) {
+	o.until = c.validUntil(br.start, ttl)
+	if c.granted(&br, o.until) && time.Now().Before(g.until) {
 		c.event(EventAcquired, key)
-		l = Lock{c: c, key: key, tok: tok, ttl: ttl, until: until, passes: g.passes}
-		if c.cfg.Hooks.Held != nil {
-			l.since = now
-		}
-		return l, true
+		o.passes = g.passes
+		return true
 	}
-	o.releaseAfterFailure(key, nil, &tok, true)
-	o.releaseAfterFailure(key, nil, &g.tok, true)
+	for _, t := range [...]*token{&o.tok, &g.tok} {
+		c.room.noteOwn(t.releaseID())
+		o.releaseAfterFailure(key, nil, t, true)
+	}
 	c.event(EventFailed, key)
-	return Lock{}, false
+	return false
 }
 
 // releaseHandover releases, with o and without waiting, the lock g on key

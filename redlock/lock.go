@@ -4,21 +4,16 @@ import (
 	"context"
 	"math/rand/v2"
 	"time"
-
-	"github.com/volleylock/volley/conn"
-	"github.com/volleylock/volley/internal/ctxerr"
 )
 
 // Lock is a held lock: a small value, returned without allocation. Copy it
 // freely, but Extend and Unlock one copy only: Extend updates the copy it is
 // called on. The zero Lock holds nothing.
 type Lock struct {
-	c     *Client
-	key   string  // the only key, or the first (in sorted order) of keys
-	keys  *keySet // a LockMulti's keys; nil for a single key
-	tok   token
-	ttl   time.Duration
-	until time.Time // end of validity, on the monotonic clock
+	c    *Client
+	key  string  // the only key, or the first (in sorted order) of keys
+	keys *keySet // a LockMulti's keys; nil for a single key
+	hold
 	since time.Time // when it was acquired; zero once Hooks.Held was told it ended
 	fence uint64    // the fencing token (Config.Fencing), else 0
 	// passes is how many hand-overs in a row (see Unlock) led to this
@@ -62,7 +57,7 @@ func (l *Lock) Validity() time.Duration {
 	if l.c == nil {
 		return 0
 	}
-	return time.Until(l.until)
+	return l.validity()
 }
 
 // TTL returns the TTL the lock was acquired or last extended with.
@@ -73,10 +68,7 @@ func (l *Lock) TTL() time.Duration { return l.ttl }
 // lock is held by others, an *Error wrapping ErrNotAcquired when masters
 // failed, or an *Error wrapping ctx's error when ctx ended first.
 func (c *Client) TryLock(ctx context.Context, key string, ttl time.Duration) (Lock, error) {
-	if err := c.checkTTL(ttl); err != nil {
-		return Lock{}, err
-	}
-	return c.acquire(ctx, key, nil, nil, ttl, 1)
+	return c.lock(ctx, key, nil, ttl, 1)
 }
 
 // Lock acquires key for ttl, waiting for it while someone else holds it,
@@ -100,181 +92,106 @@ func (c *Client) TryLock(ctx context.Context, key string, ttl time.Duration) (Lo
 // Unlock in the same Client hands the lock to the longest waiting directly
 // (see Unlock).
 func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration) (Lock, error) {
-	if err := c.checkTTL(ttl); err != nil {
-		return Lock{}, err
+	return c.lock(ctx, key, nil, ttl, c.cfg.Tries)
+}
+
+// lockKind is a Lock as a kind (see acquire): of key alone, or of keys
+// when not nil (key is then keys.keys[0]). It lives in the caller's op.
+type lockKind struct {
+	key  string
+	keys *keySet
+}
+
+// lock takes key, or keys when not nil (key is then keys.keys[0]), by the
+// acquire loop; on failure keys goes back to its pool.
+func (c *Client) lock(ctx context.Context, key string, keys *keySet, ttl time.Duration, tries int) (Lock, error) {
+	k := lockKind{key: key, keys: keys}
+	err := c.checkTTL(ttl)
+	if err == nil {
+		err = c.checkKeys(key, k.keyList())
 	}
-	return c.acquire(ctx, key, nil, nil, ttl, c.cfg.Tries)
-}
-
-// lockSpec is how a lock on one key is taken when not by a Lock's own
-// command: a read-write lock's writer, whose script (cmd) also looks at
-// the readers' keys (keys, the key first). The lock it gives is a Lock of
-// that key, extended and released as any.
-type lockSpec struct {
-	cmd *command // the attempts' command
-	// fenced is the attempts' command when the Client fences
-	// (Config.Fencing): cmd's that also proposes a token; nil if the
-	// locks carry none.
-	fenced *command
-	keys   []string
-}
-
-// waitFlag is a lockSpec command's flag for a waiting attempt: "1", else
-// "0" (scripts.RWLock).
-func waitFlag(waiting bool) []byte {
-	if waiting {
-		return flagWake
-	}
-	return flagQuiet
-}
-
-// acquire takes key, or keys when not nil (key is then keys.keys[0]); on
-// failure keys goes back to its pool. With spec, the attempts run its
-// command instead (fenced as a Lock's when the spec has a fenced
-// command). It is a loop of an attempt and what the call's retry policy
-// makes of its failure (see retry).
-func (c *Client) acquire(ctx context.Context, key string, keys *keySet, spec *lockSpec, ttl time.Duration, tries int) (_ Lock, err error) {
-	defer func() {
-		if err != nil && keys != nil {
+	if err != nil {
+		if keys != nil {
 			keys.release()
 		}
-	}()
-	var keyList []string
-	if keys != nil {
-		keyList = keys.keys
-	}
-	if err := c.checkKeys(key, keyList); err != nil {
 		return Lock{}, err
-	}
-	if c.closed.Load() {
-		return Lock{}, ErrClosed
-	}
-	if err := ctx.Err(); err != nil {
-		return Lock{}, &Error{Op: OpLock, Key: key, Err: ctxerr.Of(ctx)}
 	}
 	o := c.getOp()
 	defer c.putOp(o)
-	o.hasLast = false
-	attempt := 1
-	if h := c.cfg.Hooks.Call; h != nil {
-		if _, end := h(ctx, OpLock, key); end != nil {
-			start := time.Now()
-			defer func() { end(CallEnd{Err: err, Took: time.Since(start), Attempts: attempt, Masters: o.res}) }()
+	o.lk = k
+	if err := c.acquire(ctx, o, &o.lk, ttl, tries); err != nil {
+		if keys != nil {
+			keys.release()
 		}
-	}
-	done := ctx.Done()
-	r := retry{c: c, ctx: ctx, key: key, keys: keyList, tries: tries}
-	defer func() {
-		o.waiting = false
-		r.leave(o, err == nil)
-	}()
-	if err := r.queue(o); err != nil {
 		return Lock{}, err
 	}
-	for ; ; attempt++ {
-		r.begin()
-		if c.closed.Load() {
-			return Lock{}, ErrClosed
-		}
-		if g, ok := r.gift(); ok {
-			if l, ok := c.takeHandover(key, ttl, g, o, done); ok {
-				return l, nil
-			}
-			if ctx.Err() != nil {
-				return Lock{}, o.error(OpLock, key, ctxerr.Of(ctx), attempt)
-			}
-			// Not passed on (the lock was lost meanwhile): attempt.
-		}
-		tok := newToken()
-		o.waiting = r.waiting()
-		l, br, took, unfenced, ok := c.attempt(o, key, keys, keyList, spec, &tok, ttl, done)
-		if ok {
-			return l, nil
-		}
-		err := c.failed(o, key, keyList, &tok, &br, unfenced, attempt)
-		if br.cancelled {
-			o.learned()
-			return Lock{}, o.error(OpLock, key, ctxerr.Of(ctx), attempt)
-		}
-		if o.mismatched() {
-			return Lock{}, o.error(OpLock, key, ErrWrongKind, attempt)
-		}
-		if o.denied() {
-			return Lock{}, o.error(OpLock, key, ErrNoPermission, attempt)
-		}
-		if err := r.after(o, &tok, &br, took, attempt, err); err != nil {
-			return Lock{}, err
-		}
-	}
+	return c.held(o, key, keys, ttl), nil
 }
 
-// attempt makes one acquire attempt with token tok on key, or keys (whose
-// keys.keys is keyList) when not nil: the burst, and for a fenced lock its
-// second round. It returns the lock when it was taken (ok), else the
-// burst's result (br.cancelled when done closed first); took is how long
-// the first burst took, unfenced whether a master without a fencing
-// counter it vouches for took part in the first round.
-func (c *Client) attempt(o *op, key string, keys *keySet, keyList []string, spec *lockSpec, tok *token, ttl time.Duration, done <-chan struct{}) (l Lock, br burstResult, took time.Duration, unfenced, ok bool) {
-	var proposal uint64
-	fenced := c.cfg.Fencing && (spec == nil || spec.fenced != nil)
-	if fenced {
-		proposal = o.proposeFence()
-	}
-	switch {
-	case spec == nil:
-		o.encode(c.lockCommand(keyList != nil, o.waiting), key, keyList, tok, o.ttlArg(ttl), nil, o.fenceNum)
-	case fenced:
-		o.encode(spec.fenced, key, spec.keys, tok, o.ttlArg(ttl), waitFlag(o.waiting), o.fenceNum)
-	default:
-		o.encode(spec.cmd, key, spec.keys, tok, o.ttlArg(ttl), waitFlag(o.waiting), nil)
-	}
-	br = o.run(done)
-	took = time.Since(br.start)
-	until := c.validUntil(br.start, ttl)
-	var fence uint64
-	if fenced {
-		fence, unfenced = c.fenceRound(o, &br, proposal, key, keyList, tok, until, done)
-	}
-	o.report(OpLock)
-	if br.cancelled || br.ok < c.quorum || !time.Now().Before(until) {
-		return Lock{}, br, took, unfenced, false
-	}
-	if fence != 0 {
-		c.repairIfUnsure(o, unfenced)
-	}
-	c.event(EventAcquired, key)
-	l = Lock{c: c, key: key, keys: keys, tok: *tok, ttl: ttl, until: until, fence: fence}
+// held is the Lock on key (or keys) that an acquire call took into o.
+func (c *Client) held(o *op, key string, keys *keySet, ttl time.Duration) Lock {
+	l := Lock{c: c, key: key, keys: keys, hold: hold{tok: o.tok, ttl: ttl, until: o.until}, fence: o.fence, passes: o.passes}
 	if c.cfg.Hooks.Held != nil {
 		l.since = time.Now()
 	}
-	return l, br, took, unfenced, true
+	return l
 }
 
-// failed deals with failed attempt number attempt (token tok, burst br):
-// it releases wherever the attempt's SET may have landed, has fencing
-// counters repaired when a master without one took part, keeps what the
-// masters said (see learned), and returns the attempt's error:
-// ErrNotAcquired as is for contention alone, else an *Error (nil when br
-// was cancelled: the caller builds that error).
-func (c *Client) failed(o *op, key string, keyList []string, tok *token, br *burstResult, unfenced bool, attempt int) error {
-	// Quietly, unless it may have landed on a quorum: a waiter may then
-	// have seen this attempt as the holder, and waits for its release.
-	o.releaseAfterFailure(key, keyList, tok, o.mayHoldQuorum())
-	c.event(EventFailed, key)
-	if br.cancelled {
+func (k *lockKind) keyList() []string {
+	if k.keys == nil {
 		return nil
 	}
-	if c.cfg.Fencing {
-		c.repairIfUnsure(o, unfenced)
-	}
-	copy(o.last, o.res)
-	o.hasLast = true
-	if br.failed == 0 && br.ok < c.quorum {
-		return ErrNotAcquired // contention alone: no allocation
-	}
-	// Faults, or a quorum whose validity ran out.
-	return o.error(OpLock, key, ErrNotAcquired, attempt)
+	return k.keys.keys
 }
+
+func (k *lockKind) kindName() string { return k.key }
+
+func (k *lockKind) traits() kindTraits {
+	return kindTraits{waitKeys: k.keyList(), exclusive: true}
+}
+
+// attempt sends the Lock's command (see lockCommand) and, fenced, its
+// second round.
+func (k *lockKind) attempt(o *op, ttl time.Duration, done <-chan struct{}) (burstResult, bool) {
+	c := o.c
+	var proposal uint64
+	if c.cfg.Fencing {
+		proposal = o.proposeFence()
+	}
+	o.encode(c.lockCommand(k.keys != nil, o.waiting), k.key, k.keyList(), &o.tok, o.ttlArg(ttl), nil, o.fenceNum)
+	return o.lockRounds(proposal, k.key, k.keyList(), ttl, done)
+}
+
+// lockRounds runs the burst o.encode wrote, an attempt at a lock on key
+// (or keys) for ttl, and with Config.Fencing its second round (proposal
+// is the first round's proposed token): see kind.attempt.
+func (o *op) lockRounds(proposal uint64, key string, keys []string, ttl time.Duration, done <-chan struct{}) (burstResult, bool) {
+	c := o.c
+	br := o.run(done)
+	o.until = c.validUntil(br.start, ttl)
+	if c.cfg.Fencing {
+		var unfenced bool
+		o.fence, unfenced = c.fenceRound(o, &br, proposal, key, keys, &o.tok, o.until, done)
+		if !br.cancelled {
+			c.repairIfUnsure(o, unfenced)
+		}
+	}
+	o.report(OpLock)
+	return br, c.granted(&br, o.until)
+}
+
+func (k *lockKind) releaseFailed(o *op, wake bool) {
+	o.releaseAfterFailure(k.key, k.keyList(), &o.tok, wake)
+}
+
+func (k *lockKind) refused(o *op) error {
+	if o.mismatched() {
+		return ErrWrongKind
+	}
+	return nil
+}
+
+func (k *lockKind) freeOnQuorum(*op) bool { return false }
 
 // guardEnds reports, after a failed attempt, whether the restart guard
 // alone kept it from a quorum: counting the masters that said yes and
@@ -346,11 +263,9 @@ func (o *op) mayHoldQuorum() bool {
 // yes or did not answer for certain (a reply may be lost after the SET ran),
 // without waiting: each Conn keeps commands in order, so the release runs
 // after our SET on that master. A master that answered "taken" holds
-// nothing of ours and is skipped.
+// nothing of ours and is skipped. A release that wakes waiters must have
+// been noted as the Client's own (waitRoom.noteOwn).
 func (o *op) releaseAfterFailure(key string, keys []string, tok *token, wake bool) {
-	if wake {
-		o.c.room.noteOwn(tok.releaseID())
-	}
 	o.encode(releaseCommand(keys != nil, wake), key, keys, tok, nil, nil, nil)
 	o.sendForget(true)
 }
@@ -363,10 +278,7 @@ func (o *op) sendForget(skipTaken bool) {
 		if skipTaken && o.res[i].Outcome == OutcomeTaken {
 			continue
 		}
-		r := conn.NewRequest()
-		r.Cmd = append(r.Cmd[:0], o.c.forMaster(&o.cmd, i, &o.fan.scratch)...)
-		r.Check = replyChecks[o.command.answer] // unread, its reply still shows a torn stream
-		o.c.connFor(i, o.cmd.place).SendForget(r)
+		o.forget(i)
 	}
 }
 
@@ -380,12 +292,17 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	if l.c == nil || l.Validity() <= 0 {
 		return ErrNotHeld
 	}
-	h := heldOp{name: l.key, cmd: extendCommand(l.keyList() != nil), key: l.key, keys: l.keyList()}
-	lost, err := l.c.extendHeld(ctx, &h, &l.tok, ttl, &l.until, &l.ttl)
+	h := l.extendOp()
+	lost, err := l.c.extendHeld(ctx, &h, &l.hold, ttl)
 	if lost {
 		l.ended()
 	}
 	return err
+}
+
+// extendOp is how the lock is extended (by Extend and Do's renewer).
+func (l *Lock) extendOp() heldOp {
+	return heldOp{name: l.key, cmd: extendCommand(l.keyList() != nil), key: l.key, keys: l.keyList()}
 }
 
 // Unlock releases the lock on every master. It returns nil if a quorum

@@ -87,7 +87,7 @@ func (c *Client) lockMulti(ctx context.Context, keys []string, ttl time.Duration
 		// One distinct key: the plain lock, whose SET is cheaper than a script.
 		key := ks.keys[0]
 		ks.release()
-		return c.acquire(ctx, key, nil, nil, ttl, tries)
+		return c.lock(ctx, key, nil, ttl, tries)
 	}
-	return c.acquire(ctx, ks.keys[0], ks, nil, ttl, tries)
+	return c.lock(ctx, ks.keys[0], ks, ttl, tries)
 }

@@ -11,10 +11,8 @@ import (
 type Permit struct {
 	s      *Semaphore
 	permit int
-	tok    token
-	ttl    time.Duration
-	until  time.Time // end of validity, on the monotonic clock
-	fence  uint64
+	hold
+	fence uint64
 }
 
 // Fence returns the permit's fencing token with Config.Fencing: strictly
@@ -42,7 +40,7 @@ func (p *Permit) Validity() time.Duration {
 	if p.s == nil {
 		return 0
 	}
-	return time.Until(p.until)
+	return p.validity()
 }
 
 // TTL returns the TTL the permit was acquired or last extended with.
@@ -58,9 +56,15 @@ func (p *Permit) Extend(ctx context.Context, ttl time.Duration) error {
 	if s == nil || p.Validity() <= 0 {
 		return ErrNotHeld
 	}
-	h := heldOp{name: s.name, cmd: &cmdSemExtend, keys: s.pair[p.permit][:], arg2: s.permitsArg}
-	_, err := s.c.extendHeld(ctx, &h, &p.tok, ttl, &p.until, &p.ttl)
+	h := p.extendOp()
+	_, err := s.c.extendHeld(ctx, &h, &p.hold, ttl)
 	return err
+}
+
+// extendOp is how the permit is extended (by Extend and Do's renewal).
+func (p *Permit) extendOp() heldOp {
+	s := p.s
+	return heldOp{name: s.name, cmd: &cmdSemExtend, keys: s.pair[p.permit][:], arg2: s.permitsArg}
 }
 
 // Release gives the permit back on every master and wakes a waiter of
@@ -80,5 +84,3 @@ func (p *Permit) Release(ctx context.Context) error {
 	}
 	return err
 }
-
-func (p *Permit) end(ctx context.Context) error { return p.Release(ctx) }

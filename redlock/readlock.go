@@ -10,10 +10,8 @@ import (
 // Extend updates the copy it is called on. The zero ReadLock holds
 // nothing.
 type ReadLock struct {
-	rw    *RWMutex
-	tok   token
-	ttl   time.Duration
-	until time.Time // end of validity, on the monotonic clock
+	rw *RWMutex
+	hold
 }
 
 // RWMutex returns the read lock's RWMutex; nil for the zero ReadLock.
@@ -29,7 +27,7 @@ func (r *ReadLock) Validity() time.Duration {
 	if r.rw == nil {
 		return 0
 	}
-	return time.Until(r.until)
+	return r.validity()
 }
 
 // TTL returns the TTL the read lock was acquired or last extended with.
@@ -42,9 +40,15 @@ func (r *ReadLock) Extend(ctx context.Context, ttl time.Duration) error {
 	if rw == nil || r.Validity() <= 0 {
 		return ErrNotHeld
 	}
-	h := heldOp{name: rw.name, cmd: &cmdRWRExtend, keys: rw.keys}
-	_, err := rw.c.extendHeld(ctx, &h, &r.tok, ttl, &r.until, &r.ttl)
+	h := r.extendOp()
+	_, err := rw.c.extendHeld(ctx, &h, &r.hold, ttl)
 	return err
+}
+
+// extendOp is how the read lock is extended (by Extend and DoRead's
+// renewal).
+func (r *ReadLock) extendOp() heldOp {
+	return heldOp{name: r.rw.name, cmd: &cmdRWRExtend, keys: r.rw.keys}
 }
 
 // Unlock releases the read lock on every master, with Lock.Unlock's
@@ -63,5 +67,3 @@ func (r *ReadLock) Unlock(ctx context.Context) error {
 	}
 	return err
 }
-
-func (r *ReadLock) end(ctx context.Context) error { return r.Unlock(ctx) }

@@ -6,17 +6,18 @@ import (
 	"time"
 
 	"github.com/volleylock/volley/conn"
-	"github.com/volleylock/volley/internal/scripts"
 	"github.com/volleylock/volley/resp"
 )
 
-// Renewal of the locks that Do holds: one scheduler per Client, not one
-// timer and one round trip per lock. Locks whose renewal falls due
-// together (within a quarter of their period) are extended in one script
-// call per master carrying up to maxBatchLocks locks (scripts.ExtendBatch),
-// and each lock is still judged on its own quorum, as Extend judges it.
-// So a process holding thousands of locks sends a few commands per period
-// to each master instead of one per lock.
+// Renewal of the values that Do holds (locks, permits, read locks): one
+// scheduler per Client, not one timer and one round trip per value.
+// Values of one kind whose renewal falls due together (within a quarter
+// of their period) are extended in one script call per master carrying up
+// to maxBatchLocks of them (their extend command's batch script:
+// scripts.ExtendBatch, SemExtendBatch, RWRExtendBatch), and each is still
+// judged on its own quorum, as Extend judges it. So a process holding
+// thousands of them sends a few commands per period to each master
+// instead of one per value.
 
 // maxBatchLocks bounds the locks of one batch, and maxBatchKeys their keys,
 // so that one script call keeps its master busy well under a millisecond.
@@ -25,11 +26,13 @@ const (
 	maxBatchKeys  = 4096
 )
 
-// renewal is one lock kept extended by the renewer. Its fields are guarded
-// by renewer.mu; l is the Do call's Lock, which the renewer updates (until,
-// ttl) while the renewal is registered and never touches afterwards.
+// renewal is one held value kept extended by the renewer. Its fields are
+// guarded by renewer.mu; v is the Do call's value's hold, which the
+// renewer updates (until, ttl) while the renewal is registered and never
+// touches afterwards; h says how it is extended.
 type renewal struct {
-	l          *Lock
+	v          *hold
+	h          heldOp
 	ttl        time.Duration
 	every      time.Duration // renewal period: ttl*ExtendFraction
 	retry      time.Duration // after a failed extension
@@ -82,21 +85,21 @@ func newRenewer(c *Client) *renewer {
 	}
 }
 
-// register starts keeping l extended with ttl; lost is called (once, from
-// the renewer's goroutine) when the lock is lost. The caller must not use
-// l until unregister returns.
-func (r *renewer) register(l *Lock, ttl time.Duration, lost func()) *renewal {
+// register starts keeping the value v (extended as h says) extended with
+// ttl; lost is called (once, from the renewer's goroutine) when it is
+// lost. The caller must not use v until unregister returns.
+func (r *renewer) register(v *hold, h heldOp, ttl time.Duration, lost func()) *renewal {
 	cfg := &r.c.cfg
 	every := time.Duration(float64(ttl) * cfg.ExtendFraction)
 	e := &renewal{
-		l: l, ttl: ttl, every: every, retry: max(cfg.MasterTimeout, every/8),
+		v: v, h: h, ttl: ttl, every: every, retry: max(cfg.MasterTimeout, every/8),
 		due: time.Now().Add(every), lost: lost, active: true,
 	}
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
 		e.active = false
-		e.err = &Error{Op: OpExtend, Key: l.key, Err: errClosedWhileHeld}
+		e.err = &Error{Op: OpExtend, Key: h.name, Err: errClosedWhileHeld}
 		lost()
 		return e
 	}
@@ -112,7 +115,7 @@ func (r *renewer) register(l *Lock, ttl time.Duration, lost func()) *renewal {
 }
 
 // unregister stops renewing e and returns why the lock was lost, or nil if
-// it was still held. The renewer never touches e.l afterwards, and every
+// it was still held. The renewer never touches e.v afterwards, and every
 // event about it has been delivered.
 func (r *renewer) unregister(e *renewal) error {
 	r.mu.Lock()
@@ -149,7 +152,7 @@ func (r *renewer) close() {
 	var lost []func()
 	for len(r.entries) > 0 {
 		e := r.entries[len(r.entries)-1]
-		e.err = &Error{Op: OpExtend, Key: e.l.key, Err: errClosedWhileHeld, Attempts: e.extensions}
+		e.err = &Error{Op: OpExtend, Key: e.h.name, Err: errClosedWhileHeld, Attempts: e.extensions}
 		r.removeLocked(e)
 		lost = append(lost, e.lost)
 	}
@@ -175,7 +178,7 @@ func (r *renewer) poke() {
 func (r *renewer) loseLocked(e *renewal, err error) {
 	e.err = err
 	r.removeLocked(e)
-	key, lost := e.l.key, e.lost
+	key, lost := e.h.name, e.lost
 	r.lostFn = append(r.lostFn, func() {
 		r.c.event(EventLost, key)
 		lost()
@@ -245,9 +248,9 @@ func (r *renewer) prepare() (next, deadline time.Time) {
 	keys := 0
 	for i := 0; i < len(r.entries); {
 		e := r.entries[i]
-		until := e.l.until
+		until := e.v.until
 		if !now.Before(until) {
-			r.loseLocked(e, &Error{Op: OpExtend, Key: e.l.key, Err: ErrNotHeld, Attempts: e.extensions})
+			r.loseLocked(e, &Error{Op: OpExtend, Key: e.h.name, Err: ErrNotHeld, Attempts: e.extensions})
 			continue // e's slot now holds another entry
 		}
 		i++
@@ -257,8 +260,8 @@ func (r *renewer) prepare() (next, deadline time.Time) {
 		due := e.due
 		if maxExt >= 0 && e.extensions >= maxExt {
 			due = until // no more extensions: hold until the validity ends
-		} else if nk := max(1, len(e.l.keyList())); !now.Add(e.every/4).Before(due) &&
-			len(r.batch) < maxBatchLocks && keys+nk <= maxBatchKeys && r.samePlace(e) {
+		} else if nk := e.batchKeyCount(); !now.Add(e.every/4).Before(due) &&
+			len(r.batch) < maxBatchLocks && keys+nk <= maxBatchKeys && r.sameBatch(e) {
 			e.ok, e.taken = 0, 0
 			r.batch = append(r.batch, e)
 			keys += nk
@@ -277,41 +280,74 @@ func (r *renewer) prepare() (next, deadline time.Time) {
 	return next, deadline
 }
 
-// samePlace reports whether e may join the batch: over a Redis Cluster
-// one script call per copy runs in one slot, so a batch holds the locks
-// of one place (see Client.placement); those of other places stay due and
-// go in the next batches, one round after another.
-func (r *renewer) samePlace(e *renewal) bool {
-	return r.c.cluster == nil || len(r.batch) == 0 || r.c.placement(e.l.key) == r.c.placement(r.batch[0].l.key)
+// sameBatch reports whether e may join the batch: one batch script
+// extends values of one extend command (see command.batch); and over a
+// Redis Cluster one script call per copy runs in one slot, so a batch
+// holds the values of one place (see Client.placement). The others stay
+// due and go in the next batches, one round after another.
+func (r *renewer) sameBatch(e *renewal) bool {
+	if len(r.batch) == 0 {
+		return true
+	}
+	first := r.batch[0]
+	if e.h.cmd.batch != first.h.cmd.batch {
+		return false
+	}
+	return r.c.cluster == nil || r.c.placement(e.h.placed()) == r.c.placement(first.h.placed())
 }
 
-// encode writes the batch's EVALSHA (and its EVAL fallback). r.mu is held:
-// the locks' keys are theirs until unregistered.
+// batchKeys are the keys e's entry in a batch sends (see command.batch);
+// nil for its key alone.
+func (e *renewal) batchKeys() []string {
+	if e.h.keys == nil {
+		return nil
+	}
+	ks := e.h.keys[e.h.cmd.batchFrom:]
+	if n := e.h.cmd.batchKeys; n > 0 {
+		ks = ks[:n]
+	}
+	return ks
+}
+
+// batchKeyCount is how many keys e's entry in a batch sends.
+func (e *renewal) batchKeyCount() int { return max(1, len(e.batchKeys())) }
+
+// encode writes the batch's EVALSHA (and its EVAL fallback) of its
+// command's batch script: per value, its keys (from the command's
+// batchFrom on), then the number of values and, per value, its token, its
+// TTL and its third argument (its heldOp's arg2, else the number of its
+// keys). r.mu is held: the values' keys are theirs until unregistered.
 func (r *renewer) encode(keys int) {
+	first := r.batch[0]
+	script := first.h.cmd.batch
 	for _, w := range [2]struct {
 		w            *wire
 		verb, script string
-	}{{&r.cmd, "EVALSHA", scripts.ExtendBatch.SHA}, {&r.alt, "EVAL", scripts.ExtendBatch.Source}} {
+	}{{&r.cmd, "EVALSHA", script.SHA}, {&r.alt, "EVAL", script.Source}} {
 		w.w.reset()
-		w.w.at(r.c, r.batch[0].l.key)
+		w.w.at(r.c, first.h.placed())
 		w.w.b = resp.AppendArrayHeader(w.w.b, 3+keys+1+3*len(r.batch))
 		w.w.b = resp.AppendBulkString(w.w.b, w.verb)
 		w.w.b = resp.AppendBulkString(w.w.b, w.script)
 		w.w.b = resp.AppendBulkInt(w.w.b, int64(keys))
 		for _, e := range r.batch {
-			if ks := e.l.keyList(); ks != nil {
-				for _, k := range ks {
-					w.w.key(r.c, k)
-				}
-			} else {
-				w.w.key(r.c, e.l.key)
+			ks := e.batchKeys()
+			if ks == nil {
+				w.w.key(r.c, e.h.key)
+			}
+			for _, k := range ks {
+				w.w.key(r.c, k)
 			}
 		}
 		w.w.b = resp.AppendBulkInt(w.w.b, int64(len(r.batch)))
 		for _, e := range r.batch {
-			w.w.b = resp.AppendBulk(w.w.b, e.l.tok[:])
+			w.w.b = resp.AppendBulk(w.w.b, e.v.tok[:])
 			w.w.b = resp.AppendBulkInt(w.w.b, e.ttl.Milliseconds())
-			w.w.b = resp.AppendBulkInt(w.w.b, int64(max(1, len(e.l.keyList()))))
+			if e.h.arg2 != nil {
+				w.w.b = resp.AppendBulk(w.w.b, e.h.arg2)
+			} else {
+				w.w.b = resp.AppendBulkInt(w.w.b, int64(e.batchKeyCount()))
+			}
 		}
 	}
 }
@@ -392,15 +428,15 @@ func (r *renewer) apply(start time.Time) {
 		}
 		until := c.validUntil(start, e.ttl)
 		switch {
-		case e.ok >= q && now.Before(until) && now.Before(e.l.until):
-			e.l.until, e.l.ttl = until, e.ttl
+		case e.ok >= q && now.Before(until) && now.Before(e.v.until):
+			e.v.until, e.v.ttl = until, e.ttl
 			e.extensions++
 			e.due = now.Add(e.every)
 			if c.cfg.Hooks.Event != nil {
-				r.extended = append(r.extended, e.l.key)
+				r.extended = append(r.extended, e.h.name)
 			}
-		case e.taken > n-q || !now.Before(e.l.until):
-			r.loseLocked(e, &Error{Op: OpExtend, Key: e.l.key, Err: ErrNotHeld, Attempts: e.extensions})
+		case e.taken > n-q || !now.Before(e.v.until):
+			r.loseLocked(e, &Error{Op: OpExtend, Key: e.h.name, Err: ErrNotHeld, Attempts: e.extensions})
 		default:
 			e.due = now.Add(e.retry)
 		}

@@ -50,7 +50,7 @@ func (c *Client) Resume(key, tok string, until time.Time) (Lock, error) {
 	if err := c.checkFenceKeys(key, nil); err != nil {
 		return Lock{}, err
 	}
-	l := Lock{c: c, key: key, tok: t}
+	l := Lock{c: c, key: key, hold: hold{tok: t}}
 	if !until.IsZero() {
 		// On this process's monotonic clock, as every Lock's Until.
 		l.until = time.Now().Add(time.Until(until.Round(0)))

@@ -14,16 +14,16 @@ import (
 // its next attempt counts.
 const maxFreeAttempts = 8
 
-// retry is a Lock call's retry policy, apart from its attempts: which
+// retry is an acquire call's retry policy, apart from its attempts: which
 // attempts count toward tries, and how long to wait after a failed one
 // (for a release, the restart guard's end, a back-off after split votes).
 // It owns the call's waiter in the Client's wait room, from the first wait
-// to leave. It belongs to one Lock call, on its goroutine.
+// to leave. It belongs to one call, on its goroutine.
 type retry struct {
 	c       *Client
 	ctx     context.Context
-	key     string
-	keys    []string // a LockMulti's keys; nil for one key
+	name    string
+	traits  kindTraits
 	tries   int
 	counted int  // attempts that counted toward tries so far
 	free    bool // the next attempt does not count
@@ -32,21 +32,31 @@ type retry struct {
 	w       *waiter
 }
 
-// queue makes a Lock of a key that others in this Client wait for queue
-// behind them (if they have left meanwhile, it attempts at once). It
-// returns ctx's error if ctx ends first.
+// queue makes a call for an exclusive kind (see kindTraits) that others
+// in this Client wait for queue behind them (if they have left meanwhile,
+// it attempts at once). It returns ctx's error if ctx ends first.
 func (r *retry) queue(o *op) error {
-	if r.tries <= 1 || !r.c.room.busy(r.key, r.keys) {
+	if !r.traits.exclusive || r.tries <= 1 || !r.c.room.busy(r.name, r.traits.waitKeys) {
 		return nil
 	}
 	var settled bool
-	r.w, settled = r.c.room.join(r.ctx, r.key, r.keys)
+	r.w, settled = r.c.room.join(r.ctx, r.name, r.traits.waitKeys)
 	if settled {
 		if ok, _ := r.c.room.wait(r.ctx, r.w, o.timer, r.c.retryDelay(0), false, nil); !ok {
-			return &Error{Op: OpLock, Key: r.key, Err: ctxerr.Of(r.ctx)}
+			return &Error{Op: OpLock, Key: r.name, Err: ctxerr.Of(r.ctx)}
 		}
 	}
 	return nil
+}
+
+// join puts the call's waiter in the room: from then on a release of the
+// name wakes it.
+func (r *retry) join() {
+	if r.traits.shared {
+		r.w = r.c.room.joinShared(r.ctx, r.name)
+	} else {
+		r.w, _ = r.c.room.join(r.ctx, r.name, r.traits.waitKeys)
+	}
 }
 
 // begin counts the attempt about to be made, unless it is free.
@@ -69,16 +79,27 @@ func (r *retry) gift() (handover, bool) {
 	return r.c.room.takeGift(r.w)
 }
 
-// after decides what follows failed attempt number attempt, whose error
-// is err and token tok, after the op's burst br that took took: it waits
-// as the failure calls for and returns nil to attempt again, or the error
-// the Lock returns.
-func (r *retry) after(o *op, tok *token, br *burstResult, took time.Duration, attempt int, err error) error {
+// after decides what follows failed attempt number attempt of kind k,
+// whose error is err, after the op's burst br: it waits as the failure
+// calls for and returns nil to attempt again, or the error the call
+// returns.
+func (r *retry) after(o *op, k kind, br *burstResult, attempt int, err error) error {
 	c := r.c
+	end, guarded := o.guardEnds()
+	// What the next attempt asks for is free on a quorum (a permit other
+	// than the one asked for): it goes at once and does not count, even
+	// for a call out of tries (TryAcquire), so that a call fails only when
+	// nothing was free. A quorum that said yes too late, or a guard, is no
+	// such case.
+	if k.freeOnQuorum(o) && !guarded && br.ok < c.quorum && r.freeRun < maxFreeAttempts {
+		r.free = true
+		r.freeRun++
+		return nil
+	}
 	if r.counted >= r.tries {
 		return err
 	}
-	if end, ok := o.guardEnds(); ok {
+	if guarded {
 		// The restart guard alone keeps a quorum out, until end: wait for
 		// it (one wait against tries, which releases do not cut short:
 		// they cannot end the guard), or fail now if ctx ends first.
@@ -86,10 +107,10 @@ func (r *retry) after(o *op, tok *token, br *burstResult, took time.Duration, at
 			return err
 		}
 		if r.w == nil {
-			r.w, _ = c.room.join(r.ctx, r.key, r.keys)
+			r.join()
 		}
 		if ok, _ := c.room.wait(r.ctx, r.w, o.timer, time.Until(end), true, nil); !ok {
-			return o.error(OpLock, r.key, ctxerr.Of(r.ctx), attempt)
+			return o.error(OpLock, r.name, ctxerr.Of(r.ctx), attempt)
 		}
 		r.free, r.freeRun = false, 0
 		return nil
@@ -97,27 +118,36 @@ func (r *retry) after(o *op, tok *token, br *burstResult, took time.Duration, at
 	if r.w == nil {
 		// Wait for the release. Subscribe first, then attempt again at
 		// once: a release after that attempt cannot go unheard.
-		r.w, _ = c.room.join(r.ctx, r.key, r.keys)
+		r.join()
+		r.free, r.freeRun = false, 0
 		return nil
 	}
-	d, split, holder, held := c.waitDelay(r.w, o, tok, br, attempt, r.splits, took)
-	if split {
-		r.splits++
-	} else {
-		r.splits = 0
-	}
+	var d time.Duration
+	var split bool
 	var waitFor *[releaseIDLen]byte
-	if held {
-		waitFor = &holder
+	if !r.traits.exclusive {
+		d = c.retryDelay(attempt)
+	} else {
+		var holder [releaseIDLen]byte
+		var held bool
+		d, split, holder, held = c.waitDelay(r.w, o, &o.tok, br, attempt, r.splits, br.took)
+		if split {
+			r.splits++
+		} else {
+			r.splits = 0
+		}
+		if held {
+			waitFor = &holder
+		}
 	}
 	ok, woken := c.room.wait(r.ctx, r.w, o.timer, d, split, waitFor)
 	if !ok {
-		return o.error(OpLock, r.key, ctxerr.Of(r.ctx), attempt)
+		return o.error(OpLock, r.name, ctxerr.Of(r.ctx), attempt)
 	}
 	// An attempt that a release woke, or that follows a split, does not
 	// count toward tries: the lock is changing hands, not stuck. At most
 	// maxFreeAttempts in a row, though: each counted attempt is followed
-	// by no more, and none follows the last counted one, so a Lock makes
+	// by no more, and none follows the last counted one, so a call makes
 	// at most tries*(maxFreeAttempts+1)-maxFreeAttempts attempts however
 	// the masters answer (see "How much a Lock sends" in
 	// the package documentation).
@@ -137,6 +167,6 @@ func (r *retry) leave(o *op, acquired bool) {
 		return
 	}
 	if g, ok := r.c.room.leave(r.w, acquired); ok {
-		r.c.releaseHandover(o, r.key, &g)
+		r.c.releaseHandover(o, r.name, &g)
 	}
 }

@@ -22,7 +22,6 @@ type RWMutex struct {
 	// keys are the writer's key (the name), the readers' and the
 	// intent's, as every script of the read-write lock takes them.
 	keys []string
-	spec lockSpec // the writer's attempts
 }
 
 // RWMutex returns the read-write lock called name. On each master it is
@@ -30,7 +29,6 @@ type RWMutex struct {
 // name+":readers" and name+":intent".
 func (c *Client) RWMutex(name string) (*RWMutex, error) {
 	rw := &RWMutex{c: c, name: name, keys: []string{name, name + ":readers", name + ":intent"}}
-	rw.spec = lockSpec{cmd: &cmdRWLock, fenced: &cmdRWLockFenced, keys: rw.keys}
 	if err := c.checkKeys(name, rw.keys); err != nil {
 		return nil, err
 	}
@@ -46,26 +44,14 @@ func (rw *RWMutex) Name() string { return rw.name }
 // (Unlock) as any Lock; with Config.Fencing it carries a fencing token
 // (Lock.Fence), as a Lock of the name would.
 func (rw *RWMutex) TryLock(ctx context.Context, ttl time.Duration) (Lock, error) {
-	if err := rw.c.checkTTL(ttl); err != nil {
-		return Lock{}, err
-	}
-	return rw.c.acquire(ctx, rw.name, nil, &rw.spec, ttl, 1)
+	return rw.lock(ctx, ttl, 1)
 }
 
 // Lock takes the write lock for ttl, waiting while a writer or readers
 // hold it, as Client.Lock waits (woken by the writer's release, or by each
 // reader's). Errors are those of Client.Lock.
 func (rw *RWMutex) Lock(ctx context.Context, ttl time.Duration) (Lock, error) {
-	if err := rw.c.checkTTL(ttl); err != nil {
-		return Lock{}, err
-	}
-	return rw.c.acquire(ctx, rw.name, nil, &rw.spec, ttl, rw.c.cfg.Tries)
-}
-
-// DoWrite is Client.Do for the write lock: it takes it as Lock does, runs
-// fn while the Client's renewer keeps it extended, and releases it.
-func (rw *RWMutex) DoWrite(ctx context.Context, ttl time.Duration, fn func(ctx context.Context) error) error {
-	return rw.c.do(ctx, rw.name, nil, &rw.spec, ttl, fn)
+	return rw.lock(ctx, ttl, rw.c.cfg.Tries)
 }
 
 // TryRLock makes one attempt to take a read lock for ttl: it fails with
@@ -82,45 +68,96 @@ func (rw *RWMutex) RLock(ctx context.Context, ttl time.Duration) (ReadLock, erro
 	return rw.rlock(ctx, ttl, rw.c.cfg.Tries)
 }
 
-// DoRead takes a read lock (as RLock does), runs fn while keeping it
-// extended, and releases it, as Semaphore.Do does for a permit.
-func (rw *RWMutex) DoRead(ctx context.Context, ttl time.Duration, fn func(ctx context.Context) error) error {
-	return rw.c.doHold(ctx, rw.name, ttl, fn, func(ctx context.Context) (heldValue, error) {
-		r, err := rw.RLock(ctx, ttl)
-		return &r, err
-	})
+// lock takes the write lock by the acquire loop.
+func (rw *RWMutex) lock(ctx context.Context, ttl time.Duration, tries int) (Lock, error) {
+	c := rw.c
+	if err := c.checkTTL(ttl); err != nil {
+		return Lock{}, err
+	}
+	o := c.getOp()
+	defer c.putOp(o)
+	if err := c.acquire(ctx, o, (*rwWriter)(rw), ttl, tries); err != nil {
+		return Lock{}, err
+	}
+	return c.held(o, rw.name, nil, ttl), nil
 }
 
 func (rw *RWMutex) rlock(ctx context.Context, ttl time.Duration, tries int) (ReadLock, error) {
 	c := rw.c
-	o := c.getOp()
-	defer c.putOp(o)
-	tok, until, err := c.acquireHold(ctx, o, (*rwReader)(rw), ttl, tries)
-	if err != nil {
+	if err := c.checkTTL(ttl); err != nil {
 		return ReadLock{}, err
 	}
-	return ReadLock{rw: rw, tok: tok, ttl: ttl, until: until}, nil
+	o := c.getOp()
+	defer c.putOp(o)
+	if err := c.acquire(ctx, o, (*rwReader)(rw), ttl, tries); err != nil {
+		return ReadLock{}, err
+	}
+	return ReadLock{rw: rw, hold: hold{tok: o.tok, ttl: ttl, until: o.until}}, nil
 }
 
-// rwReader is the RWMutex as a holdKind: its readers' attempts.
+// rwWriter is the RWMutex as a kind (see acquire): its writer's attempts.
+// The lock it takes is a Lock of the name, extended and released as any.
+type rwWriter RWMutex
+
+func (w *rwWriter) kindName() string { return w.name }
+
+// traits: a writer waits as a Lock of its name does, and may be handed
+// the lock by an Unlock of the name in this Client.
+func (w *rwWriter) traits() kindTraits { return kindTraits{exclusive: true} }
+
+// attempt runs scripts.RWLock, which also looks at the readers' and the
+// intent's keys; fenced as a Lock's attempt is.
+func (w *rwWriter) attempt(o *op, ttl time.Duration, done <-chan struct{}) (burstResult, bool) {
+	var proposal uint64
+	cmd := &cmdRWLock
+	if o.c.cfg.Fencing {
+		proposal = o.proposeFence()
+		cmd = &cmdRWLockFenced
+	}
+	flag := flagQuiet
+	if o.waiting {
+		flag = flagWake
+	}
+	o.encode(cmd, w.name, w.keys, &o.tok, o.ttlArg(ttl), flag, o.fenceNum)
+	return o.lockRounds(proposal, w.name, nil, ttl, done)
+}
+
+func (w *rwWriter) releaseFailed(o *op, wake bool) {
+	o.releaseAfterFailure(w.name, nil, &o.tok, wake)
+}
+
+func (w *rwWriter) refused(o *op) error {
+	if o.mismatched() {
+		return ErrWrongKind
+	}
+	return nil
+}
+
+func (w *rwWriter) freeOnQuorum(*op) bool { return false }
+
+// rwReader is the RWMutex as a kind: its readers' attempts.
 type rwReader RWMutex
 
-func (r *rwReader) holdName() string { return r.name }
-func (r *rwReader) shared() bool     { return true }
+func (r *rwReader) kindName() string { return r.name }
 
-func (r *rwReader) attemptHold(o *op, ttl time.Duration, done <-chan struct{}) (br burstResult, until time.Time, ok bool) {
-	o.encode(&cmdRWRLock, r.name, r.keys, &o.holdTok, o.ttlArg(ttl), nil, nil)
-	br = o.run(done)
+// traits: readers share the name; a taken answer names the writer, but
+// a reader waits for any release of the name (a writer's or a
+// reader's), bounded by the retry delay.
+func (r *rwReader) traits() kindTraits { return kindTraits{shared: true} }
+
+func (r *rwReader) attempt(o *op, ttl time.Duration, done <-chan struct{}) (burstResult, bool) {
+	o.encode(&cmdRWRLock, r.name, r.keys, &o.tok, o.ttlArg(ttl), nil, nil)
+	br := o.run(done)
 	o.report(OpLock)
-	until = r.c.validUntil(br.start, ttl)
-	return br, until, !br.cancelled && br.ok >= r.c.quorum && time.Now().Before(until)
+	o.until = r.c.validUntil(br.start, ttl)
+	return br, r.c.granted(&br, o.until)
 }
 
-// releaseHold removes a failed attempt's reader from every master that
+// releaseFailed removes a failed attempt's reader from every master that
 // may hold it. The release publishes (scripts.RWRUnlock always does):
 // waiters woken by it find the lock as it was, and wait again.
-func (r *rwReader) releaseHold(o *op, _ bool) {
-	o.encode(&cmdRWRUnlock, r.name, r.keys, &o.holdTok, nil, nil, nil)
+func (r *rwReader) releaseFailed(o *op, _ bool) {
+	o.encode(&cmdRWRUnlock, r.name, r.keys, &o.tok, nil, nil, nil)
 	o.sendForget(true)
 }
 

@@ -27,8 +27,8 @@ const releasedChannelPrefix = "volley:released:"
 var sentBySHA = []string{
 	scripts.Extend.Source, scripts.LockMulti.Source, scripts.ExtendMulti.Source, scripts.ExtendBatch.Source,
 	scripts.LockWait.Source, scripts.FenceLock.Source, scripts.FenceWrite.Source, scripts.Handover.Source,
-	scripts.SemAcquire.Source, scripts.SemExtend.Source,
-	scripts.RWLock.Source, scripts.RWRLock.Source, scripts.RWRExtend.Source,
+	scripts.SemAcquire.Source, scripts.SemExtend.Source, scripts.SemExtendBatch.Source,
+	scripts.RWLock.Source, scripts.RWRLock.Source, scripts.RWRExtend.Source, scripts.RWRExtendBatch.Source,
 }
 
 // The keys of fencing (see fence.go and the fencing scripts). Every master

@@ -112,54 +112,50 @@ func (s *Semaphore) Acquire(ctx context.Context, ttl time.Duration) (Permit, err
 	return s.acquire(ctx, ttl, s.c.cfg.Tries)
 }
 
-// acquire takes a permit by the loop every hold shares (acquireHold):
-// the first attempt asks for a permit at random, and a failed one picks
-// the next (see bestPermit).
+// acquire takes a permit by the acquire loop: the first attempt asks for
+// a permit at random, and a failed one picks the next (see bestPermit).
 func (s *Semaphore) acquire(ctx context.Context, ttl time.Duration, tries int) (Permit, error) {
 	c := s.c
+	if err := c.checkTTL(ttl); err != nil {
+		return Permit{}, err
+	}
 	o := c.getOp()
 	defer c.putOp(o)
 	o.permit = rand.N(s.permits)
-	tok, until, err := c.acquireHold(ctx, o, s, ttl, tries)
-	if err != nil {
+	if err := c.acquire(ctx, o, s, ttl, tries); err != nil {
 		return Permit{}, err
 	}
-	return Permit{s: s, permit: o.permit, tok: tok, ttl: ttl, until: until, fence: o.holdFence}, nil
+	return Permit{s: s, permit: o.permit, hold: hold{tok: o.tok, ttl: ttl, until: o.until}, fence: o.fence}, nil
 }
 
-// The semaphore as a holdKind.
+// The semaphore as a kind (see acquire).
 
-func (s *Semaphore) holdName() string { return s.name }
-func (s *Semaphore) shared() bool     { return false }
+func (s *Semaphore) kindName() string { return s.name }
 
-// attemptHold asks every master for permit o.permit; with Config.Fencing
-// it takes a fencing token as a fenced Lock does (fenceRound), into
-// o.holdFence.
-func (s *Semaphore) attemptHold(o *op, ttl time.Duration, done <-chan struct{}) (br burstResult, until time.Time, ok bool) {
+// traits: a permit's waiter waits for any release of the semaphore,
+// bounded by the retry delay; a taken answer lists the free permits, not
+// a holder. It is never handed a lock (its waitKeys are not nil).
+func (s *Semaphore) traits() kindTraits { return kindTraits{waitKeys: s.keys[:1]} }
+
+// attempt asks every master for permit o.permit; with Config.Fencing it
+// takes a fencing token as a fenced Lock does (fenceRound), into o.fence.
+func (s *Semaphore) attempt(o *op, ttl time.Duration, done <-chan struct{}) (burstResult, bool) {
 	c := s.c
 	o.resetPermits(s.permits)
-	o.holdFence = 0
 	if !c.cfg.Fencing {
-		o.encode(&cmdSemAcquire, s.name, s.keys, &o.holdTok, o.ttlArg(ttl), s.index[o.permit], nil)
-		br = o.run(done)
-		until = c.validUntil(br.start, ttl)
-	} else {
-		proposal := o.proposeFence()
-		o.encode(&cmdSemAcquireFenced, s.name, s.keys, &o.holdTok, o.ttlArg(ttl), s.index[o.permit], o.fenceNum)
-		br = o.run(done)
-		until = c.validUntil(br.start, ttl)
-		var unfenced bool
-		o.holdFence, unfenced = c.fenceRound(o, &br, proposal, s.keys[1+o.permit], nil, &o.holdTok, until, done)
-		if !br.cancelled {
-			c.repairIfUnsure(o, unfenced)
-		}
+		o.encode(&cmdSemAcquire, s.name, s.keys, &o.tok, o.ttlArg(ttl), s.index[o.permit], nil)
+		br := o.run(done)
+		o.report(OpLock)
+		o.until = c.validUntil(br.start, ttl)
+		return br, c.granted(&br, o.until)
 	}
-	o.report(OpLock)
-	return br, until, !br.cancelled && br.ok >= c.quorum && time.Now().Before(until)
+	proposal := o.proposeFence()
+	o.encode(&cmdSemAcquireFenced, s.name, s.keys, &o.tok, o.ttlArg(ttl), s.index[o.permit], o.fenceNum)
+	return o.lockRounds(proposal, s.keys[1+o.permit], nil, ttl, done)
 }
 
-func (s *Semaphore) releaseHold(o *op, wake bool) {
-	s.release(o, o.permit, &o.holdTok, wake, true)
+func (s *Semaphore) releaseFailed(o *op, wake bool) {
+	s.release(o, o.permit, &o.tok, wake, true)
 }
 
 func (s *Semaphore) refused(o *op) error {

@@ -25,10 +25,19 @@ type heldOp struct {
 	arg, arg2 []byte
 }
 
+// placed is the key that places h over a Redis Cluster (see
+// wire.at): the first of its keys, else its key.
+func (h *heldOp) placed() string {
+	if h.keys != nil {
+		return h.keys[0]
+	}
+	return h.key
+}
+
 // extendHeld extends the hold h describes, whose token is tok, for ttl, its validity *until and
 // its TTL *ttlNow updated on success; lost reports that it is known gone.
 // The caller has checked that the hold is still valid.
-func (c *Client) extendHeld(ctx context.Context, h *heldOp, tok *token, ttl time.Duration, until *time.Time, ttlNow *time.Duration) (lost bool, err error) {
+func (c *Client) extendHeld(ctx context.Context, h *heldOp, v *hold, ttl time.Duration) (lost bool, err error) {
 	if err := c.checkTTL(ttl); err != nil {
 		return false, err
 	}
@@ -47,12 +56,12 @@ func (c *Client) extendHeld(ctx context.Context, h *heldOp, tok *token, ttl time
 			defer func() { end(CallEnd{Err: err, Took: time.Since(start), Attempts: 1, Masters: o.res}) }()
 		}
 	}
-	o.encode(h.cmd, h.key, h.keys, tok, o.ttlArg(ttl), h.arg2, nil)
+	o.encode(h.cmd, h.key, h.keys, &v.tok, o.ttlArg(ttl), h.arg2, nil)
 	br := o.run(ctx.Done())
 	o.report(OpExtend)
-	newUntil, lost, err := o.extendVerdict(ctx, &br, h.name, ttl, *until)
+	newUntil, lost, err := o.extendVerdict(ctx, &br, h.name, ttl, v.until)
 	if err == nil {
-		*until, *ttlNow = newUntil, ttl
+		v.until, v.ttl = newUntil, ttl
 	}
 	return lost, err
 }

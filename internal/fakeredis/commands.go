@@ -10,8 +10,9 @@ import (
 	"github.com/volleylock/volley/resp"
 )
 
-// version is the Redis version the fake reports and whose replies it copies.
-const version = "7.0.15"
+// defaultVersion is the Redis version the fake reports by default and
+// whose replies it copies.
+const defaultVersion = "7.0.15"
 
 // command is one entry of the command table.
 type command struct {
@@ -21,6 +22,9 @@ type command struct {
 	pubsub bool   // allowed in RESP2's subscribed mode
 	run    func(c *client, args [][]byte)
 	subs   map[string]*command // container commands (CLIENT, SCRIPT)
+	// since, when not nil, reports whether the server's identity has the
+	// command; one without it answers as to an unknown command.
+	since func(identity) bool
 }
 
 // commands is the command table, by lower-case name.
@@ -51,6 +55,8 @@ var commands = map[string]*command{
 	"subscribe":    {name: "subscribe", arity: -2, pubsub: true, run: cmdSubscribe},
 	"unsubscribe":  {name: "unsubscribe", arity: -1, pubsub: true, run: cmdUnsubscribe},
 	"spublish":     {name: "spublish", arity: 3, run: cmdSPublish},
+	"delifeq":      {name: "delifeq", arity: 3, run: cmdDelIfEq, since: valkey9},
+	"delex":        {name: "delex", arity: -2, run: cmdDelex, since: redis84},
 	"ssubscribe":   {name: "ssubscribe", arity: -2, pubsub: true, run: cmdSSubscribe},
 	"sunsubscribe": {name: "sunsubscribe", arity: -1, pubsub: true, run: cmdSUnsubscribe},
 	"client": {name: "client", arity: -2, subs: map[string]*command{
@@ -77,7 +83,7 @@ func (c *client) exec(name []byte, args [][]byte) {
 		return
 	}
 	cmd := commands[string(name)]
-	if cmd == nil {
+	if cmd == nil || cmd.since != nil && !cmd.since(c.s.id) {
 		c.out = appendError(c.out, unknownCommand(args))
 		return
 	}
@@ -269,9 +275,9 @@ func cmdHello(c *client, args [][]byte) {
 	}
 	out := appendMapLen(c.out, c.proto, 7)
 	out = resp.AppendBulkString(out, "server")
-	out = resp.AppendBulkString(out, "redis")
+	out = resp.AppendBulkString(out, c.s.id.server)
 	out = resp.AppendBulkString(out, "version")
-	out = resp.AppendBulkString(out, version)
+	out = resp.AppendBulkString(out, c.s.id.version)
 	out = resp.AppendBulkString(out, "proto")
 	out = resp.AppendInteger(out, int64(c.proto))
 	out = resp.AppendBulkString(out, "id")
@@ -368,7 +374,7 @@ func (s *Server) appendInfoServer(b []byte) []byte {
 	now := s.clock.Now()
 	up := int64(s.uptimeLocked().Seconds())
 	b = append(b, "# Server\r\n"...)
-	b = append(b, "redis_version:"+version+"\r\n"...)
+	b = s.id.appendInfo(b)
 	b = append(b, "redis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_build_id:fakeredis\r\n"...)
 	b = append(b, "redis_mode:standalone\r\nos:"+runtime.GOOS+" "+runtime.GOARCH+"\r\n"...)
 	b = append(b, "arch_bits:"+strconv.Itoa(strconv.IntSize)+"\r\n"...)

@@ -1345,9 +1345,11 @@ var scriptCalls = []struct {
 	{name: "fence_repair", args: []string{"2", fenceKey, fenceUnsureKey, "1", "7"}},
 	{name: "sem_acquire", args: []string{"3", "s", "s:0", "s:1", "tok", "30000", "1"}},
 	{name: "sem_extend", args: []string{"2", "s", "s:1", "tok", "60000", "2"}},
+	{name: "sem_extend_batch", args: []string{"2", "s", "s:1", "1", "tok", "60000", "2"}},
 	{name: "sem_release", args: []string{"3", "s", "s:0", "s:1", "tok", "1", "1"}},
 	{name: "rw_rlock", args: []string{"3", "rw", "rw:readers", "rw:intent", "tok", "30000"}},
 	{name: "rw_rextend", args: []string{"3", "rw", "rw:readers", "rw:intent", "tok", "60000"}},
+	{name: "rw_rextend_batch", args: []string{"1", "rw:readers", "1", "tok", "60000", "1"}},
 	{name: "rw_runlock", args: []string{"3", "rw", "rw:readers", "rw:intent", "tok"}},
 	{name: "rw_lock", args: []string{"3", "rw", "rw:readers", "rw:intent", "tok", "30000", "1"}},
 	// The cluster forms: the script's own keys, then a counter, run key
@@ -1740,6 +1742,29 @@ func diffSemScript() []step {
 		on(2, 1, "PING"),
 		cmd("HELLO", "2"),
 		cmd("DEL", "lk", "h"),
+	)
+
+	// SemExtendBatch: every entry on its own terms, in order; an error
+	// (a key of another type) ends the batch, keeping what was done.
+	batch := scripts.SemExtendBatch.Source
+	add(
+		cmd("DEL", "sem", "sem:0", "sem:1"),
+		acquire(semArgs("t1", "30000", "0")...),
+		acquire(semArgs("t2", "30000", "1")...),
+		cmd("EVAL", batch, "6", "sem", "sem:0", "sem", "sem:1", "sem", "sem:0",
+			"3", "t1", "60000", "2", "t2", "60000", "2", "tX", "60000", "2"),
+		pttl("sem:0", 59000, 60000),
+		pttl("sem:1", 59000, 60000),
+		pttl("sem", 59000, 60000),
+		cmd("EVAL", batch, "0", "0"),
+		cmd("SET", "other", "v"),
+		cmd("EVAL", batch, "4", "other", "sem:0", "sem", "sem:1", "2", "t1", "90000", "2", "t2", "90000", "2"),
+		pttl("other", -1, -1),
+		pttl("sem:0", 89000, 90000),
+		cmd("HSET", "hh", "f", "v"),
+		cmd("EVAL", batch, "4", "sem", "sem:0", "sem", "hh", "2", "t1", "120000", "2", "t1", "120000", "2"),
+		pttl("sem:0", 119000, 120000),
+		cmd("DEL", "sem", "sem:0", "sem:1", "hh", "other"),
 	)
 	return steps
 }
@@ -2201,6 +2226,23 @@ func diffRWScript() []step {
 		on(1, 1, "PING"),
 		on(2, 1, "PING"),
 		cmd("DEL", "rw", "rw:readers", "rw:intent"),
+	)
+
+	// RWRExtendBatch: every reader on its own terms, in order; an error
+	// (a key of another type) ends the batch, keeping what was done.
+	batch := scripts.RWRExtendBatch.Source
+	add(
+		cmd(rlock("r1", "30000")...),
+		cmd(rlock("r2", "30000")...),
+		cmd("EVAL", batch, "3", "rw:readers", "rw:readers", "rw:readers", "3", "r1", "60000", "x", "r2", "90000", "x", "rX", "60000", "x"),
+		shaped(scoreShape(60000), "ZSCORE", "rw:readers", "r1"),
+		shaped(scoreShape(90000), "ZSCORE", "rw:readers", "r2"),
+		pttl("rw:readers", 90000),
+		cmd("EVAL", batch, "0", "0"),
+		cmd("SET", "s", "v"),
+		cmd("EVAL", batch, "2", "rw:readers", "s", "2", "r1", "120000", "x", "r1", "120000", "x"),
+		shaped(scoreShape(120000), "ZSCORE", "rw:readers", "r1"),
+		cmd("DEL", "rw", "rw:readers", "rw:intent", "s"),
 	)
 	return steps
 }

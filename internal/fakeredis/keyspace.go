@@ -100,22 +100,34 @@ const (
 	setPX
 	setEXAT
 	setPXAT
+	setIfEq
 )
 
-// cmdSet is SET key value [NX|XX] [GET] [EX s|PX ms|EXAT s|PXAT ms|KEEPTTL],
-// with Redis 7.0's option parsing: a repeated option is allowed (the last
+// cmdSet is SET key value [NX|XX] [IFEQ value] [GET] [EX s|PX ms|EXAT
+// s|PXAT ms|KEEPTTL], IFEQ where the identity has it (a missing key is then
+// never created), with Redis 7.0's option parsing: a repeated option is allowed (the last
 // expiry wins), conflicting ones are a syntax error.
 func cmdSet(c *client, args [][]byte) {
 	flags := 0
-	var expire []byte
+	var expire, ifeq []byte
+	// IFEQ after NX or XX is a syntax error; so is NX or XX after IFEQ on
+	// Valkey, while Redis takes it, all conditions then having to hold.
+	exclusive := 0
+	if c.s.id.valkey() {
+		exclusive = setIfEq
+	}
 	for j := 3; j < len(args); j++ {
 		opt := args[j]
 		hasNext := j+1 < len(args)
 		switch {
-		case equalFold(opt, "nx") && flags&setXX == 0:
+		case equalFold(opt, "nx") && flags&(setXX|exclusive) == 0:
 			flags |= setNX
-		case equalFold(opt, "xx") && flags&setNX == 0:
+		case equalFold(opt, "xx") && flags&(setNX|exclusive) == 0:
 			flags |= setXX
+		case equalFold(opt, "ifeq") && hasSetIfEq(c.s.id) && hasNext && flags&(setIfEq|setNX|setXX) == 0:
+			flags |= setIfEq
+			j++
+			ifeq = args[j]
 		case equalFold(opt, "get"):
 			flags |= setGet
 		case equalFold(opt, "keepttl") && flags&(setEX|setPX|setEXAT|setPXAT) == 0:
@@ -170,18 +182,21 @@ func cmdSet(c *client, args [][]byte) {
 	}
 
 	old, found := s.lookupLocked(c.db, args[1], now)
-	if flags&setGet != 0 {
+	if flags&(setGet|setIfEq) != 0 {
 		if found && !old.isString() {
 			c.out = appendError(c.out, errWrongType)
 			return
 		}
+	}
+	if flags&setGet != 0 {
 		if found {
 			c.out = resp.AppendBulkString(c.out, old.val)
 		} else {
 			c.out = appendNull(c.out, c.proto)
 		}
 	}
-	if (flags&setNX != 0 && found) || (flags&setXX != 0 && !found) {
+	if (flags&setNX != 0 && found) || (flags&setXX != 0 && !found) ||
+		(flags&setIfEq != 0 && (!found || old.val != string(ifeq))) {
 		if flags&setGet == 0 {
 			c.out = appendNull(c.out, c.proto)
 		}

@@ -40,9 +40,11 @@ const (
 	scriptSemAcquire
 	scriptSemRelease
 	scriptSemExtend
+	scriptSemExtendBatch
 	scriptRWLock
 	scriptRWRLock
 	scriptRWRExtend
+	scriptRWRExtendBatch
 	scriptRWRUnlock
 	// The cluster forms of the fencing scripts (scripts.FenceLockVouched
 	// and the others): fence_vouch.lua's check, then the script.
@@ -52,54 +54,105 @@ const (
 	scriptFenceRepairVouched
 	scriptSemAcquireVouched
 	scriptRWLockVouched
+	scriptKinds // how many there are
 )
 
-// vouchedBase is, for each cluster form of a fencing script, the script
-// it runs once the check is made.
-var vouchedBase = map[scriptKind]scriptKind{
-	scriptFenceLockVouched:   scriptFenceLock,
-	scriptFenceWriteVouched:  scriptFenceWrite,
-	scriptFenceStateVouched:  scriptFenceState,
-	scriptFenceRepairVouched: scriptFenceRepair,
-	scriptSemAcquireVouched:  scriptSemAcquire,
-	scriptRWLockVouched:      scriptRWLock,
-}
+// scriptRunner runs one script for c, with keys and argv as EVAL gives
+// them, and appends to c.out what the Lua script would return, or the
+// error its redis.call would raise. Messages the script publishes to c
+// itself come first, as on Redis. The server's lock is held.
+type scriptRunner func(c *client, sha string, keys, argv [][]byte)
 
 // scriptTable is every script the fake runs, one entry each: every one of
-// scripts.All.
+// scripts.All, with its runner.
 var scriptTable = []struct {
 	script scripts.Script
 	kind   scriptKind
+	run    scriptRunner
 }{
-	{scripts.Release, scriptRelease},
-	{scripts.ReleaseQuiet, scriptReleaseQuiet},
-	{scripts.Extend, scriptExtend},
-	{scripts.Handover, scriptHandover},
-	{scripts.LockWait, scriptLockWait},
-	{scripts.LockMulti, scriptLockMulti},
-	{scripts.ReleaseMulti, scriptReleaseMulti},
-	{scripts.ReleaseMultiQuiet, scriptReleaseMultiQuiet},
-	{scripts.ExtendMulti, scriptExtendMulti},
-	{scripts.ExtendBatch, scriptExtendBatch},
-	{scripts.FenceCheck, scriptFenceCheck},
-	{scripts.FenceLock, scriptFenceLock},
-	{scripts.FenceWrite, scriptFenceWrite},
-	{scripts.FenceState, scriptFenceState},
-	{scripts.FenceRepair, scriptFenceRepair},
-	{scripts.SemAcquire, scriptSemAcquire},
-	{scripts.SemRelease, scriptSemRelease},
-	{scripts.SemExtend, scriptSemExtend},
-	{scripts.RWLock, scriptRWLock},
-	{scripts.RWRLock, scriptRWRLock},
-	{scripts.RWRExtend, scriptRWRExtend},
-	{scripts.RWRUnlock, scriptRWRUnlock},
-	{scripts.FenceLockVouched, scriptFenceLockVouched},
-	{scripts.FenceWriteVouched, scriptFenceWriteVouched},
-	{scripts.FenceStateVouched, scriptFenceStateVouched},
-	{scripts.FenceRepairVouched, scriptFenceRepairVouched},
-	{scripts.SemAcquireVouched, scriptSemAcquireVouched},
-	{scripts.RWLockVouched, scriptRWLockVouched},
+	{scripts.Release, scriptRelease, runTokenScript(releaseAct(true))},
+	{scripts.ReleaseQuiet, scriptReleaseQuiet, runTokenScript(releaseAct(false))},
+	{scripts.Extend, scriptExtend, runTokenScript(extendAct)},
+	{scripts.Handover, scriptHandover, runTokenScript(handoverAct)},
+	{scripts.LockWait, scriptLockWait, func(c *client, sha string, keys, argv [][]byte) {
+		if len(keys) == 0 {
+			c.out = appendScriptError(c.out, errScriptArgs, sha)
+			return
+		}
+		c.out = c.s.lockMultiLocked(c.out, c.db, sha, keys[:1], argv)
+	}},
+	{scripts.LockMulti, scriptLockMulti, func(c *client, sha string, keys, argv [][]byte) {
+		c.out = c.s.lockMultiLocked(c.out, c.db, sha, keys, argv)
+	}},
+	{scripts.ReleaseMulti, scriptReleaseMulti, func(c *client, sha string, keys, argv [][]byte) {
+		c.releaseMultiLocked(sha, keys, argv, true)
+	}},
+	{scripts.ReleaseMultiQuiet, scriptReleaseMultiQuiet, func(c *client, sha string, keys, argv [][]byte) {
+		c.releaseMultiLocked(sha, keys, argv, false)
+	}},
+	{scripts.ExtendMulti, scriptExtendMulti, func(c *client, sha string, keys, argv [][]byte) {
+		c.out = c.s.extendMultiLocked(c.out, c.db, sha, keys, argv)
+	}},
+	{scripts.ExtendBatch, scriptExtendBatch, func(c *client, sha string, keys, argv [][]byte) {
+		c.out = c.s.extendBatchLocked(c.out, c.db, sha, keys, argv)
+	}},
+	{scripts.FenceCheck, scriptFenceCheck, func(c *client, sha string, keys, _ [][]byte) {
+		c.out = c.s.fenceCheckLocked(c.out, c.db, sha, keys)
+	}},
+	{scripts.FenceLock, scriptFenceLock, func(c *client, sha string, keys, argv [][]byte) {
+		c.out = c.s.fenceLockLocked(c.out, c.db, sha, keys, argv)
+	}},
+	{scripts.FenceWrite, scriptFenceWrite, func(c *client, sha string, keys, argv [][]byte) {
+		c.out = c.s.fenceWriteLocked(c.out, c.db, sha, keys, argv)
+	}},
+	{scripts.FenceState, scriptFenceState, func(c *client, sha string, keys, _ [][]byte) {
+		c.out = c.s.fenceStateLocked(c.out, c.db, sha, keys)
+	}},
+	{scripts.FenceRepair, scriptFenceRepair, func(c *client, sha string, keys, argv [][]byte) {
+		c.out = c.s.fenceRepairLocked(c.out, c.db, sha, keys, argv)
+	}},
+	{scripts.SemAcquire, scriptSemAcquire, func(c *client, sha string, keys, argv [][]byte) {
+		c.out = c.s.semAcquireLocked(c.out, c.db, sha, keys, argv)
+	}},
+	{scripts.SemRelease, scriptSemRelease, func(c *client, sha string, keys, argv [][]byte) {
+		c.semReleaseLocked(sha, keys, argv)
+	}},
+	{scripts.SemExtend, scriptSemExtend, func(c *client, sha string, keys, argv [][]byte) {
+		c.out = c.s.semExtendLocked(c.out, c.db, sha, keys, argv)
+	}},
+	{scripts.SemExtendBatch, scriptSemExtendBatch, func(c *client, sha string, keys, argv [][]byte) {
+		c.out = c.s.batchLocked(c.out, keys, argv, 2, func(out []byte, keys, argv [][]byte) []byte {
+			return c.s.semExtendLocked(out, c.db, sha, keys, argv)
+		})
+	}},
+	{scripts.RWLock, scriptRWLock, func(c *client, sha string, keys, argv [][]byte) {
+		c.out = c.s.rwLockLocked(c.out, c.db, sha, keys, argv)
+	}},
+	{scripts.RWRLock, scriptRWRLock, func(c *client, sha string, keys, argv [][]byte) {
+		c.out = c.s.rwRLockLocked(c.out, c.db, sha, keys, argv)
+	}},
+	{scripts.RWRExtend, scriptRWRExtend, func(c *client, sha string, keys, argv [][]byte) {
+		c.out = c.s.rwRExtendLocked(c.out, c.db, sha, keys, argv)
+	}},
+	{scripts.RWRExtendBatch, scriptRWRExtendBatch, func(c *client, sha string, keys, argv [][]byte) {
+		c.out = c.s.batchLocked(c.out, keys, argv, 1, func(out []byte, keys, argv [][]byte) []byte {
+			// RWRExtend reads KEYS[2], the readers' key: the batch's one key.
+			return c.s.rwRExtendLocked(out, c.db, sha, [][]byte{keys[0], keys[0]}, argv[:2])
+		})
+	}},
+	{scripts.RWRUnlock, scriptRWRUnlock, func(c *client, sha string, keys, argv [][]byte) {
+		c.rwRUnlockLocked(sha, keys, argv)
+	}},
+	{scripts.FenceLockVouched, scriptFenceLockVouched, vouched(scriptFenceLock)},
+	{scripts.FenceWriteVouched, scriptFenceWriteVouched, vouched(scriptFenceWrite)},
+	{scripts.FenceStateVouched, scriptFenceStateVouched, vouched(scriptFenceState)},
+	{scripts.FenceRepairVouched, scriptFenceRepairVouched, vouched(scriptFenceRepair)},
+	{scripts.SemAcquireVouched, scriptSemAcquireVouched, vouched(scriptSemAcquire)},
+	{scripts.RWLockVouched, scriptRWLockVouched, vouched(scriptRWLock)},
 }
+
+// scriptRunners are scriptTable's runners by kind.
+var scriptRunners [scriptKinds]scriptRunner
 
 // knownScript is a script's kind and SHA-1.
 type knownScript struct {
@@ -120,6 +173,7 @@ var (
 func init() {
 	names := make([]string, 0, len(scriptTable))
 	for _, sc := range scriptTable {
+		scriptRunners[sc.kind] = sc.run
 		canonicalScripts[sc.script.Source] = knownScript{sc.kind, sc.script.SHA}
 		knownScripts[normaliseScript([]byte(sc.script.Source))] = sc.kind
 		names = append(names, sc.script.Name)
@@ -221,119 +275,85 @@ func (c *client) eval(args [][]byte, bySHA bool) {
 // KEYS[1] with no keys or ARGV[2] with one argument.
 const errScriptArgs = "ERR Lua redis lib command arguments must be strings or integers"
 
-// runScriptLocked runs a lock script and appends its reply to c.out: what
-// the Lua script would return, or the error its redis.call would raise.
-// Messages the script publishes to c itself come first, as on Redis.
+// runScriptLocked runs a lock script of a known kind (see scriptTable).
 func (c *client) runScriptLocked(kind scriptKind, sha string, keys, argv [][]byte) {
-	s, db := c.s, c.db
-	if base, ok := vouchedBase[kind]; ok {
-		// fence_vouch.lua: unpack(KEYS, 1, #KEYS-3), then the check on the
-		// last three.
+	scriptRunners[kind](c, sha, keys, argv)
+}
+
+// vouched is the runner of the cluster form of a fencing script (see
+// scripts.FenceLockVouched): fence_vouch.lua's check on the last three
+// keys (unpack(KEYS, 1, #KEYS-3) for the script), then base's runner.
+func vouched(base scriptKind) scriptRunner {
+	return func(c *client, sha string, keys, argv [][]byte) {
 		if len(keys) < 3 {
 			c.out = appendScriptError(c.out, errScriptArgs, sha)
 			return
 		}
-		if _, msg := s.fenceSetAsideLocked(db, keys[len(keys)-3:], s.runID+":"+s.replID()); msg != "" {
+		if _, msg := c.s.fenceSetAsideLocked(c.db, keys[len(keys)-3:], c.s.runID+":"+c.s.replID()); msg != "" {
 			c.out = appendScriptError(c.out, msg, sha)
 			return
 		}
-		kind, keys = base, keys[:len(keys)-3]
+		scriptRunners[base](c, sha, keys[:len(keys)-3], argv)
 	}
-	switch kind {
-	case scriptFenceCheck:
-		c.out = s.fenceCheckLocked(c.out, db, sha, keys)
-		return
-	case scriptFenceLock:
-		c.out = s.fenceLockLocked(c.out, db, sha, keys, argv)
-		return
-	case scriptFenceWrite:
-		c.out = s.fenceWriteLocked(c.out, db, sha, keys, argv)
-		return
-	case scriptFenceState:
-		c.out = s.fenceStateLocked(c.out, db, sha, keys)
-		return
-	case scriptFenceRepair:
-		c.out = s.fenceRepairLocked(c.out, db, sha, keys, argv)
-		return
-	case scriptSemAcquire:
-		c.out = s.semAcquireLocked(c.out, db, sha, keys, argv)
-		return
-	case scriptSemRelease:
-		c.semReleaseLocked(sha, keys, argv)
-		return
-	case scriptSemExtend:
-		c.out = s.semExtendLocked(c.out, db, sha, keys, argv)
-		return
-	case scriptRWLock:
-		c.out = s.rwLockLocked(c.out, db, sha, keys, argv)
-		return
-	case scriptRWRLock:
-		c.out = s.rwRLockLocked(c.out, db, sha, keys, argv)
-		return
-	case scriptRWRExtend:
-		c.out = s.rwRExtendLocked(c.out, db, sha, keys, argv)
-		return
-	case scriptRWRUnlock:
-		c.rwRUnlockLocked(sha, keys, argv)
-		return
-	case scriptLockWait:
-		if len(keys) == 0 {
-			c.out = appendScriptError(c.out, errScriptArgs, sha)
+}
+
+// tokenAct is what a single-key script does once KEYS[1] was found to
+// hold the token ARGV[1] (see runTokenScript); now is the server's clock.
+type tokenAct func(c *client, sha string, key []byte, argv [][]byte, now int64)
+
+// runTokenScript is the runner of a single-key script that acts only on a
+// key that holds its token (scripts.Release, ReleaseQuiet, Extend,
+// Handover): else it answers 0.
+func runTokenScript(act tokenAct) scriptRunner {
+	return func(c *client, sha string, keys, argv [][]byte) {
+		s, db := c.s, c.db
+		now := s.nowMs()
+		val, found, msg := s.scriptGetLocked(db, keys, 0, now)
+		if msg != "" {
+			c.out = appendScriptError(c.out, msg, sha)
 			return
 		}
-		c.out = s.lockMultiLocked(c.out, db, sha, keys[:1], argv)
-		return
-	case scriptLockMulti:
-		c.out = s.lockMultiLocked(c.out, db, sha, keys, argv)
-		return
-	case scriptReleaseMulti, scriptReleaseMultiQuiet:
-		c.releaseMultiLocked(sha, keys, argv, kind == scriptReleaseMulti)
-		return
-	case scriptExtendMulti:
-		c.out = s.extendMultiLocked(c.out, db, sha, keys, argv)
-		return
-	case scriptExtendBatch:
-		c.out = s.extendBatchLocked(c.out, db, sha, keys, argv)
-		return
+		// redis.call("get") returns false for a missing key, and ARGV[1]
+		// is nil when absent: both compare unequal to anything.
+		if !found || len(argv) == 0 || val != string(argv[0]) {
+			c.out = append(c.out, replyZero...)
+			return
+		}
+		act(c, sha, keys[0], argv, now)
 	}
-	now := s.nowMs()
-	val, found, msg := s.scriptGetLocked(db, keys, 0, now)
-	if msg != "" {
+}
+
+// releaseAct deletes the key; with wake, it publishes the release.
+func releaseAct(wake bool) tokenAct {
+	return func(c *client, _ string, key []byte, argv [][]byte, _ int64) {
+		delete(c.s.dbs[c.db], string(key))
+		if wake {
+			c.publishReleaseLocked(key, argv[0])
+		}
+		c.out = append(c.out, replyOne...)
+	}
+}
+
+// handoverAct sets the key to the next token, ARGV[2], for ARGV[3] ms.
+func handoverAct(c *client, sha string, key []byte, argv [][]byte, now int64) {
+	if msg := c.s.scriptSetPXLocked(c.db, key, argv, 1, now); msg != "" {
 		c.out = appendScriptError(c.out, msg, sha)
 		return
 	}
-	// redis.call("get") returns false for a missing key, and ARGV[1] is nil
-	// when absent: both compare unequal to anything.
-	if !found || len(argv) == 0 || val != string(argv[0]) {
-		c.out = append(c.out, replyZero...)
+	c.out = append(c.out, replyOne...)
+}
+
+// extendAct sets the key's TTL to ARGV[2] ms.
+func extendAct(c *client, sha string, key []byte, argv [][]byte, now int64) {
+	if len(argv) < 2 {
+		c.out = appendScriptError(c.out, errScriptArgs, sha)
 		return
 	}
-	key := keys[0]
-	switch kind {
-	case scriptReleaseQuiet:
-		delete(s.dbs[db], string(key))
-		c.out = append(c.out, replyOne...)
-	case scriptRelease:
-		delete(s.dbs[db], string(key))
-		c.publishReleaseLocked(key, argv[0])
-		c.out = append(c.out, replyOne...)
-	case scriptHandover:
-		if msg := s.scriptSetPXLocked(db, key, argv, 1, now); msg != "" {
-			c.out = appendScriptError(c.out, msg, sha)
-			return
-		}
-		c.out = append(c.out, replyOne...)
-	default: // scriptExtend
-		if len(argv) < 2 {
-			c.out = appendScriptError(c.out, errScriptArgs, sha)
-			return
-		}
-		mark := len(c.out)
-		c.out = s.pexpireLocked(c.out, db, key, argv[1], nil, now)
-		if c.out[mark] == '-' {
-			msg := string(c.out[mark+1 : len(c.out)-2])
-			c.out = appendScriptError(c.out[:mark], msg, sha)
-		}
+	mark := len(c.out)
+	c.out = c.s.pexpireLocked(c.out, c.db, key, argv[1], nil, now)
+	if c.out[mark] == '-' {
+		msg := string(c.out[mark+1 : len(c.out)-2])
+		c.out = appendScriptError(c.out[:mark], msg, sha)
 	}
 }
 
@@ -536,6 +556,42 @@ func (s *Server) extendBatchLocked(out []byte, db int, sha string, keys, argv []
 			if msg := s.scriptPexpireLocked(db, key, ttl, now); msg != "" {
 				return appendScriptError(out, msg, sha)
 			}
+		}
+	}
+	out = resp.AppendArrayHeader(out, len(res))
+	for _, r := range res {
+		if r {
+			out = append(out, replyOne...)
+		} else {
+			out = append(out, replyZero...)
+		}
+	}
+	return out
+}
+
+// batchLocked runs a batch script made of a one-value script, one: ARGV[1]
+// is the number of values; then, per value, three arguments and nkeys of
+// KEYS, in order, which one is given. As in Lua, values are processed in
+// order, and an error ends the script, keeping what was done. The reply
+// is an array of one's integer answers.
+func (s *Server) batchLocked(out []byte, keys, argv [][]byte, nkeys int, one func(out []byte, keys, argv [][]byte) []byte) []byte {
+	if len(argv) == 0 {
+		return appendError(out, errBatchArgs)
+	}
+	count, ok := parseInt64(argv[0])
+	if !ok || count < 0 || 1+3*count > int64(len(argv)) || int64(nkeys)*count > int64(len(keys)) {
+		return appendError(out, errBatchArgs)
+	}
+	res := make([]bool, count)
+	var scratch []byte
+	for i := range res {
+		scratch = one(scratch[:0], keys[nkeys*i:nkeys*(i+1)], argv[1+3*i:4+3*i])
+		switch string(scratch) {
+		case replyOne:
+			res[i] = true
+		case replyZero:
+		default: // an error, which ends the script
+			return append(out, scratch...)
 		}
 	}
 	out = resp.AppendArrayHeader(out, len(res))

@@ -36,12 +36,19 @@ type Options struct {
 	// Clock is the source of time for expiry, TTLs, TIME and uptime.
 	// Nil means the real clock.
 	Clock Clock
+	// Server and Version are the identity the server reports (INFO
+	// server, HELLO) and whose native compare-and-set commands it
+	// answers as that server does (see native.go): Server "redis" or
+	// "valkey", Version such as "8.6.3" or "9.1.2". Empty means Redis
+	// 7.0.15, which has none. Every other command answers as Redis 7.0.
+	Server, Version string
 }
 
 // Server is an in-process fake Redis master. Create one with Start or
 // StartT; its methods are safe for concurrent use.
 type Server struct {
 	opts  Options
+	id    identity // the server it reports and answers as (Options.Server, Options.Version)
 	clock Clock
 	ln    net.Listener
 	port  int
@@ -86,6 +93,7 @@ func Start(opts Options) (*Server, error) {
 	opts.Users = maps.Clone(opts.Users)
 	s := &Server{
 		opts:    opts,
+		id:      newIdentity(opts.Server, opts.Version),
 		clock:   opts.Clock,
 		ln:      ln,
 		done:    make(chan struct{}),

@@ -220,6 +220,12 @@ var (
 	// missing; a record that holds anything else is left alone) and
 	// returns 1; else it returns 0. It never re-creates a permit's key.
 	SemExtend = load("sem_extend")
+	// SemExtendBatch is SemExtend for many permits in one call: ARGV[1]
+	// is the number of permits; then, per permit, SemExtend's three
+	// arguments (the token, the TTL in milliseconds and P), and two of
+	// KEYS, SemExtend's (the record and the permit's key), taken in
+	// order. The reply is an array with SemExtend's answer per permit.
+	SemExtendBatch = load("sem_extend_batch")
 )
 
 // The scripts of a read-write lock. Its keys on a master, KEYS[1] to
@@ -259,6 +265,12 @@ var (
 	// moves its expiry to the master's time plus the TTL, makes the
 	// readers' key's TTL at least that long and returns 1; else 0.
 	RWRExtend = load("rw_rextend")
+	// RWRExtendBatch is RWRExtend for many readers in one call: ARGV[1]
+	// is the number of readers; then, per reader, the token, the TTL in
+	// milliseconds and a third argument it ignores, and one of KEYS, the
+	// readers' key, taken in order. The reply is an array with
+	// RWRExtend's answer per reader.
+	RWRExtendBatch = load("rw_rextend_batch")
 	// RWRUnlock releases a reader: ARGV the token. If the token is a
 	// reader it removes it; if it had not expired, it also publishes the
 	// release's id (as Release does) on the shard channel
@@ -272,8 +284,8 @@ var All = []Script{
 	Release, ReleaseQuiet, Extend, Handover, LockWait,
 	LockMulti, ReleaseMulti, ReleaseMultiQuiet, ExtendMulti, ExtendBatch,
 	FenceCheck, FenceLock, FenceWrite, FenceState, FenceRepair,
-	SemAcquire, SemRelease, SemExtend,
-	RWLock, RWRLock, RWRExtend, RWRUnlock,
+	SemAcquire, SemRelease, SemExtend, SemExtendBatch,
+	RWLock, RWRLock, RWRExtend, RWRExtendBatch, RWRUnlock,
 	FenceLockVouched, FenceWriteVouched, FenceStateVouched, FenceRepairVouched,
 	SemAcquireVouched, RWLockVouched,
 }

@@ -59,7 +59,7 @@ func run(args []string) int {
 		masters       = fs.String("masters", "", "comma-separated masters host:port (default: start local ones)")
 		n             = fs.Int("n", 5, "how many local masters to start when -masters is empty")
 		fake          = fs.Bool("fake", false, "use in-process fake masters even if redis-server is installed")
-		server        = fs.String("server", "redis", "local masters' server: redis (redis-server) or valkey (valkey-server)")
+		server        = fs.String("server", "redis", "local masters' server: redis (redis-server), valkey (valkey-server), or a server binary's path")
 		modes         = fs.String("mode", "all", "comma-separated modes: "+strings.Join(allModes, ",")+" or all")
 		quick         = fs.Bool("quick", false, "the short pass of make bench: -rounds 3 -duration 400ms (latency mode: 7 rounds x 1s) unless set")
 		duration      = fs.Duration("duration", time.Second, "length of one measurement (one contender, one round)")
@@ -165,8 +165,11 @@ func run(args []string) int {
 		prog.phase("starting %d local masters", *n)
 		var stopMasters func()
 		bin, ok := serverBinaries[*server]
+		if strings.ContainsRune(*server, os.PathSeparator) {
+			bin, ok = *server, true // a server binary of its own, such as one of make servers
+		}
 		if !ok {
-			prog.note("-server %q: want redis or valkey", *server)
+			prog.note("-server %q: want redis, valkey, or the path of a server binary", *server)
 			return 2
 		}
 		mas, stopMasters, err = startMasters(*n, *fake, bin)

@@ -17,7 +17,9 @@ import (
 // whose renewals one scheduler per Client batches; redsync by hand, a
 // goroutine per lock calling Extend every TTL/3 (redsync has no
 // auto-extend); rueidislock's WithContext, which renews each lock itself.
-// The lock counts are Options.RenewalLocks.
+// With Volley, also volley-semaphore: each "lock" a permit of a semaphore
+// of one permit held in Semaphore.Do, renewed by the same scheduler in
+// batches of permits. The lock counts are Options.RenewalLocks.
 
 // renewer is a contender that can hold a lock and keep it extended.
 type renewer interface {
@@ -47,6 +49,35 @@ func (v *volley) HoldRenewed(ctx context.Context, key string, ttl time.Duration,
 	done := make(chan error, 1)
 	go func() { // owned by release, which waits for it
 		done <- v.c.Do(context.WithoutCancel(ctx), key, ttl, func(ctx context.Context) error {
+			close(held)
+			select {
+			case <-stop:
+			case <-ctx.Done():
+				lost()
+				<-stop
+			}
+			return nil
+		})
+	}()
+	select {
+	case <-held:
+		return func() { close(stop); <-done }, nil
+	case err := <-done:
+		return nil, err
+	}
+}
+
+// HoldRenewed holds the one permit of the semaphore key in Semaphore.Do.
+func (v *volleySemaphore) HoldRenewed(ctx context.Context, key string, ttl time.Duration, lost func()) (func(), error) {
+	s, err := v.semaphore(key)
+	if err != nil {
+		return nil, err
+	}
+	held := make(chan struct{})
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	go func() { // owned by release, which waits for it
+		done <- s.Do(context.WithoutCancel(ctx), ttl, func(ctx context.Context) error {
 			close(held)
 			select {
 			case <-stop:
@@ -114,7 +145,11 @@ func (r *Runner) renewal(ctx context.Context) error {
 		if d.name == nameVolley || d.name == nameRedsyncGoredis || d.name == nameRueidislock {
 			defs = append(defs, d)
 		}
+		if d.name == nameVolley {
+			defs = append(defs, contenderDef{name: nameVolleySemaphore, new: newVolleySemaphore})
+		}
 	}
+	s.Permits = 1 // volley-semaphore's: one semaphore of one permit per held "lock"
 	r.progress.phase("renewal: %v locks x %d contenders x %v", r.opts.RenewalLocks, len(defs), r.opts.RenewalDuration)
 	for _, n := range r.opts.RenewalLocks {
 		for _, d := range defs {
@@ -208,7 +243,8 @@ func (r *Runner) renewOne(ctx context.Context, d contenderDef, s Setup, n int) (
 	el := time.Since(t0)
 	cpu1, cpuOK := processCPU()
 	cmd1 := sent()
-	res.HeapMiB = float64(liveHeap()-min(heap0, liveHeap())) / (1 << 20)
+	heap := liveHeap()
+	res.HeapMiB = float64(heap-min(heap0, heap)) / (1 << 20)
 	res.Seconds = el.Seconds()
 	res.CommandsPerSec = float64(cmd1-cmd0) / el.Seconds()
 	if cpuOK {

@@ -38,6 +38,7 @@ type Report struct {
 	ClusterLatency   []ClusterLatency  `json:"cluster_latency,omitempty"`
 	ClusterRecovery  []ClusterRecovery `json:"cluster_recovery,omitempty"`
 	ClusterSpread    []ClusterSpread   `json:"cluster_spread,omitempty"`
+	Native           []NativeResult    `json:"native,omitempty"`
 	Targets          []Target          `json:"targets"`
 
 	// The semaphore mode's two parts: latency, and contended.
@@ -755,6 +756,26 @@ func (r *Report) WriteTables(w io.Writer) {
 			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.2f\t%d\t%s\t\n", m.Name, m.Keys, f3(m.Lat.P50), f3(m.Lat.P99), r.multiRatio(m), m.Errors, m.Note)
 		}
 	}
+	if len(r.Native) > 0 {
+		section(fmt.Sprintf("NATIVE: the masters' CPU per operation (INFO cpu, and INFO commandstats usec of the commands sent), native commands (volley) against the Lua scripts (volley-lua), on %s; G=%d; throughput at G=%d against floor-pipelined", r.Native[0].Server, nativeG, nativeThroughputG))
+		fmt.Fprintln(tw, "contender\top\tG\tops/s\tx floor-pipelined\tmasters' CPU us/op\tx lua\tcommands us/op\tx lua\terrors\t")
+		for _, x := range r.Native {
+			vsCPU, vsCmd, cpu, cmd := "", "", "-", "-"
+			if x.MasterCPUUs >= 0 {
+				cpu, cmd = fmt.Sprintf("%.2f", x.MasterCPUUs), fmt.Sprintf("%.2f", x.CommandUs)
+				if b := r.nativeOf(nameVolleyLua, x.Op); b != nil && b.MasterCPUUs > 0 {
+					vsCPU, vsCmd = fmt.Sprintf("%.2fx", x.MasterCPUUs/b.MasterCPUUs), fmt.Sprintf("%.2fx", x.CommandUs/b.CommandUs)
+				}
+			}
+			vsFloor := ""
+			if x.Op == "throughput" {
+				if f := r.nativeOf(nameFloorPipelined, x.Op); f != nil && f.OpsPerSec > 0 {
+					vsFloor = fmt.Sprintf("%.2fx", x.OpsPerSec/f.OpsPerSec)
+				}
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%s\t%s\t%s\t%s\t%s\t%d\t\n", x.Name, x.Op, x.Goroutines, x.OpsPerSec, vsFloor, cpu, vsCPU, cmd, vsCmd, x.Errors)
+		}
+	}
 	if len(r.Renewal) > 0 {
 		section(fmt.Sprintf("RENEWAL: locks held and kept extended (TTL %v, renewed about every third), commands the clients sent, this process's CPU and heap", r.RenewalTTL))
 		fmt.Fprintln(tw, "contender\tlocks\tcommands/s\tx redsync\tCPU %\tCPU us/lock/s\theap MiB\tlost\tnot taken\t")
@@ -944,6 +965,15 @@ func newTW(w io.Writer) *tabwriter.Writer {
 }
 
 // renewalOf returns a contender's renewal result for a lock count, or nil.
+func (r *Report) nativeOf(name, op string) *NativeResult {
+	for i := range r.Native {
+		if r.Native[i].Name == name && r.Native[i].Op == op {
+			return &r.Native[i]
+		}
+	}
+	return nil
+}
+
 func (r *Report) renewalOf(name string, locks int) *RenewalResult {
 	for i := range r.Renewal {
 		if r.Renewal[i].Name == name && r.Renewal[i].Locks == locks {

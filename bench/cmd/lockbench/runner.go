@@ -27,7 +27,7 @@ const (
 	modeHandoff    = "handoff"
 )
 
-var allModes = []string{modeLatency, modeThroughput, modeContended, modeAllocs, modeSkew, modeDegraded, modeAdapters, modeMulti, modeRenewal, modeHandoff, modeSemaphore, modeCluster}
+var allModes = []string{modeLatency, modeThroughput, modeContended, modeAllocs, modeSkew, modeDegraded, modeAdapters, modeMulti, modeRenewal, modeHandoff, modeSemaphore, modeCluster, modeNative}
 
 // Options configure one run of the harness.
 type Options struct {
@@ -258,6 +258,11 @@ func (r *Runner) Run(ctx context.Context) (*Report, error) {
 	}
 	if want[modeCluster] {
 		if err := r.cluster(ctx); err != nil {
+			return rep, err
+		}
+	}
+	if want[modeNative] {
+		if err := r.native(ctx); err != nil {
 			return rep, err
 		}
 	}

@@ -1,0 +1,146 @@
+package redlock
+
+import (
+	"context"
+	"time"
+
+	"github.com/volleylock/volley/internal/ctxerr"
+)
+
+// A kind is one sort of held value: a Lock of one key or of several
+// (lockKind), a read-write lock's writer (rwWriter) and reader (rwReader),
+// a semaphore's permit (Semaphore). Each is taken by the one loop below,
+// Client.acquire, and its retry policy (retry): a kind says what one
+// attempt sends and how its failures read, and nothing else.
+//
+// A kind's attempt uses the op's token (op.tok) and leaves what it took in
+// the op (op.until, op.fence); the caller builds its value from them.
+type kind interface {
+	// kindName is what errors, hooks and events name; waiters wait on
+	// its channel.
+	kindName() string
+	// traits says how the loop treats the kind's failed attempts.
+	traits() kindTraits
+	// attempt makes one attempt with token o.tok for ttl (with a fenced
+	// Client, both rounds): the burst's result, o.until set, o.fence set
+	// when fenced, and whether it was taken within its validity. Fencing
+	// counters are repaired as the answers call for (repairIfUnsure).
+	attempt(o *op, ttl time.Duration, done <-chan struct{}) (br burstResult, ok bool)
+	// releaseFailed sends the release of a failed attempt's token, o.tok,
+	// to every master that may hold it, without waiting; waking waiters
+	// if wake (the caller has noted the release as its own).
+	releaseFailed(o *op, wake bool)
+	// refused returns the error that ends the call at once after a failed
+	// attempt (masters that keep the name for something else), or nil.
+	refused(o *op) error
+	// freeOnQuorum prepares the next attempt after a failed one and
+	// reports whether what it asks for is free on a quorum already (a
+	// permit other than the one asked for): it then goes at once.
+	freeOnQuorum(o *op) bool
+}
+
+// kindTraits are the fixed facts about a kind that the retry policy reads.
+type kindTraits struct {
+	// waitKeys are the keys whose releases wake the call's waiter: nil for
+	// the name alone, which also makes the waiter one that Unlock may hand
+	// a lock to (see Lock.Unlock).
+	waitKeys []string
+	// exclusive: one holder at a time, whose id a taken answer names (see
+	// contention). A new call queues behind this Client's waiters of the
+	// name, and a failed one waits as long as the holder holds.
+	exclusive bool
+	// shared: holders share the name (a reader); its waiters are woken
+	// together (see waitRoom.joinShared).
+	shared bool
+}
+
+// acquire takes k for ttl: attempts until one succeeds, tries have failed,
+// or ctx ends, the loop every kind shares. What follows a failed attempt
+// is the retry policy's (see retry.after). On success o holds what was
+// taken: o.tok, o.until, o.fence, and o.passes for a lock handed over by
+// an Unlock of this Client. The caller owns o.
+func (c *Client) acquire(ctx context.Context, o *op, k kind, ttl time.Duration, tries int) (err error) {
+	name := k.kindName()
+	if c.closed.Load() {
+		return ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return &Error{Op: OpLock, Key: name, Err: ctxerr.Of(ctx)}
+	}
+	o.hasLast = false
+	o.fence, o.passes = 0, 0
+	attempt := 1
+	if h := c.cfg.Hooks.Call; h != nil {
+		if _, end := h(ctx, OpLock, name); end != nil {
+			start := time.Now()
+			defer func() { end(CallEnd{Err: err, Took: time.Since(start), Attempts: attempt, Masters: o.res}) }()
+		}
+	}
+	done := ctx.Done()
+	r := retry{c: c, ctx: ctx, name: name, traits: k.traits(), tries: tries}
+	defer func() {
+		o.waiting = false
+		r.leave(o, err == nil)
+	}()
+	if err := r.queue(o); err != nil {
+		return err
+	}
+	for ; ; attempt++ {
+		r.begin()
+		if c.closed.Load() {
+			return ErrClosed
+		}
+		if g, ok := r.gift(); ok {
+			if c.takeHandover(name, ttl, g, o, done) {
+				return nil
+			}
+			if ctx.Err() != nil {
+				return o.error(OpLock, name, ctxerr.Of(ctx), attempt)
+			}
+			// Not passed on (the lock was lost meanwhile): attempt.
+		}
+		o.tok = newToken()
+		// Once waiting, a failed attempt hears every master out: it then
+		// knows who holds what where.
+		o.waiting = r.waiting()
+		br, ok := k.attempt(o, ttl, done)
+		if ok {
+			c.event(EventAcquired, name)
+			return nil
+		}
+		// Quietly, unless it may have landed on a quorum: a waiter may then
+		// have seen this attempt as the holder, and waits for its release.
+		wake := o.mayHoldQuorum()
+		if wake {
+			c.room.noteOwn(o.tok.releaseID())
+		}
+		k.releaseFailed(o, wake)
+		c.event(EventFailed, name)
+		if br.cancelled {
+			o.learned()
+			return o.error(OpLock, name, ctxerr.Of(ctx), attempt)
+		}
+		if kindErr := k.refused(o); kindErr != nil {
+			return o.error(OpLock, name, kindErr, attempt)
+		}
+		if o.denied() {
+			return o.error(OpLock, name, ErrNoPermission, attempt)
+		}
+		copy(o.last, o.res)
+		o.hasLast = true
+		var aerr error = ErrNotAcquired // contention alone: no allocation
+		if br.failed > 0 || br.ok >= c.quorum {
+			// Faults, or a quorum whose validity ran out.
+			aerr = o.error(OpLock, name, ErrNotAcquired, attempt)
+		}
+		if err := r.after(o, k, &br, attempt, aerr); err != nil {
+			return err
+		}
+	}
+}
+
+// granted reports whether a burst br, whose validity ends at until, took
+// what it asked for: not cancelled, a quorum's yes, and still valid.
+func (c *Client) granted(br *burstResult, until time.Time) bool {
+	return !br.cancelled && br.ok >= c.quorum && time.Now().Before(until)
+}

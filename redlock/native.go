@@ -1,0 +1,267 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/resp"
+)
+
+// Native commands. Newer servers compare a key's value and act on it in
+// one command, which costs a master well under half of what a Lua script
+// does: SET key value IFEQ old (Valkey 8.1, Redis 8.4), DELIFEQ key value
+// (Valkey 9.0) and DELEX key IFEQ value (Redis 8.4). A command of the
+// table (command.go) may name such forms, in order of preference
+// (command.natives); a burst sends each master the first form that
+// master's server has, by the name and version its INFO gave at the
+// latest connect (conn.ServerInfo), and the script to the others. A
+// master that reconnects, restarts or is replaced is judged again from
+// its new connection's INFO.
+//
+// A server that refuses a native form (an ACL without the command, a
+// proxy that does not know it) answers NOPERM or ERR: the burst sends
+// that master the script instead, within the same round, and the Client
+// uses the script for that form from then on (ACLs and proxies are a
+// deployment's, alike on every master).
+
+// nativeVerb names a native form.
+type nativeVerb uint8
+
+const (
+	verbSetIfEq   nativeVerb = iota // SET key token IFEQ token PX ttl: OK, or nil (not ours; a missing key is never created)
+	verbDelIfEq                     // DELIFEQ key token: 1, or 0 (not ours)
+	verbDelexIfEq                   // DELEX key IFEQ token: 1, or 0 (not ours)
+	numVerbs
+)
+
+// since is a server name and the first version of it that has a form.
+type since struct {
+	server       string
+	major, minor int
+}
+
+// verbs is what each native form answers and which servers have it.
+var verbs = [numVerbs]struct {
+	name   string
+	answer answerShape
+	since  []since
+}{
+	verbSetIfEq:   {name: "SET IFEQ", answer: answerSet, since: []since{{"valkey", 8, 1}, {"redis", 8, 4}}},
+	verbDelIfEq:   {name: "DELIFEQ", answer: answerVote, since: []since{{"valkey", 9, 0}}},
+	verbDelexIfEq: {name: "DELEX IFEQ", answer: answerVote, since: []since{{"redis", 8, 4}}},
+}
+
+// has reports whether the server info describes has form v.
+func (v nativeVerb) has(info *conn.ServerInfo) bool {
+	for _, s := range verbs[v].since {
+		if info.Server == s.server && info.VersionAtLeast(s.major, s.minor) {
+			return true
+		}
+	}
+	return false
+}
+
+// The native forms of the commands that have them.
+var (
+	extendNatives  = []nativeVerb{verbSetIfEq}
+	releaseNatives = []nativeVerb{verbDelIfEq, verbDelexIfEq}
+)
+
+// nativeFor returns the native form of cmd that cn's server gets, if any:
+// the first of cmd.natives that the server has and the Client has not
+// seen refused.
+func (c *Client) nativeFor(cmd *command, cn *conn.Conn) (nativeVerb, bool) {
+	info := cn.Info()
+	if info == nil {
+		return 0, false
+	}
+	off := c.nativeOff.Load()
+	for _, v := range cmd.natives {
+		if off&(1<<v) == 0 && v.has(info) {
+			return v, true
+		}
+	}
+	return 0, false
+}
+
+// refuseNative makes the Client send the script instead of form v from
+// now on.
+func (c *Client) refuseNative(v nativeVerb) { c.nativeOff.Or(1 << v) }
+
+// nativeChecks makes the reply checks of the native forms (see
+// replycheck.go): each also learns a refusal (see refusal), on the
+// socket's reader, also for answers nobody reads.
+func (c *Client) nativeChecks() {
+	for v := range numVerbs {
+		fits := replyChecks[verbs[v].answer]
+		c.natCheck[v] = func(vals []resp.Value) bool {
+			if refusal(vals) {
+				c.refuseNative(v)
+			}
+			return fits(vals)
+		}
+	}
+}
+
+// refusal reports whether a native form's answer says that the server
+// does not run it: an ACL's NOPERM naming the command, an unknown command,
+// or a syntax error (a server that does not know IFEQ).
+func refusal(vals []resp.Value) bool {
+	if len(vals) != 1 || !vals[0].IsError() {
+		return false
+	}
+	return refused(string(vals[0].ErrorPrefix()), string(vals[0].Bytes))
+}
+
+// refused is refusal of an error reply's prefix and whole message.
+func refused(prefix, msg string) bool {
+	switch prefix {
+	case "NOPERM":
+		return strings.Contains(msg, "command")
+	case "ERR":
+		return strings.Contains(msg, "unknown command") || strings.Contains(msg, "syntax error")
+	}
+	return false
+}
+
+// uncheckedNativeRelease, set by tests only, makes the native releases a
+// plain DEL of the key, without the value check: the broken variant that
+// the torture test of the native path must catch.
+var uncheckedNativeRelease bool
+
+// nativeForms are a burst's native forms, encoded by op.encode beside the
+// script's (see encodeNatives).
+type nativeForms struct {
+	cmd  *command       // whose forms; nil when the burst has none
+	base *wire          // the script's form (the op's cmd)
+	w    [numVerbs]wire // each form of cmd.natives
+	pub  wire           // with cmd.wake: the release's SPUBLISH, sent right behind the native form
+}
+
+// encodeNatives encodes cmd's native forms for key and tok (and ttl, for
+// an extension's), or notes that there are none: for a lock on several
+// keys, or when Config.DisableNativeCommands is set.
+func (o *op) encodeNatives(cmd *command, key string, keys []string, tok *token, ttl []byte) {
+	n := &o.nat
+	n.cmd = nil
+	if len(cmd.natives) == 0 || keys != nil || o.c.cfg.DisableNativeCommands {
+		return
+	}
+	n.cmd, n.base = cmd, &o.cmd
+	for _, v := range cmd.natives {
+		w := &n.w[v]
+		w.reset()
+		w.at(o.c, key)
+		switch {
+		case v == verbSetIfEq:
+			w.b = resp.AppendArrayHeader(w.b, 7)
+			w.b = resp.AppendBulkString(w.b, "SET")
+			w.key(o.c, key)
+			w.b = resp.AppendBulk(w.b, tok[:])
+			w.b = resp.AppendBulkString(w.b, "IFEQ")
+			w.b = resp.AppendBulk(w.b, tok[:])
+			w.b = resp.AppendBulkString(w.b, "PX")
+			w.b = resp.AppendBulk(w.b, ttl)
+		case uncheckedNativeRelease:
+			w.b = resp.AppendArrayHeader(w.b, 2)
+			w.b = resp.AppendBulkString(w.b, "DEL")
+			w.key(o.c, key)
+		case v == verbDelIfEq:
+			w.b = resp.AppendArrayHeader(w.b, 3)
+			w.b = resp.AppendBulkString(w.b, "DELIFEQ")
+			w.key(o.c, key)
+			w.b = resp.AppendBulk(w.b, tok[:])
+		case v == verbDelexIfEq:
+			w.b = resp.AppendArrayHeader(w.b, 4)
+			w.b = resp.AppendBulkString(w.b, "DELEX")
+			w.key(o.c, key)
+			w.b = resp.AppendBulkString(w.b, "IFEQ")
+			w.b = resp.AppendBulk(w.b, tok[:])
+		}
+	}
+	n.pub.reset()
+	if cmd.wake {
+		n.pub.at(o.c, key)
+		id := tok.releaseID()
+		n.pub.b = resp.AppendArrayHeader(n.pub.b, 3)
+		n.pub.b = resp.AppendBulkString(n.pub.b, "SPUBLISH")
+		n.pub.channel(o.c, key)
+		n.pub.b = resp.AppendBulk(n.pub.b, id[:])
+	}
+}
+
+// forget sends the op's command to master i without waiting (see
+// sendForget): its native form when the master's server has one.
+func (o *op) forget(i int) {
+	cn := o.c.connFor(i, o.cmd.place)
+	r := conn.NewRequest()
+	v, ok := o.nativeFor(cn)
+	if !ok {
+		r.Cmd = append(r.Cmd[:0], o.c.forMaster(&o.cmd, i, &o.fan.scratch)...)
+		r.Check = replyChecks[o.command.answer] // unread, its reply still shows a torn stream
+		cn.SendForget(r)
+		return
+	}
+	r.Cmd = append(r.Cmd[:0], o.c.forMaster(&o.nat.w[v], i, &o.fan.scratch)...)
+	r.Check = o.c.natCheck[v] // also learns a refusal
+	cn.SendForget(r)
+	if len(o.nat.pub.b) > 0 {
+		// Rare (a failed attempt that may have held a quorum): two writes.
+		then := conn.NewRequest()
+		then.Cmd = append(then.Cmd[:0], o.c.forMaster(&o.nat.pub, i, &o.fan.scratch2)...)
+		then.Check = fitsInteger
+		cn.SendForget(then)
+	}
+}
+
+// nativeFor returns the native form of the op's command that cn's server
+// gets, if the command has native forms (see native.go).
+func (o *op) nativeFor(cn *conn.Conn) (nativeVerb, bool) {
+	if o.nat.cmd != o.command || o.command == nil {
+		return 0, false
+	}
+	return o.c.nativeFor(o.command, cn)
+}
+
+// probeKey is the key probeNatives asks about; it is never written.
+const probeKey = "volley:native:probe"
+
+// probeNatives asks server sv, at New, whether it runs each native form
+// its version has (an ACL may refuse it): a form that it refuses is the
+// script's from then on, as if a lock's command had been refused. The
+// probes change nothing: their key holds no value they compare with.
+// The lock's commands still learn of a refusal later (an ACL changed
+// after New, a master that joined later).
+func (c *Client) probeNatives(ctx context.Context, sv server, wait time.Duration) {
+	if c.cfg.DisableNativeCommands {
+		return
+	}
+	info := sv.cn.Info()
+	if info == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	for v := range numVerbs {
+		if !v.has(info) || c.nativeOff.Load()&(1<<v) != 0 {
+			continue
+		}
+		var args []any
+		switch v {
+		case verbSetIfEq:
+			args = []any{"SET", probeKey, "probe", "IFEQ", "probe:none", "PX", "1"}
+		case verbDelIfEq:
+			args = []any{"DELIFEQ", probeKey, "probe:none"}
+		case verbDelexIfEq:
+			args = []any{"DELEX", probeKey, "IFEQ", "probe:none"}
+		}
+		_, err := sv.cn.Do(ctx, args...)
+		var se *resp.ServerError
+		if errors.As(err, &se) && refused(se.Prefix, se.Message) {
+			c.refuseNative(v)
+		}
+	}
+}
