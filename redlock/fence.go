@@ -186,7 +186,7 @@ func (o *op) proposeFence() uint64 {
 // for took part in the first round. Either way the Client's next
 // proposal goes above what the rounds read or took.
 func (c *Client) fenceRound(o *op, br *burstResult, proposal uint64, key string, keys []string, tok *token, until time.Time, done <-chan struct{}) (fence uint64, unfenced bool) {
-	if !br.cancelled && br.ok >= c.quorum && time.Now().Before(until) {
+	if c.granted(br, until) {
 		unfenced = o.unfenced()
 		if fence = o.proposalTaken(proposal); fence == 0 {
 			fence, *br = o.fenceWrite(key, keys, tok, done)
