@@ -36,6 +36,23 @@ func steady(op func()) {
 	}
 }
 
+// allocs is op's allocations per run in the steady state:
+// testing.AllocsPerRun over 200 runs, measured again (at most twice more)
+// when it is not zero, and the least kept. A burst decided before every
+// master answered leaves requests that the late replies give back to the
+// pool; on a starved machine (test-stress's GOMAXPROCS=1 stage) one
+// measurement can run ahead of those replies and count the pool's refill
+// (seen once, "TryLockMulti on taken keys" at 1 alloc per op). An
+// allocation that every operation makes shows in every measurement, so
+// the least of three is still the exact count.
+func allocs(op func()) float64 {
+	best := testing.AllocsPerRun(200, op)
+	for i := 0; i < 2 && best > 0; i++ {
+		best = min(best, testing.AllocsPerRun(200, op))
+	}
+	return best
+}
+
 // TestAllocs pins the steady-state allocations of the lock operations on
 // five real masters: zero, on success and on a plain "taken" failure.
 func TestAllocs(t *testing.T) {
@@ -55,7 +72,7 @@ func TestAllocs(t *testing.T) {
 		}
 	}
 	steady(lockUnlock)
-	require.Zero(t, testing.AllocsPerRun(200, lockUnlock), "TryLock+Unlock")
+	require.Zero(t, allocs(lockUnlock), "TryLock+Unlock")
 
 	held, err := c.TryLock(bg, "alloc", ttl)
 	require.NoError(t, err)
@@ -65,7 +82,7 @@ func TestAllocs(t *testing.T) {
 		}
 	}
 	steady(extend)
-	require.Zero(t, testing.AllocsPerRun(200, extend), "Extend")
+	require.Zero(t, allocs(extend), "Extend")
 
 	taken := func() {
 		if _, err := other.TryLock(bg, "alloc", ttl); err != ErrNotAcquired {
@@ -73,7 +90,7 @@ func TestAllocs(t *testing.T) {
 		}
 	}
 	steady(taken)
-	require.Zero(t, testing.AllocsPerRun(200, taken), "TryLock on a taken key")
+	require.Zero(t, allocs(taken), "TryLock on a taken key")
 	require.NoError(t, held.Unlock(bg))
 
 	keys := []string{"alloc:d", "alloc:b", "alloc:c", "alloc:a"}
@@ -87,7 +104,7 @@ func TestAllocs(t *testing.T) {
 		}
 	}
 	steady(lockUnlockMulti)
-	require.Zero(t, testing.AllocsPerRun(200, lockUnlockMulti), "TryLockMulti+Unlock of 4 keys")
+	require.Zero(t, allocs(lockUnlockMulti), "TryLockMulti+Unlock of 4 keys")
 
 	heldMulti, err := c.TryLockMulti(bg, keys, ttl)
 	require.NoError(t, err)
@@ -97,14 +114,14 @@ func TestAllocs(t *testing.T) {
 		}
 	}
 	steady(extendMulti)
-	require.Zero(t, testing.AllocsPerRun(200, extendMulti), "Extend of 4 keys")
+	require.Zero(t, allocs(extendMulti), "Extend of 4 keys")
 	takenMulti := func() {
 		if _, err := other.TryLockMulti(bg, keys, ttl); err != ErrNotAcquired {
 			t.Fatal(err)
 		}
 	}
 	steady(takenMulti)
-	require.Zero(t, testing.AllocsPerRun(200, takenMulti), "TryLockMulti on taken keys")
+	require.Zero(t, allocs(takenMulti), "TryLockMulti on taken keys")
 	require.NoError(t, heldMulti.Unlock(bg))
 
 	// Fenced: one round (the proposal taken), still nothing allocated, on
@@ -120,7 +137,7 @@ func TestAllocs(t *testing.T) {
 		}
 	}
 	steady(fencedLockUnlock)
-	require.Zero(t, testing.AllocsPerRun(200, fencedLockUnlock), "fenced TryLock+Unlock")
+	require.Zero(t, allocs(fencedLockUnlock), "fenced TryLock+Unlock")
 	heldFenced, err := f.TryLock(bg, "alloc:fenced", ttl)
 	require.NoError(t, err)
 	fencedTaken := func() {
@@ -129,7 +146,7 @@ func TestAllocs(t *testing.T) {
 		}
 	}
 	steady(fencedTaken)
-	require.Zero(t, testing.AllocsPerRun(200, fencedTaken), "fenced TryLock on a taken key")
+	require.Zero(t, allocs(fencedTaken), "fenced TryLock on a taken key")
 	require.NoError(t, heldFenced.Unlock(bg))
 	fencedMulti := func() {
 		l, err := f.TryLockMulti(bg, keys, ttl)
@@ -141,7 +158,7 @@ func TestAllocs(t *testing.T) {
 		}
 	}
 	steady(fencedMulti)
-	require.Zero(t, testing.AllocsPerRun(200, fencedMulti), "fenced TryLockMulti+Unlock of 4 keys")
+	require.Zero(t, allocs(fencedMulti), "fenced TryLockMulti+Unlock of 4 keys")
 
 	// A waiting Lock allocates when it starts to wait (join), not per
 	// round: each round is a waiting attempt that finds the key taken, the
@@ -173,7 +190,7 @@ func TestAllocs(t *testing.T) {
 		}
 	}
 	round()
-	require.Zero(t, testing.AllocsPerRun(200, round), "a waiting round")
+	require.Zero(t, allocs(round), "a waiting round")
 	o.waiting = false
 	other.putOp(o)
 	other.room.leave(w, false)
@@ -201,7 +218,7 @@ func TestAllocsSemaphore(t *testing.T) {
 		}
 	}
 	steady(acquireRelease)
-	require.Zero(t, testing.AllocsPerRun(200, acquireRelease), "Acquire+Release")
+	require.Zero(t, allocs(acquireRelease), "Acquire+Release")
 
 	f := client(t, servers, Config{MasterTimeout: time.Second, Fencing: true})
 	fs, err := f.Semaphore("alloc:sem:fenced", 4)
@@ -216,7 +233,7 @@ func TestAllocsSemaphore(t *testing.T) {
 		}
 	}
 	steady(fencedAcquireRelease)
-	require.Zero(t, testing.AllocsPerRun(200, fencedAcquireRelease), "fenced Acquire+Release")
+	require.Zero(t, allocs(fencedAcquireRelease), "fenced Acquire+Release")
 
 	one, err := c.Semaphore("alloc:one", 1)
 	require.NoError(t, err)
@@ -228,7 +245,7 @@ func TestAllocsSemaphore(t *testing.T) {
 		}
 	}
 	steady(extend)
-	require.Zero(t, testing.AllocsPerRun(200, extend), "Permit.Extend")
+	require.Zero(t, allocs(extend), "Permit.Extend")
 
 	taken := func() {
 		if _, err := one.TryAcquire(bg, ttl); err != ErrNotAcquired {
@@ -236,7 +253,7 @@ func TestAllocsSemaphore(t *testing.T) {
 		}
 	}
 	steady(taken)
-	require.Zero(t, testing.AllocsPerRun(200, taken), "TryAcquire with every permit taken")
+	require.Zero(t, allocs(taken), "TryAcquire with every permit taken")
 	require.NoError(t, held.Release(bg))
 }
 
@@ -261,7 +278,7 @@ func TestAllocsRWMutex(t *testing.T) {
 		}
 	}
 	steady(readUnlock)
-	require.Zero(t, testing.AllocsPerRun(200, readUnlock), "RLock+Unlock")
+	require.Zero(t, allocs(readUnlock), "RLock+Unlock")
 
 	writeUnlock := func() {
 		l, err := rw.Lock(bg, ttl)
@@ -273,7 +290,7 @@ func TestAllocsRWMutex(t *testing.T) {
 		}
 	}
 	steady(writeUnlock)
-	require.Zero(t, testing.AllocsPerRun(200, writeUnlock), "Lock+Unlock of the writer")
+	require.Zero(t, allocs(writeUnlock), "Lock+Unlock of the writer")
 
 	f := client(t, servers, Config{MasterTimeout: time.Second, Fencing: true})
 	frw, err := f.RWMutex("alloc:rw:fenced")
@@ -288,7 +305,7 @@ func TestAllocsRWMutex(t *testing.T) {
 		}
 	}
 	steady(fencedWriteUnlock)
-	require.Zero(t, testing.AllocsPerRun(200, fencedWriteUnlock), "Lock+Unlock of a fenced writer")
+	require.Zero(t, allocs(fencedWriteUnlock), "Lock+Unlock of a fenced writer")
 
 	held, err := rw.RLock(bg, ttl)
 	require.NoError(t, err)
@@ -298,7 +315,7 @@ func TestAllocsRWMutex(t *testing.T) {
 		}
 	}
 	steady(extend)
-	require.Zero(t, testing.AllocsPerRun(200, extend), "ReadLock.Extend")
+	require.Zero(t, allocs(extend), "ReadLock.Extend")
 	require.NoError(t, held.Unlock(bg))
 }
 
@@ -327,7 +344,7 @@ func TestAllocsCluster(t *testing.T) {
 			}
 		}
 		steady(lockUnlock)
-		require.Zero(t, testing.AllocsPerRun(200, lockUnlock), "TryLock+Unlock over a cluster, fencing %v", fencing)
+		require.Zero(t, allocs(lockUnlock), "TryLock+Unlock over a cluster, fencing %v", fencing)
 	}
 }
 
@@ -381,7 +398,7 @@ func TestAllocsNative(t *testing.T) {
 		}
 	}
 	steady(lockUnlock)
-	require.Zero(t, testing.AllocsPerRun(200, lockUnlock), "TryLock+Unlock, native")
+	require.Zero(t, allocs(lockUnlock), "TryLock+Unlock, native")
 
 	held, err := c.TryLock(bg, "alloc:native", ttl)
 	require.NoError(t, err)
@@ -391,7 +408,7 @@ func TestAllocsNative(t *testing.T) {
 		}
 	}
 	steady(extend)
-	require.Zero(t, testing.AllocsPerRun(200, extend), "Extend, native")
+	require.Zero(t, allocs(extend), "Extend, native")
 
 	w, _ := other.room.join(bg, "alloc:native", nil)
 	o := other.getOp()
@@ -406,7 +423,7 @@ func TestAllocsNative(t *testing.T) {
 		o.releaseAfterFailure("alloc:native", nil, &tok, true) // native, with its SPUBLISH
 	}
 	steady(round)
-	require.Zero(t, testing.AllocsPerRun(200, round), "a waiting attempt and its release, native")
+	require.Zero(t, allocs(round), "a waiting attempt and its release, native")
 	o.waiting = false
 	other.putOp(o)
 	other.room.leave(w, false)
