@@ -44,27 +44,9 @@ type RenewalResult struct {
 }
 
 func (v *volley) HoldRenewed(ctx context.Context, key string, ttl time.Duration, lost func()) (func(), error) {
-	held := make(chan struct{})
-	stop := make(chan struct{})
-	done := make(chan error, 1)
-	go func() { // owned by release, which waits for it
-		done <- v.c.Do(context.WithoutCancel(ctx), key, ttl, func(ctx context.Context) error {
-			close(held)
-			select {
-			case <-stop:
-			case <-ctx.Done():
-				lost()
-				<-stop
-			}
-			return nil
-		})
-	}()
-	select {
-	case <-held:
-		return func() { close(stop); <-done }, nil
-	case err := <-done:
-		return nil, err
-	}
+	return holdInDo(ctx, lost, func(ctx context.Context, fn func(context.Context) error) error {
+		return v.c.Do(ctx, key, ttl, fn)
+	})
 }
 
 // HoldRenewed holds the one permit of the semaphore key in Semaphore.Do.
@@ -73,11 +55,20 @@ func (v *volleySemaphore) HoldRenewed(ctx context.Context, key string, ttl time.
 	if err != nil {
 		return nil, err
 	}
+	return holdInDo(ctx, lost, func(ctx context.Context, fn func(context.Context) error) error {
+		return s.Do(ctx, ttl, fn)
+	})
+}
+
+// holdInDo runs do (a Volley Do) in a goroutine of its own, whose fn holds
+// until release is called, reporting a loss (fn's context cancelled) to
+// lost. It returns once fn runs, or do's error when nothing was taken.
+func holdInDo(ctx context.Context, lost func(), do func(ctx context.Context, fn func(context.Context) error) error) (func(), error) {
 	held := make(chan struct{})
 	stop := make(chan struct{})
 	done := make(chan error, 1)
 	go func() { // owned by release, which waits for it
-		done <- s.Do(context.WithoutCancel(ctx), ttl, func(ctx context.Context) error {
+		done <- do(context.WithoutCancel(ctx), func(ctx context.Context) error {
 			close(held)
 			select {
 			case <-stop:
