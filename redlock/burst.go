@@ -1,11 +1,9 @@
 package redlock
 
 import (
-	"bytes"
 	"time"
 
 	"github.com/volleylock/volley/conn"
-	"github.com/volleylock/volley/resp"
 )
 
 // op is the reusable state of one operation on all masters: its fanout,
@@ -94,7 +92,7 @@ func (o *op) run(done <-chan struct{}) burstResult {
 	}
 	// Alone on the masters' connections, the burst reads its replies
 	// itself (see conn.Batch.Claim): no reader goroutine, no hand-over.
-	o.fan.begin(c.cfg.MasterTimeout, &o.alt, c.claimable(o.cmd.place), replyChecks[o.command.answer])
+	o.fan.begin(c.cfg.MasterTimeout, &o.alt, c.claimable(o.cmd.place), answers[o.command.answer].fits)
 	if o.nat.cmd == o.command && o.command != nil {
 		o.fan.nat = &o.nat
 	}
@@ -144,13 +142,6 @@ func (o *op) run(done <-chan struct{}) burstResult {
 // answer reads and records master r.Tag's answer and returns its outcome.
 func (o *op) answer(r *conn.Request) Outcome {
 	out, err := o.classify(r)
-	if out == OutcomeTaken {
-		if a := o.shape(r.Tag); a == answerPermit || a == answerFencePermit {
-			o.notePermits(r)
-		} else {
-			o.noteHolder(r.Tag, r)
-		}
-	}
 	return o.record(r.Tag, out, err)
 }
 
@@ -224,64 +215,4 @@ func (o *op) record(i int, out Outcome, err error) Outcome {
 	}
 	res.Outcome = out
 	return out
-}
-
-// shape is the shape of the answer in slot: that of the native form the
-// master was sent (see native.go), else the op's command's.
-func (o *op) shape(slot int) answerShape {
-	if v := o.fan.form[slot]; v != 0 {
-		return verbs[v-1].answer
-	}
-	return o.command.answer
-}
-
-// classify reads a completed request's answer, as the shape of what the
-// master was sent says.
-func (o *op) classify(r *conn.Request) (out Outcome, err error) {
-	if err := r.Err(); err != nil {
-		return OutcomeConnError, err
-	}
-	vals := r.Reply()
-	if len(vals) == 0 {
-		return OutcomeServerError, errEmptyReply
-	}
-	v := &vals[0]
-	if v.IsError() {
-		return OutcomeServerError, v.Err()
-	}
-	switch o.shape(r.Tag) {
-	case answerFenceLock, answerFenceWrite, answerFencePermit:
-		return o.classifyFence(r.Tag, vals)
-	case answerSet:
-		if v.Null {
-			return OutcomeTaken, nil
-		}
-		if v.Type == resp.TypeSimpleString && string(v.Bytes) == "OK" {
-			return OutcomeOK, nil
-		}
-	case answerLock:
-		if v.Type == resp.TypeInteger && v.Int == 1 {
-			return OutcomeOK, nil
-		}
-		if v.Type == resp.TypeArray && v.Int == 2 && len(vals) == 3 {
-			return OutcomeTaken, nil
-		}
-	case answerPermit:
-		if v.Type == resp.TypeBulk && bytes.Equal(v.Bytes, o.tok[:]) {
-			return OutcomeOK, nil // a grant names its request's token
-		}
-		if v.Type == resp.TypeArray && int(v.Int) == len(vals)-1 {
-			return OutcomeTaken, nil
-		}
-	case answerVote:
-		if v.Type == resp.TypeInteger {
-			if v.Int == 1 {
-				return OutcomeOK, nil
-			}
-			if v.Int == 0 {
-				return OutcomeTaken, nil
-			}
-		}
-	}
-	return OutcomeServerError, errUnexpectedReply
 }

@@ -62,19 +62,6 @@ type command struct {
 	wake bool
 }
 
-// The shapes of masters' answers (see op.classify).
-type answerShape uint8
-
-const (
-	answerSet         answerShape = iota // +OK; nil when taken
-	answerLock                           // 1; {holder id, pttl} when taken (see noteHolder)
-	answerVote                           // 1 yes, 0 no
-	answerFenceLock                      // {1, counter} or {1}; {holder id, pttl} when taken (see classifyFence)
-	answerFenceWrite                     // 1, 0 not ours, 2 no counter (see classifyFence)
-	answerPermit                         // the attempt's token; the free permits' indexes when taken (see notePermits)
-	answerFencePermit                    // {token, counter} or {token, ""}; the free permits' indexes when taken (see classifyFence)
-)
-
 // The commands.
 var (
 	cmdSet           = command{arg: true, guarded: true, answer: answerSet}
@@ -104,6 +91,16 @@ var (
 	cmdRWRExtend    = command{script: &scripts.RWRExtend, arg: true, guarded: true, answer: answerVote, batch: &scripts.RWRExtendBatch, batchFrom: 1, batchKeys: 1}
 	cmdRWRUnlock    = command{script: &scripts.RWRUnlock, eval: true, answer: answerVote}
 )
+
+// commands is the table: every command above. The scripts each
+// connection loads in its handshake derive from it (see sentBySHA).
+var commands = [...]*command{
+	&cmdSet, &cmdLockWait, &cmdLockMulti, &cmdFenceLock, &cmdFenceWrite,
+	&cmdExtend, &cmdExtendMulti, &cmdHandover,
+	&cmdRelease, &cmdReleaseMulti, &cmdReleaseQuiet, &cmdReleaseMultiQ,
+	&cmdSemAcquire, &cmdSemAcquireFenced, &cmdSemExtend, &cmdSemRelease,
+	&cmdRWLock, &cmdRWLockFenced, &cmdRWRLock, &cmdRWRExtend, &cmdRWRUnlock,
+}
 
 // lockCommand is a Lock attempt's command: fenced (Config.Fencing), on
 // several keys (multi), by a Lock that waits (its answer names the holder,

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/volleylock/volley/conn"
 	"github.com/volleylock/volley/resp"
 )
 
@@ -131,8 +130,7 @@ func (c *Client) waitDelay(w *waiter, o *op, tok *token, br *burstResult, attemp
 // noteHolder stores what a lock script's "taken" answer from master i
 // says: the holder's id and the key's PTTL (see scripts.LockWait). Other
 // answers have another shape and store nothing.
-func (o *op) noteHolder(i int, r *conn.Request) {
-	vals := r.Reply()
+func (o *op) noteHolder(i int, vals []resp.Value) {
 	if len(vals) != 3 || vals[1].Type != resp.TypeBulk || vals[2].Type != resp.TypeInteger {
 		return
 	}

@@ -1,7 +1,6 @@
 package redlock
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"strconv"
@@ -51,54 +50,6 @@ type fenceCtxKey struct{}
 func FenceFrom(ctx context.Context) (uint64, bool) {
 	f, ok := ctx.Value(fenceCtxKey{}).(uint64)
 	return f, ok && f != 0
-}
-
-// classifyFence reads master i's answer to a fence round: for the lock
-// round, {1, counter} (set; counter stored), {1} (set, but the master has
-// no counter it vouches for) or {holder id, pttl} (taken); for a permit's,
-// {token, counter}, {token, ""} or the free permits' indexes; for the write
-// round, 1, 0 (a key does not hold our token) or 2 (no counter).
-func (o *op) classifyFence(i int, vals []resp.Value) (Outcome, error) {
-	v := &vals[0]
-	switch o.command.answer {
-	case answerFenceLock:
-		if v.Type != resp.TypeArray {
-			break
-		}
-		switch {
-		case v.Int == 2 && len(vals) == 3 && vals[1].Type == resp.TypeBulk:
-			return OutcomeTaken, nil
-		case v.Int == 2 && len(vals) == 3 && vals[1].Type == resp.TypeInteger && vals[1].Int == 1 && vals[2].Type == resp.TypeBulk:
-			return o.noteCounter(i, vals[2].Bytes)
-		case v.Int == 1 && len(vals) == 2 && vals[1].Type == resp.TypeInteger && vals[1].Int == 1:
-			return OutcomeUnfenced, nil
-		}
-	case answerFencePermit:
-		if v.Type != resp.TypeArray {
-			break
-		}
-		if v.Int == 2 && len(vals) == 3 && vals[1].Type == resp.TypeBulk && bytes.Equal(vals[1].Bytes, o.tok[:]) && vals[2].Type == resp.TypeBulk {
-			if len(vals[2].Bytes) == 0 {
-				return OutcomeUnfenced, nil
-			}
-			return o.noteCounter(i, vals[2].Bytes)
-		}
-		if int(v.Int) == len(vals)-1 {
-			return OutcomeTaken, nil // the free permits' indexes
-		}
-	case answerFenceWrite:
-		if v.Type == resp.TypeInteger {
-			switch v.Int {
-			case 1:
-				return OutcomeOK, nil
-			case 0:
-				return OutcomeTaken, nil
-			case 2:
-				return OutcomeUnfenced, nil
-			}
-		}
-	}
-	return OutcomeServerError, errUnexpectedReply
 }
 
 // noteCounter keeps the counter b that master i read in a lock round that

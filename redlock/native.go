@@ -96,7 +96,7 @@ func (c *Client) refuseNative(v nativeVerb) { c.nativeOff.Or(1 << v) }
 // socket's reader, also for answers nobody reads.
 func (c *Client) nativeChecks() {
 	for v := range numVerbs {
-		fits := replyChecks[verbs[v].answer]
+		fits := answers[verbs[v].answer].fits
 		c.natCheck[v] = func(vals []resp.Value) bool {
 			if refusal(vals) {
 				c.refuseNative(v)
@@ -201,7 +201,7 @@ func (o *op) forget(i int) {
 	v, ok := o.nativeFor(cn)
 	if !ok {
 		r.Cmd = append(r.Cmd[:0], o.c.forMaster(&o.cmd, i, &o.fan.scratch)...)
-		r.Check = replyChecks[o.command.answer] // unread, its reply still shows a torn stream
+		r.Check = answers[o.command.answer].fits // unread, its reply still shows a torn stream
 		cn.SendForget(r)
 		return
 	}

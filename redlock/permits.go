@@ -3,7 +3,6 @@ package redlock
 import (
 	"math/rand/v2"
 
-	"github.com/volleylock/volley/conn"
 	"github.com/volleylock/volley/resp"
 )
 
@@ -30,8 +29,7 @@ func (o *op) resetPermits(permits int) {
 
 // notePermits counts the free permits a SemAcquire "taken" answer lists.
 // An index out of range (a master that is not what it claims) is ignored.
-func (o *op) notePermits(r *conn.Request) {
-	vals := r.Reply()
+func (o *op) notePermits(vals []resp.Value) {
 	for i := 1; i < len(vals); i++ {
 		if v := &vals[i]; v.Type == resp.TypeInteger && v.Int >= 0 && v.Int < int64(len(o.freeOn)) {
 			o.freeOn[v.Int]++

@@ -19,18 +19,8 @@ import "github.com/volleylock/volley/resp"
 // swallowed reply breaks unless it is a small integer of the right order:
 // that much a one-byte corruption can still hide. Replies the checks pass
 // are not proved intact (Redlock assumes masters answer truly): the checks
-// keep a torn stream from lasting.
-
-// replyChecks holds each answer shape's check.
-var replyChecks = [...]func([]resp.Value) bool{
-	answerSet:         fitsSet,
-	answerLock:        fitsLock,
-	answerVote:        fitsInteger,
-	answerFenceLock:   fitsFenceLock,
-	answerFenceWrite:  fitsInteger,
-	answerPermit:      fitsPermit,
-	answerFencePermit: fitsFencePermit,
-}
+// keep a torn stream from lasting. Each shape's check is its entry's fits
+// in answers (answer.go).
 
 // isErrorReply reports whether vals is a server error: well formed
 // whatever the command.

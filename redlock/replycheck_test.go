@@ -60,10 +60,10 @@ func TestRepliesOutOfStepResetTheConnection(t *testing.T) {
 		assert.True(t, outOfStep(t), "master 2 answers its own requests again")
 	})
 	t.Run("unchecked", func(t *testing.T) {
-		saved := replyChecks
-		t.Cleanup(func() { replyChecks = saved })
-		for i := range replyChecks {
-			replyChecks[i] = nil
+		saved := answers
+		t.Cleanup(func() { answers = saved })
+		for i := range answers {
+			answers[i].fits = nil
 		}
 		// Each request of master 2 reads the next one's reply (the conn
 		// test shows one taken as another's answer); here Inspect's GET
@@ -95,10 +95,10 @@ func TestReplyChecksAcceptEveryAnswer(t *testing.T) {
 		{answerFencePermit, []string{"*2\r\n$5\r\ntoken\r\n$2\r\n17\r\n", "*2\r\n$5\r\ntoken\r\n$0\r\n\r\n", "*1\r\n:2\r\n"}, []string{"*3\r\n$5\r\ntoken\r\n$2\r\n17\r\n:1\r\n", "$5\r\ntoken\r\n"}},
 	} {
 		for _, raw := range tc.fits {
-			assert.True(t, replyChecks[tc.shape](parse(raw)), "shape %d: %q", tc.shape, raw)
+			assert.True(t, answers[tc.shape].fits(parse(raw)), "shape %d: %q", tc.shape, raw)
 		}
 		for _, raw := range tc.torn {
-			assert.False(t, replyChecks[tc.shape](parse(raw)), "shape %d: %q", tc.shape, raw)
+			assert.False(t, answers[tc.shape].fits(parse(raw)), "shape %d: %q", tc.shape, raw)
 		}
 	}
 	assert.True(t, fitsVotes(parse("*3\r\n:1\r\n:0\r\n:1\r\n")))

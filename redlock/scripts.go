@@ -1,13 +1,17 @@
 package redlock
 
-import "github.com/volleylock/volley/internal/scripts"
+import (
+	"slices"
+
+	"github.com/volleylock/volley/internal/scripts"
+)
 
 // The lock's scripts are in internal/scripts, one copy of each, shared with
 // the fake master. What is the lock layer's own follows.
 
 // The channels of waiting (see subscriptions.go). A Lock that found its key taken
 // waits for the holder's release, which publishes on the key's channel,
-// "volley:released:" followed by the key (scripts.Release and
+// scripts.ReleasedChannelPrefix followed by the key (scripts.Release and
 // scripts.ReleaseMulti), a message that identifies the release: the first
 // 16 hex digits of the SHA-1 of the released token (the token itself never
 // leaves the master). The id tells the N messages of one release (one per
@@ -16,19 +20,35 @@ import "github.com/volleylock/volley/internal/scripts"
 // (scripts.ReleaseQuiet, scripts.ReleaseMultiQuiet): waiters learn how to
 // go on from their own attempts, not from the release of a loser's partial
 // votes.
-const releasedChannelPrefix = "volley:released:"
+const releasedChannelPrefix = scripts.ReleasedChannelPrefix
 
-// sentBySHA are the scripts sent with EVALSHA: every connection loads them
-// in its handshake (conn.Options.Scripts), so a master that restarted empty
-// runs them at the first try instead of answering -NOSCRIPT, and a request
-// answered after the decision (not resent) still does its work. The
-// release scripts go with EVAL and need no loading, as do fencing's check,
-// state and repair.
-var sentBySHA = []string{
-	scripts.Extend.Source, scripts.LockMulti.Source, scripts.ExtendMulti.Source, scripts.ExtendBatch.Source,
-	scripts.LockWait.Source, scripts.FenceLock.Source, scripts.FenceWrite.Source, scripts.Handover.Source,
-	scripts.SemAcquire.Source, scripts.SemExtend.Source, scripts.SemExtendBatch.Source,
-	scripts.RWLock.Source, scripts.RWRLock.Source, scripts.RWRExtend.Source, scripts.RWRExtendBatch.Source,
+// sentBySHA are the scripts of the commands (and their renewal batches)
+// sent with EVALSHA: every connection loads them in its handshake
+// (conn.Options.Scripts), so a master that restarted empty runs them at
+// the first try instead of answering -NOSCRIPT, and a request answered
+// after the decision (not resent) still does its work. vouchedBySHA are
+// their cluster forms (command.vouched), which every connection of a
+// fencing Client over a cluster loads as well. The release scripts go
+// with EVAL and need no loading, as do fencing's check, state and repair.
+var sentBySHA, vouchedBySHA = loadedScripts()
+
+// loadedScripts collects sentBySHA and vouchedBySHA from the command
+// table, each script once.
+func loadedScripts() (plain, vouched []string) {
+	add := func(list []string, s *scripts.Script) []string {
+		if s == nil || slices.Contains(list, s.Source) {
+			return list
+		}
+		return append(list, s.Source)
+	}
+	for _, cmd := range commands {
+		if !cmd.eval {
+			plain = add(plain, cmd.script)
+			vouched = add(vouched, cmd.vouched)
+		}
+		plain = add(plain, cmd.batch)
+	}
+	return plain, vouched
 }
 
 // The keys of fencing (see fence.go and the fencing scripts). Every master
@@ -72,11 +92,3 @@ func (c *Client) vouching() bool { return c.cluster != nil && !unvouchedCluster 
 // node has: the broken variant that TestClusterFenceLostWrites must
 // catch (after a failover that lost writes, tokens go backwards).
 var unvouchedCluster bool
-
-// vouchedBySHA are the cluster forms of the fencing scripts sent with
-// EVALSHA, which every connection of a fencing Client over a cluster
-// loads as it loads sentBySHA.
-var vouchedBySHA = []string{
-	scripts.FenceLockVouched.Source, scripts.FenceWriteVouched.Source,
-	scripts.SemAcquireVouched.Source, scripts.RWLockVouched.Source,
-}
