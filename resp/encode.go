@@ -29,7 +29,7 @@ func appendLine(dst []byte, t Type, s string) []byte {
 // elements. A negative n appends the RESP2 null array "*-1\r\n".
 func AppendArrayHeader(dst []byte, n int) []byte {
 	if n < 0 {
-		return AppendNullArray(dst)
+		return appendNullArray(dst)
 	}
 	return appendHeader(dst, TypeArray, int64(n))
 }
@@ -40,24 +40,13 @@ func AppendMapHeader(dst []byte, pairs int) []byte {
 	return appendHeader(dst, TypeMap, int64(max(pairs, 0)))
 }
 
-// AppendSetHeader appends "~<n>\r\n", the header of a RESP3 set.
-func AppendSetHeader(dst []byte, n int) []byte {
-	return appendHeader(dst, TypeSet, int64(max(n, 0)))
-}
-
 // AppendPushHeader appends "><n>\r\n", the header of a RESP3 push message.
 func AppendPushHeader(dst []byte, n int) []byte {
 	return appendHeader(dst, TypePush, int64(max(n, 0)))
 }
 
-// AppendAttributeHeader appends "|<pairs>\r\n", the header of a RESP3
-// attribute of pairs key/value pairs; the annotated value follows them.
-func AppendAttributeHeader(dst []byte, pairs int) []byte {
-	return appendHeader(dst, TypeAttribute, int64(max(pairs, 0)))
-}
-
-// AppendNullArray appends the RESP2 null array "*-1\r\n".
-func AppendNullArray(dst []byte) []byte {
+// appendNullArray appends the RESP2 null array "*-1\r\n".
+func appendNullArray(dst []byte) []byte {
 	return append(dst, "*-1\r\n"...)
 }
 
@@ -111,22 +100,10 @@ func AppendCommand(dst []byte, args ...string) []byte {
 	return dst
 }
 
-// AppendSimpleString appends "+<s>\r\n".
-func AppendSimpleString(dst []byte, s string) []byte {
-	return appendLine(dst, TypeSimpleString, s)
-}
-
 // AppendError appends the simple error "-<msg>\r\n"; msg should start with
 // an upper-case prefix such as "ERR" or "WRONGTYPE".
 func AppendError(dst []byte, msg string) []byte {
 	return appendLine(dst, TypeError, msg)
-}
-
-// AppendBulkError appends the RESP3 bulk error "!<len>\r\n<msg>\r\n".
-func AppendBulkError(dst []byte, msg string) []byte {
-	dst = appendHeader(dst, TypeBulkError, int64(len(msg)))
-	dst = append(dst, msg...)
-	return append(dst, '\r', '\n')
 }
 
 // AppendInteger appends ":<n>\r\n".
@@ -144,8 +121,8 @@ func AppendNull(dst []byte) []byte {
 	return append(dst, "_\r\n"...)
 }
 
-// AppendBoolean appends the RESP3 boolean "#t\r\n" or "#f\r\n".
-func AppendBoolean(dst []byte, b bool) []byte {
+// appendBoolean appends the RESP3 boolean "#t\r\n" or "#f\r\n".
+func appendBoolean(dst []byte, b bool) []byte {
 	if b {
 		return append(dst, "#t\r\n"...)
 	}
@@ -169,12 +146,6 @@ func AppendDouble(dst []byte, f float64) []byte {
 	return append(dst, '\r', '\n')
 }
 
-// AppendBigNumber appends the RESP3 big number "(<digits>\r\n"; digits is
-// an optional sign followed by decimal digits.
-func AppendBigNumber(dst []byte, digits string) []byte {
-	return appendLine(dst, TypeBigNumber, digits)
-}
-
 // AppendVerbatim appends the RESP3 verbatim string
 // "=<len>\r\n<format>:<text>\r\n"; format must be three bytes ("txt", "mkd").
 func AppendVerbatim(dst []byte, format, text string) []byte {
@@ -185,14 +156,14 @@ func AppendVerbatim(dst []byte, format, text string) []byte {
 	return append(dst, '\r', '\n')
 }
 
-// AppendValue appends the encoding of the single node v: for an aggregate,
+// appendValue appends the encoding of the single node v: for an aggregate,
 // only its header (its children are the Values that follow it). It is the
 // inverse of [Parse] for one node: a Value that Parse returned is encoded
 // exactly as it was on the wire, since Parse accepts only canonical
 // numbers and keeps the raw text of doubles and big numbers. A double
 // with nil Bytes is formatted from Float as by [AppendDouble]. A Value of
 // an unknown Type appends nothing.
-func AppendValue(dst []byte, v *Value) []byte {
+func appendValue(dst []byte, v *Value) []byte {
 	switch t := v.Type; t {
 	case TypeSimpleString, TypeError, TypeBigNumber:
 		dst = append(dst, byte(t))
@@ -211,7 +182,7 @@ func AppendValue(dst []byte, v *Value) []byte {
 	case TypeNull:
 		return AppendNull(dst)
 	case TypeBoolean:
-		return AppendBoolean(dst, v.Int != 0)
+		return appendBoolean(dst, v.Int != 0)
 	case TypeDouble:
 		if v.Bytes == nil {
 			return AppendDouble(dst, v.Float)
@@ -230,12 +201,16 @@ func AppendValue(dst []byte, v *Value) []byte {
 }
 
 // AppendValues appends the encoding of vals, a flat pre-order tree as
-// returned by [Parse] or [Reader.ReadReply]: each Value in turn, as by
-// [AppendValue]. For a reply that Parse accepted, the result equals the
-// bytes Parse consumed.
+// returned by [Parse] or [Reader.ReadReply]: each Value in turn, an
+// aggregate by its header alone (its children are the Values that follow
+// it). It is the inverse of Parse: for a reply that Parse accepted, the
+// result equals the bytes Parse consumed, since Parse accepts only
+// canonical numbers and keeps the raw text of doubles and big numbers. A
+// double with nil Bytes is formatted from Float as by [AppendDouble]; a
+// Value of an unknown Type appends nothing.
 func AppendValues(dst []byte, vals []Value) []byte {
 	for i := range vals {
-		dst = AppendValue(dst, &vals[i])
+		dst = appendValue(dst, &vals[i])
 	}
 	return dst
 }

@@ -18,11 +18,11 @@ func TestEncoders(t *testing.T) {
 		{"array header", AppendArrayHeader(nil, 3), "*3\r\n"},
 		{"array header zero", AppendArrayHeader(nil, 0), "*0\r\n"},
 		{"array header negative", AppendArrayHeader(nil, -1), "*-1\r\n"},
-		{"null array", AppendNullArray(nil), "*-1\r\n"},
+		{"null array", appendNullArray(nil), "*-1\r\n"},
 		{"map header", AppendMapHeader(nil, 2), "%2\r\n"},
-		{"set header", AppendSetHeader(nil, 12), "~12\r\n"},
+		{"set header", appendSetHeader(nil, 12), "~12\r\n"},
 		{"push header", AppendPushHeader(nil, 3), ">3\r\n"},
-		{"attribute header", AppendAttributeHeader(nil, 1), "|1\r\n"},
+		{"attribute header", appendAttributeHeader(nil, 1), "|1\r\n"},
 		{"bulk", AppendBulk(nil, []byte("hello")), "$5\r\nhello\r\n"},
 		{"bulk nil", AppendBulk(nil, nil), "$0\r\n\r\n"},
 		{"bulk binary", AppendBulk(nil, []byte("a\r\nb")), "$4\r\na\r\nb\r\n"},
@@ -35,23 +35,23 @@ func TestEncoders(t *testing.T) {
 		{"bulk int min", AppendBulkInt(nil, math.MinInt64), "$20\r\n-9223372036854775808\r\n"},
 		{"command", AppendCommand(nil, "SET", "k", "v"), "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n"},
 		{"command empty", AppendCommand(nil), "*0\r\n"},
-		{"simple", AppendSimpleString(nil, "OK"), "+OK\r\n"},
+		{"simple", appendSimpleString(nil, "OK"), "+OK\r\n"},
 		{"error", AppendError(nil, "ERR bad"), "-ERR bad\r\n"},
-		{"bulk error", AppendBulkError(nil, "SYNTAX x"), "!8\r\nSYNTAX x\r\n"},
+		{"bulk error", appendBulkError(nil, "SYNTAX x"), "!8\r\nSYNTAX x\r\n"},
 		{"integer", AppendInteger(nil, 1), ":1\r\n"},
 		{"integer negative", AppendInteger(nil, -2), ":-2\r\n"},
 		{"integer min", AppendInteger(nil, math.MinInt64), ":-9223372036854775808\r\n"},
 		{"null bulk", AppendNullBulk(nil), "$-1\r\n"},
 		{"null", AppendNull(nil), "_\r\n"},
-		{"true", AppendBoolean(nil, true), "#t\r\n"},
-		{"false", AppendBoolean(nil, false), "#f\r\n"},
+		{"true", appendBoolean(nil, true), "#t\r\n"},
+		{"false", appendBoolean(nil, false), "#f\r\n"},
 		{"double", AppendDouble(nil, 1.5), ",1.5\r\n"},
 		{"double int", AppendDouble(nil, 10), ",10\r\n"},
 		{"double big", AppendDouble(nil, 1e300), ",1e+300\r\n"},
 		{"double inf", AppendDouble(nil, math.Inf(1)), ",inf\r\n"},
 		{"double -inf", AppendDouble(nil, math.Inf(-1)), ",-inf\r\n"},
 		{"double nan", AppendDouble(nil, math.NaN()), ",nan\r\n"},
-		{"big number", AppendBigNumber(nil, "-123456789012345678901234567890"), "(-123456789012345678901234567890\r\n"},
+		{"big number", appendBigNumber(nil, "-123456789012345678901234567890"), "(-123456789012345678901234567890\r\n"},
 		{"verbatim", AppendVerbatim(nil, "txt", "Some string"), "=15\r\ntxt:Some string\r\n"},
 		{"appends", AppendInteger([]byte("+OK\r\n"), 5), "+OK\r\n:5\r\n"},
 	}
@@ -97,5 +97,5 @@ func TestAppendValueFromFields(t *testing.T) {
 		{Type: 'Q'}, // unknown: nothing
 	}
 	assert.Equal(t, "*4\r\n,2.5\r\n#t\r\n$-1\r\n:-3\r\n", string(AppendValues(nil, vals)))
-	assert.Equal(t, "*-1\r\n", string(AppendValue(nil, &Value{Type: TypeArray, Null: true})))
+	assert.Equal(t, "*-1\r\n", string(appendValue(nil, &Value{Type: TypeArray, Null: true})))
 }

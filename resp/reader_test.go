@@ -50,7 +50,7 @@ func genReply(dst []byte, rng *rand.Rand, depth int) []byte {
 	}
 	switch k {
 	case 0:
-		return AppendSimpleString(dst, word())
+		return appendSimpleString(dst, word())
 	case 1:
 		return AppendError(dst, "ERR "+word())
 	case 2:
@@ -62,19 +62,19 @@ func genReply(dst []byte, rng *rand.Rand, depth int) []byte {
 	case 5:
 		return AppendNull(dst)
 	case 6:
-		return AppendBoolean(dst, rng.IntN(2) == 0)
+		return appendBoolean(dst, rng.IntN(2) == 0)
 	case 7:
 		return AppendDouble(dst, rng.NormFloat64()*1e6)
 	case 8:
-		return AppendBigNumber(dst, "-12345678901234567890123456789")
+		return appendBigNumber(dst, "-12345678901234567890123456789")
 	case 9:
-		return AppendBulkError(dst, "SYNTAX "+word())
+		return appendBulkError(dst, "SYNTAX "+word())
 	case 10:
 		return AppendVerbatim(dst, "txt", word())
 	case 11:
 		return AppendBulk(dst, bytes.Repeat([]byte{byte(rng.IntN(256))}, rng.IntN(5000)))
 	case 12:
-		return AppendNullArray(dst)
+		return appendNullArray(dst)
 	}
 	n := rng.IntN(5)
 	switch k {
@@ -84,11 +84,11 @@ func genReply(dst []byte, rng *rand.Rand, depth int) []byte {
 		dst = AppendMapHeader(dst, n)
 		n *= 2
 	case 15:
-		dst = AppendSetHeader(dst, n)
+		dst = appendSetHeader(dst, n)
 	case 16:
 		dst = AppendPushHeader(dst, n)
 	case 17:
-		dst = AppendAttributeHeader(dst, 1)
+		dst = appendAttributeHeader(dst, 1)
 		dst = genReply(dst, rng, depth+1)
 		dst = genReply(dst, rng, depth+1)
 		return genReply(dst, rng, depth+1)
@@ -244,7 +244,7 @@ func TestReaderBufferPolicy(t *testing.T) {
 	big := AppendBulk(nil, bytes.Repeat([]byte("z"), 1<<20))
 	var stream []byte
 	stream = append(stream, big...)
-	stream = AppendSimpleString(stream, "OK")
+	stream = appendSimpleString(stream, "OK")
 	stream = AppendInteger(stream, 1)
 	r := NewReader(&chunkReader{data: stream, max: 8192}, 1024, Limits{})
 	vals, err := r.ReadReply()
