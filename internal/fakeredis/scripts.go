@@ -15,7 +15,7 @@ import (
 
 // releasedChannelPrefix starts the shard channel the release scripts
 // publish on.
-const releasedChannelPrefix = "volley:released:"
+const releasedChannelPrefix = scripts.ReleasedChannelPrefix
 
 // scriptKind names a script the fake knows how to run.
 type scriptKind uint8

@@ -19,17 +19,24 @@ type Script struct {
 	SHA string
 }
 
+// ReleasedChannelPrefix starts the shard channel on which the release
+// scripts wake a key's waiters: the prefix followed by the key. It is
+// defined here alone: the scripts' files name it "$RELEASED", which load
+// replaces, and the lock layer and the fake master subscribe with it.
+const ReleasedChannelPrefix = "volley:released:"
+
 //go:embed *.lua
 var files embed.FS
 
-// load reads name.lua: the file's content without its final newline, and
-// its SHA-1. A missing file is a build mistake: it panics.
+// load reads name.lua: the file's content without its final newline, with
+// "$RELEASED" replaced by ReleasedChannelPrefix, and its SHA-1. A missing
+// file is a build mistake: it panics.
 func load(name string) Script {
 	b, err := files.ReadFile(name + ".lua")
 	if err != nil {
 		panic("scripts: " + err.Error())
 	}
-	src := strings.TrimSuffix(string(b), "\n")
+	src := strings.ReplaceAll(strings.TrimSuffix(string(b), "\n"), "$RELEASED", ReleasedChannelPrefix)
 	sum := sha1.Sum([]byte(src))
 	return Script{Name: name, Source: src, SHA: hex.EncodeToString(sum[:])}
 }
@@ -41,7 +48,7 @@ var (
 	// Release deletes KEYS[1] if it holds the token ARGV[1], then wakes
 	// its waiters: it publishes (SPUBLISH) the release's id (the first 16
 	// hex digits of ARGV[1]'s SHA-1; the token itself never leaves the
-	// master) on the shard channel "volley:released:" followed by the key,
+	// master) on the shard channel ReleasedChannelPrefix followed by the key,
 	// in the key's slot on a cluster, and returns 1. Else it returns 0. It
 	// publishes with redis.pcall, so that an ACL that forbids SPUBLISH
 	// costs the waiters their retry delay, not the release.
@@ -210,7 +217,7 @@ var (
 	// waiters or "0" not to. If the permit's key holds the token, it
 	// deletes it, deletes the record when no permit's key is left, and,
 	// with "1", publishes the release's id (as Release does) on the shard
-	// channel "volley:released:" followed by the record's key; it returns
+	// channel ReleasedChannelPrefix followed by the record's key; it returns
 	// 1. Else it changes nothing and returns 0.
 	SemRelease = load("sem_release")
 	// SemExtend extends a permit: KEYS are the record and the permit's
@@ -274,7 +281,7 @@ var (
 	// RWRUnlock releases a reader: ARGV the token. If the token is a
 	// reader it removes it; if it had not expired, it also publishes the
 	// release's id (as Release does) on the shard channel
-	// "volley:released:" followed by the writer's key, and returns 1.
+	// ReleasedChannelPrefix followed by the writer's key, and returns 1.
 	// Else it returns 0.
 	RWRUnlock = load("rw_runlock")
 )
