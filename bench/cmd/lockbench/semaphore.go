@@ -34,7 +34,7 @@ import (
 // the most holders at once, and the acquisitions that made more holders
 // than permits. The contenders are the mode's own (semaphoreContenders;
 // -contenders does not choose among them): Volley's Semaphore; the naive
-// majority-quorum counter of internal/torture, which can admit more than P
+// majority-quorum counter (contender_majority.go), which can admit more than P
 // holders (shown, not a failure of the mode); and the npm package
 // redis-semaphore's RedlockSemaphore in node children of its own, where
 // node is installed (semaphore_node.go). More than P holders of a
