@@ -500,32 +500,6 @@ func evaluateTargets(r *Report) []Target {
 	return ts
 }
 
-// ratio formats a/b, or "-" when b is missing or zero.
-func ratio(a, b float64) string {
-	if b == 0 || math.IsNaN(a) || math.IsNaN(b) {
-		return "-"
-	}
-	return strconv.FormatFloat(a/b, 'f', 2, 64) + "x"
-}
-
-func f3(x float64) string { return strconv.FormatFloat(x, 'f', 3, 64) }
-
-// field returns get(b), or NaN when there is no baseline result b.
-func field[T any](b *T, get func(*T) float64) float64 {
-	if b == nil {
-		return math.NaN()
-	}
-	return get(b)
-}
-
-// errNote is "N errors" when N > 0.
-func errNote(n int) string {
-	if n == 0 {
-		return ""
-	}
-	return fmt.Sprintf("%d errors", n)
-}
-
 // WriteTables writes the human-readable tables of r.
 func (r *Report) WriteTables(w io.Writer) {
 	fmt.Fprintf(w, "lockbench: %s, GOMAXPROCS=%d, %d %s masters; %d rounds x %v per measurement, medians over rounds\n",
@@ -932,39 +906,12 @@ func (r *Report) notMeasured(cs []semaphoreContender) []string {
 	return out
 }
 
-// oneLine is msg on one line, at most 160 characters.
-func oneLine(msg string) string {
-	msg = strings.Join(strings.Fields(msg), " ")
-	if len(msg) > 160 {
-		msg = msg[:160] + "..."
-	}
-	return msg
-}
-
-// costFigure formats one figure of an OpCost: "-" when not measured.
-func costFigure(v float64) string {
-	if v < 0 {
-		return "-"
-	}
-	return strconv.FormatFloat(v, 'f', 2, 64)
-}
-
-// dur formats float milliseconds as a Duration.
-func dur(msec float64) time.Duration { return time.Duration(msec * float64(time.Millisecond)) }
-
-func delays(ds []time.Duration) string {
-	s := make([]string, len(ds))
-	for i, d := range ds {
-		s[i] = strconv.FormatFloat(ms(d), 'g', 3, 64)
-	}
-	return strings.Join(s, "/") + "ms"
-}
-
 func newTW(w io.Writer) *tabwriter.Writer {
 	return tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 }
 
-// renewalOf returns a contender's renewal result for a lock count, or nil.
+// nativeOf returns a contender's native-mode result for an operation, or
+// nil.
 func (r *Report) nativeOf(name, op string) *NativeResult {
 	for i := range r.Native {
 		if r.Native[i].Name == name && r.Native[i].Op == op {
@@ -974,6 +921,7 @@ func (r *Report) nativeOf(name, op string) *NativeResult {
 	return nil
 }
 
+// renewalOf returns a contender's renewal result for a lock count, or nil.
 func (r *Report) renewalOf(name string, locks int) *RenewalResult {
 	for i := range r.Renewal {
 		if r.Renewal[i].Name == name && r.Renewal[i].Locks == locks {

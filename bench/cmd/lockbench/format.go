@@ -1,0 +1,65 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ratio formats a/b, or "-" when b is missing or zero.
+func ratio(a, b float64) string {
+	if b == 0 || math.IsNaN(a) || math.IsNaN(b) {
+		return "-"
+	}
+	return strconv.FormatFloat(a/b, 'f', 2, 64) + "x"
+}
+
+// f3 formats x with 3 decimals.
+func f3(x float64) string { return strconv.FormatFloat(x, 'f', 3, 64) }
+
+// field returns get(b), or NaN when there is no baseline result b.
+func field[T any](b *T, get func(*T) float64) float64 {
+	if b == nil {
+		return math.NaN()
+	}
+	return get(b)
+}
+
+// errNote is "N errors" when N > 0.
+func errNote(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d errors", n)
+}
+
+// oneLine is msg on one line, at most 160 characters.
+func oneLine(msg string) string {
+	msg = strings.Join(strings.Fields(msg), " ")
+	if len(msg) > 160 {
+		msg = msg[:160] + "..."
+	}
+	return msg
+}
+
+// costFigure formats one figure of an OpCost: "-" when not measured.
+func costFigure(v float64) string {
+	if v < 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+// dur formats float milliseconds as a Duration.
+func dur(msec float64) time.Duration { return time.Duration(msec * float64(time.Millisecond)) }
+
+// delays formats a skew profile's reply delays, in ms.
+func delays(ds []time.Duration) string {
+	s := make([]string, len(ds))
+	for i, d := range ds {
+		s[i] = strconv.FormatFloat(ms(d), 'g', 3, 64)
+	}
+	return strings.Join(s, "/") + "ms"
+}
