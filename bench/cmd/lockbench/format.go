@@ -1,12 +1,20 @@
 package main
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
 	"time"
 )
+
+// Cell formats of the report's tables.
+
+func f0(x float64) string { return strconv.FormatFloat(x, 'f', 0, 64) }
+func f1(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) }
+func f2(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64) }
+func f3(x float64) string { return strconv.FormatFloat(x, 'f', 3, 64) }
+
+func itoa(n int) string { return strconv.Itoa(n) }
 
 // ratio formats a/b, or "-" when b is missing or zero.
 func ratio(a, b float64) string {
@@ -15,9 +23,6 @@ func ratio(a, b float64) string {
 	}
 	return strconv.FormatFloat(a/b, 'f', 2, 64) + "x"
 }
-
-// f3 formats x with 3 decimals.
-func f3(x float64) string { return strconv.FormatFloat(x, 'f', 3, 64) }
 
 // field returns get(b), or NaN when there is no baseline result b.
 func field[T any](b *T, get func(*T) float64) float64 {
@@ -28,11 +33,14 @@ func field[T any](b *T, get func(*T) float64) float64 {
 }
 
 // errNote is "N errors" when N > 0.
-func errNote(n int) string {
+func errNote(n int) string { return countNote(n, "errors") }
+
+// countNote is "N what" when N > 0, "" otherwise.
+func countNote(n int, what string) string {
 	if n == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%d errors", n)
+	return strconv.Itoa(n) + " " + what
 }
 
 // oneLine is msg on one line, at most 160 characters.
