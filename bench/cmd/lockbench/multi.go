@@ -150,3 +150,13 @@ func (r *Report) multiRatio(m MultiResult) float64 {
 	}
 	return 0
 }
+
+// multiOf returns a contender's result over a number of keys, or nil.
+func (r *Report) multiOf(name string, keys int) *MultiResult {
+	for i := range r.Multi {
+		if r.Multi[i].Name == name && r.Multi[i].Keys == keys {
+			return &r.Multi[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// updateGolden rewrites testdata/report-*.golden from the code under test.
+var updateGolden = flag.Bool("update", false, "rewrite testdata/report-*.golden")
+
+// goldenVariants are the reports TestReportGolden writes: testdata/report.json
+// (a quick run on five redis-server masters, its per-round figures and CDFs
+// dropped, native rows and 10,000-lock renewal rows added by hand) as it is,
+// and edits of it that take the branches that run did not.
+var goldenVariants = []struct {
+	name string
+	edit func(*Report)
+}{
+	{"redis", func(*Report) {}},
+	{"fake", func(r *Report) { r.Masters.Kind = kindFake }},
+	{"edges", editEdges},
+	{"empty", func(r *Report) {
+		*r = Report{Started: r.Started, GoVersion: r.GoVersion, GOMAXPROCS: r.GOMAXPROCS,
+			Masters: r.Masters, Config: r.Config, Contenders: r.Contenders,
+			Skipped: append(r.Skipped, nameRedisSemaphore+": not measured: node not found")}
+	}},
+}
+
+// editEdges gives the run missing results, errors, unmeasured figures and
+// failed recoveries.
+func editEdges(r *Report) {
+	r.Config.LatencyRounds = 0
+	r.Latency = slices.DeleteFunc(r.Latency, func(l LatencyResult) bool { return l.Name == nameFloorC })
+	r.latency(nameVolley).Errors = 3
+	r.throughput(nameVolley, 1).Latency.N = 0
+	r.throughput(nameRedislock, 256).Cost.CPUUs = -1
+	r.Throughput = slices.DeleteFunc(r.Throughput, func(t ThroughputResult) bool {
+		return t.Name == nameRedsyncRedigo && t.Goroutines == 16
+	})
+	r.Contended = slices.DeleteFunc(r.Contended, func(c ContendedResult) bool { return c.Name == baseline })
+	r.Allocs = slices.DeleteFunc(r.Allocs, func(a AllocResult) bool { return a.Name == nameVolley })
+	r.skew(skewOneSlow, nameVolley).Errors = 2
+	r.degraded(nameVolley).Recovered = false
+	h := r.handoff(nameVolley, settingDefaults)
+	h.Handoff.N, h.UnlockErrors, h.FirstError = 0, 2, "first line\n\tsecond   line"
+	r.Semaphore[0].UnlockErrors = 1
+	r.Semaphore[0].FirstError = strings.Repeat("a long error ", 20)
+	r.ClusterRecovery[0].PromoteError = "no replica took over"
+	r.ClusterLatency = slices.DeleteFunc(r.ClusterLatency, func(c ClusterLatency) bool { return c.Name == nameVolleyStandalone })
+	r.renewalOf(nameVolley, 10000).CommandsPerSec = 0
+	r.nativeOf(nameVolley, "extend").MasterCPUUs = -1
+	r.Multi = slices.DeleteFunc(r.Multi, func(m MultiResult) bool { return m.Name == nameVolley && m.Keys == 16 })
+}
+
+// TestReportGolden writes each variant's tables and targets and compares
+// them with testdata/report-<variant>.golden, byte for byte.
+func TestReportGolden(t *testing.T) {
+	for _, v := range goldenVariants {
+		t.Run(v.name, func(t *testing.T) {
+			b, err := os.ReadFile(filepath.Join("testdata", "report.json"))
+			require.NoError(t, err)
+			var r Report
+			require.NoError(t, json.Unmarshal(b, &r))
+			v.edit(&r)
+			r.Targets = evaluateTargets(&r)
+			var out bytes.Buffer
+			r.WriteTables(&out)
+			path := filepath.Join("testdata", "report-"+v.name+".golden")
+			if *updateGolden {
+				require.NoError(t, os.WriteFile(path, out.Bytes(), 0o644))
+			}
+			want, err := os.ReadFile(path)
+			require.NoError(t, err)
+			require.Equal(t, string(want), out.String())
+		})
+	}
+}
