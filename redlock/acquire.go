@@ -13,8 +13,8 @@ import (
 // Client.acquire, and its retry policy (retry): a kind says what one
 // attempt sends and how its failures read, and nothing else.
 //
-// A kind's attempt uses the op's token (op.tok) and leaves what it took in
-// the op (op.until, op.fence); the caller builds its value from them.
+// A kind's attempt sends the op's token (op.tok) and returns what it took
+// (taken); the caller builds its value from the two.
 type kind interface {
 	// kindName is what errors, hooks and events name; waiters wait on
 	// its channel.
@@ -22,10 +22,11 @@ type kind interface {
 	// traits says how the loop treats the kind's failed attempts.
 	traits() kindTraits
 	// attempt makes one attempt with token o.tok for ttl (with a fenced
-	// Client, both rounds): the burst's result, o.until set, o.fence set
-	// when fenced, and whether it was taken within its validity. Fencing
-	// counters are repaired as the answers call for (repairIfUnsure).
-	attempt(o *op, ttl time.Duration, done <-chan struct{}) (br burstResult, ok bool)
+	// Client, both rounds): the burst's result, what it took (its
+	// validity's end, and its fencing token when fenced), and whether it
+	// was taken within its validity. Fencing counters are repaired as the
+	// answers call for (repairIfUnsure).
+	attempt(o *op, ttl time.Duration, done <-chan struct{}) (br burstResult, got taken, ok bool)
 	// releaseFailed sends the release of a failed attempt's token, o.tok,
 	// to every master that may hold it, without waiting; waking waiters
 	// if wake (the caller has noted the release as its own).
@@ -54,21 +55,29 @@ type kindTraits struct {
 	shared bool
 }
 
+// taken is what an acquire call took, beside the op's token (op.tok):
+// the end of its validity, its fencing token (Config.Fencing, else 0),
+// and, for a lock handed over by an Unlock of this Client, the hand-overs
+// in a row that led to it (see Lock.Unlock).
+type taken struct {
+	until  time.Time
+	fence  uint64
+	passes int
+}
+
 // acquire takes k for ttl: attempts until one succeeds, tries have failed,
 // or ctx ends, the loop every kind shares. What follows a failed attempt
-// is the retry policy's (see retry.after). On success o holds what was
-// taken: o.tok, o.until, o.fence, and o.passes for a lock handed over by
-// an Unlock of this Client. The caller owns o.
-func (c *Client) acquire(ctx context.Context, o *op, k kind, ttl time.Duration, tries int) (err error) {
+// is the retry policy's (see retry.after). On success it returns what was
+// taken, whose token is o.tok. The caller owns o.
+func (c *Client) acquire(ctx context.Context, o *op, k kind, ttl time.Duration, tries int) (got taken, err error) {
 	name := k.kindName()
 	if c.closed.Load() {
-		return ErrClosed
+		return taken{}, ErrClosed
 	}
 	if err := ctx.Err(); err != nil {
-		return &Error{Op: OpLock, Key: name, Err: ctxerr.Of(ctx)}
+		return taken{}, &Error{Op: OpLock, Key: name, Err: ctxerr.Of(ctx)}
 	}
 	o.hasLast = false
-	o.fence, o.passes = 0, 0
 	attempt := 1
 	if h := c.cfg.Hooks.Call; h != nil {
 		if _, end := h(ctx, OpLock, name); end != nil {
@@ -83,19 +92,19 @@ func (c *Client) acquire(ctx context.Context, o *op, k kind, ttl time.Duration, 
 		r.leave(o, err == nil)
 	}()
 	if err := r.queue(o); err != nil {
-		return err
+		return taken{}, err
 	}
 	for ; ; attempt++ {
 		r.begin()
 		if c.closed.Load() {
-			return ErrClosed
+			return taken{}, ErrClosed
 		}
 		if g, ok := r.gift(); ok {
-			if c.takeHandover(name, ttl, g, o, done) {
-				return nil
+			if got, ok := c.takeHandover(name, ttl, g, o, done); ok {
+				return got, nil
 			}
 			if ctx.Err() != nil {
-				return o.error(OpLock, name, ctxerr.Of(ctx), attempt)
+				return taken{}, o.error(OpLock, name, ctxerr.Of(ctx), attempt)
 			}
 			// Not passed on (the lock was lost meanwhile): attempt.
 		}
@@ -103,10 +112,10 @@ func (c *Client) acquire(ctx context.Context, o *op, k kind, ttl time.Duration, 
 		// Once waiting, a failed attempt hears every master out: it then
 		// knows who holds what where.
 		o.waiting = r.waiting()
-		br, ok := k.attempt(o, ttl, done)
+		br, got, ok := k.attempt(o, ttl, done)
 		if ok {
 			c.event(EventAcquired, name)
-			return nil
+			return got, nil
 		}
 		// Quietly, unless it may have landed on a quorum: a waiter may then
 		// have seen this attempt as the holder, and waits for its release.
@@ -118,13 +127,13 @@ func (c *Client) acquire(ctx context.Context, o *op, k kind, ttl time.Duration, 
 		c.event(EventFailed, name)
 		if br.cancelled {
 			o.learned()
-			return o.error(OpLock, name, ctxerr.Of(ctx), attempt)
+			return taken{}, o.error(OpLock, name, ctxerr.Of(ctx), attempt)
 		}
 		if kindErr := k.refused(o); kindErr != nil {
-			return o.error(OpLock, name, kindErr, attempt)
+			return taken{}, o.error(OpLock, name, kindErr, attempt)
 		}
 		if o.denied() {
-			return o.error(OpLock, name, ErrNoPermission, attempt)
+			return taken{}, o.error(OpLock, name, ErrNoPermission, attempt)
 		}
 		copy(o.last, o.res)
 		o.hasLast = true
@@ -134,7 +143,7 @@ func (c *Client) acquire(ctx context.Context, o *op, k kind, ttl time.Duration, 
 			aerr = o.error(OpLock, name, ErrNotAcquired, attempt)
 		}
 		if err := r.after(o, k, &br, attempt, aerr); err != nil {
-			return err
+			return taken{}, err
 		}
 	}
 }

@@ -30,13 +30,8 @@ type op struct {
 
 	command *command // the burst's, chosen by encode
 
-	// An acquire call's (see Client.acquire): the current attempt's token,
-	// and what a successful attempt took.
-	tok    token
-	until  time.Time // end of validity
-	fence  uint64    // fencing token (Config.Fencing), else 0
-	passes int       // hand-overs in a row that led to the lock (see Lock.Unlock)
-	lk     lockKind  // a Lock call's kind, kept here so that passing it allocates nothing
+	tok token    // the token the burst sends, for the commands that take one
+	lk  lockKind // a Lock call's kind: here so that passing it as a kind allocates nothing
 
 	cmd wire        // the encoded command of the burst
 	alt wire        // the EVAL form of an EVALSHA command, for NOSCRIPT; empty for others

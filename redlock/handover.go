@@ -27,27 +27,26 @@ func (l *Lock) handOver() bool {
 // with o: one burst of scripts.Handover replaces g's token with a new one,
 // o.tok, for ttl, on every master that still holds g's. It succeeds as
 // Extend does: on a quorum, within both the new validity (counted from the
-// burst, into o.until) and g's. Otherwise both tokens are released
-// wherever they may be, waking waiters, and it returns false; the caller
-// attempts as usual, or returns if done closed.
-func (c *Client) takeHandover(key string, ttl time.Duration, g handover, o *op, done <-chan struct{}) bool {
+// burst) and g's: it returns what it took. Otherwise both tokens are
+// released wherever they may be, waking waiters, and it returns false;
+// the caller attempts as usual, or returns if done closed.
+func (c *Client) takeHandover(key string, ttl time.Duration, g handover, o *op, done <-chan struct{}) (taken, bool) {
 	o.tok = newToken()
 	o.waiting = false
 	o.encodeHandover(key, &g.tok, &o.tok, ttl)
 	br := o.run(done)
 	o.report(OpLock)
-	o.until = c.validUntil(br.start, ttl)
-	if c.granted(&br, o.until) && time.Now().Before(g.until) {
+	got := taken{until: c.validUntil(br.start, ttl), passes: g.passes}
+	if c.granted(&br, got.until) && time.Now().Before(g.until) {
 		c.event(EventAcquired, key)
-		o.passes = g.passes
-		return true
+		return got, true
 	}
 	for _, t := range [...]*token{&o.tok, &g.tok} {
 		c.room.noteOwn(t.releaseID())
 		o.releaseAfterFailure(key, nil, t, true)
 	}
 	c.event(EventFailed, key)
-	return false
+	return taken{}, false
 }
 
 // releaseHandover releases, with o and without waiting, the lock g on key

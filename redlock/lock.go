@@ -119,18 +119,19 @@ func (c *Client) lock(ctx context.Context, key string, keys *keySet, ttl time.Du
 	o := c.getOp()
 	defer c.putOp(o)
 	o.lk = k
-	if err := c.acquire(ctx, o, &o.lk, ttl, tries); err != nil {
+	got, err := c.acquire(ctx, o, &o.lk, ttl, tries)
+	if err != nil {
 		if keys != nil {
 			keys.release()
 		}
 		return Lock{}, err
 	}
-	return c.held(o, key, keys, ttl), nil
+	return c.held(o, got, key, keys, ttl), nil
 }
 
-// held is the Lock on key (or keys) that an acquire call took into o.
-func (c *Client) held(o *op, key string, keys *keySet, ttl time.Duration) Lock {
-	l := Lock{c: c, key: key, keys: keys, hold: hold{tok: o.tok, ttl: ttl, until: o.until}, fence: o.fence, passes: o.passes}
+// held is the Lock on key (or keys) that an acquire call with o took.
+func (c *Client) held(o *op, got taken, key string, keys *keySet, ttl time.Duration) Lock {
+	l := Lock{c: c, key: key, keys: keys, hold: hold{tok: o.tok, ttl: ttl, until: got.until}, fence: got.fence, passes: got.passes}
 	if c.cfg.Hooks.Held != nil {
 		l.since = time.Now()
 	}
@@ -152,7 +153,7 @@ func (k *lockKind) traits() kindTraits {
 
 // attempt sends the Lock's command (see lockCommand) and, fenced, its
 // second round.
-func (k *lockKind) attempt(o *op, ttl time.Duration, done <-chan struct{}) (burstResult, bool) {
+func (k *lockKind) attempt(o *op, ttl time.Duration, done <-chan struct{}) (burstResult, taken, bool) {
 	c := o.c
 	var proposal uint64
 	if c.cfg.Fencing {
@@ -165,19 +166,19 @@ func (k *lockKind) attempt(o *op, ttl time.Duration, done <-chan struct{}) (burs
 // lockRounds runs the burst o.encode wrote, an attempt at a lock on key
 // (or keys) for ttl, and with Config.Fencing its second round (proposal
 // is the first round's proposed token): see kind.attempt.
-func (o *op) lockRounds(proposal uint64, key string, keys []string, ttl time.Duration, done <-chan struct{}) (burstResult, bool) {
+func (o *op) lockRounds(proposal uint64, key string, keys []string, ttl time.Duration, done <-chan struct{}) (burstResult, taken, bool) {
 	c := o.c
 	br := o.run(done)
-	o.until = c.validUntil(br.start, ttl)
+	got := taken{until: c.validUntil(br.start, ttl)}
 	if c.cfg.Fencing {
 		var unfenced bool
-		o.fence, unfenced = c.fenceRound(o, &br, proposal, key, keys, &o.tok, o.until, done)
+		got.fence, unfenced = c.fenceRound(o, &br, proposal, key, keys, &o.tok, got.until, done)
 		if !br.cancelled {
 			c.repairIfUnsure(o, unfenced)
 		}
 	}
 	o.report(OpLock)
-	return br, c.granted(&br, o.until)
+	return br, got, c.granted(&br, got.until)
 }
 
 func (k *lockKind) releaseFailed(o *op, wake bool) {

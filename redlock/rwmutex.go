@@ -76,10 +76,11 @@ func (rw *RWMutex) lock(ctx context.Context, ttl time.Duration, tries int) (Lock
 	}
 	o := c.getOp()
 	defer c.putOp(o)
-	if err := c.acquire(ctx, o, (*rwWriter)(rw), ttl, tries); err != nil {
+	got, err := c.acquire(ctx, o, (*rwWriter)(rw), ttl, tries)
+	if err != nil {
 		return Lock{}, err
 	}
-	return c.held(o, rw.name, nil, ttl), nil
+	return c.held(o, got, rw.name, nil, ttl), nil
 }
 
 func (rw *RWMutex) rlock(ctx context.Context, ttl time.Duration, tries int) (ReadLock, error) {
@@ -89,10 +90,11 @@ func (rw *RWMutex) rlock(ctx context.Context, ttl time.Duration, tries int) (Rea
 	}
 	o := c.getOp()
 	defer c.putOp(o)
-	if err := c.acquire(ctx, o, (*rwReader)(rw), ttl, tries); err != nil {
+	got, err := c.acquire(ctx, o, (*rwReader)(rw), ttl, tries)
+	if err != nil {
 		return ReadLock{}, err
 	}
-	return ReadLock{rw: rw, hold: hold{tok: o.tok, ttl: ttl, until: o.until}}, nil
+	return ReadLock{rw: rw, hold: hold{tok: o.tok, ttl: ttl, until: got.until}}, nil
 }
 
 // rwWriter is the RWMutex as a kind (see acquire): its writer's attempts.
@@ -107,7 +109,7 @@ func (w *rwWriter) traits() kindTraits { return kindTraits{exclusive: true} }
 
 // attempt runs scripts.RWLock, which also looks at the readers' and the
 // intent's keys; fenced as a Lock's attempt is.
-func (w *rwWriter) attempt(o *op, ttl time.Duration, done <-chan struct{}) (burstResult, bool) {
+func (w *rwWriter) attempt(o *op, ttl time.Duration, done <-chan struct{}) (burstResult, taken, bool) {
 	var proposal uint64
 	cmd := &cmdRWLock
 	if o.c.cfg.Fencing {
@@ -145,12 +147,12 @@ func (r *rwReader) kindName() string { return r.name }
 // reader's), bounded by the retry delay.
 func (r *rwReader) traits() kindTraits { return kindTraits{shared: true} }
 
-func (r *rwReader) attempt(o *op, ttl time.Duration, done <-chan struct{}) (burstResult, bool) {
+func (r *rwReader) attempt(o *op, ttl time.Duration, done <-chan struct{}) (burstResult, taken, bool) {
 	o.encode(&cmdRWRLock, r.name, r.keys, &o.tok, o.ttlArg(ttl), nil, nil)
 	br := o.run(done)
 	o.report(OpLock)
-	o.until = r.c.validUntil(br.start, ttl)
-	return br, r.c.granted(&br, o.until)
+	got := taken{until: r.c.validUntil(br.start, ttl)}
+	return br, got, r.c.granted(&br, got.until)
 }
 
 // releaseFailed removes a failed attempt's reader from every master that

@@ -122,10 +122,11 @@ func (s *Semaphore) acquire(ctx context.Context, ttl time.Duration, tries int) (
 	o := c.getOp()
 	defer c.putOp(o)
 	o.permit = rand.N(s.permits)
-	if err := c.acquire(ctx, o, s, ttl, tries); err != nil {
+	got, err := c.acquire(ctx, o, s, ttl, tries)
+	if err != nil {
 		return Permit{}, err
 	}
-	return Permit{s: s, permit: o.permit, hold: hold{tok: o.tok, ttl: ttl, until: o.until}, fence: o.fence}, nil
+	return Permit{s: s, permit: o.permit, hold: hold{tok: o.tok, ttl: ttl, until: got.until}, fence: got.fence}, nil
 }
 
 // The semaphore as a kind (see acquire).
@@ -138,16 +139,16 @@ func (s *Semaphore) kindName() string { return s.name }
 func (s *Semaphore) traits() kindTraits { return kindTraits{waitKeys: s.keys[:1]} }
 
 // attempt asks every master for permit o.permit; with Config.Fencing it
-// takes a fencing token as a fenced Lock does (fenceRound), into o.fence.
-func (s *Semaphore) attempt(o *op, ttl time.Duration, done <-chan struct{}) (burstResult, bool) {
+// takes a fencing token as a fenced Lock does (fenceRound).
+func (s *Semaphore) attempt(o *op, ttl time.Duration, done <-chan struct{}) (burstResult, taken, bool) {
 	c := s.c
 	o.resetPermits(s.permits)
 	if !c.cfg.Fencing {
 		o.encode(&cmdSemAcquire, s.name, s.keys, &o.tok, o.ttlArg(ttl), s.index[o.permit], nil)
 		br := o.run(done)
 		o.report(OpLock)
-		o.until = c.validUntil(br.start, ttl)
-		return br, c.granted(&br, o.until)
+		got := taken{until: c.validUntil(br.start, ttl)}
+		return br, got, c.granted(&br, got.until)
 	}
 	proposal := o.proposeFence()
 	o.encode(&cmdSemAcquireFenced, s.name, s.keys, &o.tok, o.ttlArg(ttl), s.index[o.permit], o.fenceNum)
