@@ -8,8 +8,8 @@
 // Do is the convenient one: Do(ctx, "SET", "k", "v") returns the reply as
 // values the caller owns. It allocates.
 //
-// Send with a pooled Request is the zero-allocation one, for hot paths such
-// as the lock layer: the caller encodes the command into Request.Cmd (with
+// Send with a pooled Request is the zero-allocation one, for hot paths (a
+// lock client, a benchmark harness): the caller encodes the command into Request.Cmd (with
 // the resp package's Append functions), Sends it, waits for the Request on a
 // channel of its choosing, reads Request.Reply, and reuses the Request.
 // A caller that stops waiting (its context ended) calls Request.Abandon: the
@@ -41,15 +41,16 @@
 //
 // On every connect the Conn runs the handshake (HELLO or AUTH, CLIENT
 // SETNAME, SELECT, as configured) and reads INFO server; Info returns the
-// master's run_id and uptime, which the lock layer uses to notice restarts.
+// master's server, version, run_id and uptime (a client can notice a
+// restart, or choose commands by version).
 //
 // # Reading replies
 //
 // Each socket has a reader goroutine that reads its replies and hands each
 // to its request's channel. On Linux, a caller alone on several Conns can
 // do without that hand-over: a Batch of a Group claims them and reads its
-// own replies in one epoll set (the lock layer does this for a burst to N
-// masters). For that, plain TCP and Unix sockets are taken out of the Go
+// own replies in one epoll set (the redlock package does this for a burst
+// to N masters; see ExampleGroup). For that, plain TCP and Unix sockets are taken out of the Go
 // runtime's network poller after their handshake, which would otherwise
 // wake a thread for every reply whoever reads it; their reader goroutines
 // then wait on an epoll set of their own that reports input only while

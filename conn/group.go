@@ -7,8 +7,9 @@ import "time"
 // may claim them and read its replies itself, in one epoll set, instead of
 // having each Conn's reader goroutine read them and hand them over (see
 // Batch.Claim): a burst to N masters then wakes no other thread. That is
-// the lock layer's fast path for a lone caller; every other caller is
-// served as usual, and so is everyone where claims are not possible.
+// the fast path of a lone caller that fans out (a Redlock client, a
+// latency harness); every other caller is served as usual, and so is
+// everyone where claims are not possible.
 //
 // Ownership: the creator owns the Group and must Close it; the Conns stay
 // the creator's. A Group is safe for concurrent use; one of its Batches at
@@ -27,8 +28,8 @@ type Group struct {
 // high, up to lateBound (or a quarter of the Conn's ReadTimeout, when that
 // is smaller, or when lateBound is not positive); a latency above that
 // bound is exact. A caller that compares ReplyLatency with a timeout
-// passes less than that timeout: the lock layer passes half its
-// MasterTimeout.
+// passes less than that timeout (the redlock package passes half its
+// MasterTimeout).
 func NewGroup(conns []*Conn, lateBound time.Duration) *Group {
 	return &Group{p: newPoller(append([]*Conn(nil), conns...), lateBound)}
 }

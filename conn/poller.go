@@ -53,8 +53,8 @@ type poller struct {
 // high, up to lateBound (or a quarter of the Conn's ReadTimeout, when that
 // is smaller, or when lateBound is not positive); a latency above that
 // bound is exact. A caller that compares ReplyLatency with a timeout
-// passes less than that timeout: the lock layer passes half its
-// MasterTimeout.
+// passes less than that timeout (the redlock package passes half its
+// MasterTimeout).
 func newPoller(conns []*Conn, lateBound time.Duration) *poller {
 	p := &poller{conns: conns, claimed: make([]*socket, len(conns)), lateBound: lateBound}
 	p.set.init(len(conns))
