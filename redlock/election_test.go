@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/volleylock/volley/internal/fakeredis"
+	"github.com/volleylock/volley/internal/redistest"
 )
 
 // election returns the election called name on c, with ttl.
@@ -286,4 +287,67 @@ func TestLeaderNeedsQuorum(t *testing.T) {
 	_, err = e.Leader(bg)
 	require.ErrorIs(t, err, ErrNoLeader)
 	require.NoError(t, l.Resign(bg))
+}
+
+// electionRoundTrip runs one hand-over between Clients a and b: a leads,
+// b's observer sees it, b campaigns, a resigns, b leads with a greater
+// term (woken by the release), and the observer and Leader see b.
+func electionRoundTrip(t *testing.T, a, b *Client, name string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(bg, 30*time.Second)
+	defer cancel()
+	ea, eb := election(t, a, name, 3*time.Second), election(t, b, name, 3*time.Second)
+	leaders := eb.Observe(ctx)
+	la, err := ea.Campaign(ctx, "a")
+	require.NoError(t, err)
+	require.Equal(t, LeaderInfo{Term: la.Term(), Value: "a"}, <-leaders)
+
+	got := make(chan *Leadership, 1)
+	go func() {
+		l, err := eb.Campaign(ctx, "b")
+		if err != nil {
+			l = nil
+		}
+		got <- l
+	}()
+	require.Eventually(t, func() bool { return b.room.waiting.Load() > 0 }, 10*time.Second, time.Millisecond)
+	require.NoError(t, la.Resign(bg))
+	lb := <-got
+	require.NotNil(t, lb, "b's Campaign failed")
+	assert.Greater(t, lb.Term(), la.Term())
+	require.Equal(t, LeaderInfo{Term: lb.Term(), Value: "b"}, <-leaders)
+	info, err := ea.Leader(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "b", info.Value)
+	require.NoError(t, lb.Resign(bg))
+}
+
+// Elections over Sentinel (a Sentinel's primary and two standalone
+// masters) and over a Redis Cluster (fenced copies, the election's keys
+// at one place).
+func TestElectionTopologies(t *testing.T) {
+	t.Run("sentinel", func(t *testing.T) {
+		g := redistest.StartSentinelGroupT(t, redistest.SentinelOptions{Sentinels: 1, Quorum: 1})
+		standalone := masters(t, 2)
+		cfg := Config{
+			Addrs:  append([]string{sentinelAddr(g)}, redistest.Addrs(standalone)...),
+			MaxTTL: 3 * time.Second, MasterTimeout: 250 * time.Millisecond,
+			Fencing: true, DisableRestartGuard: true,
+		}
+		cfg.Conn.ReconnectMin, cfg.Conn.ReconnectMax = time.Millisecond, 20*time.Millisecond
+		var cs [2]*Client
+		for i := range cs {
+			c, err := New(bg, cfg)
+			require.NoError(t, err)
+			t.Cleanup(func() { c.Close() })
+			cs[i] = c
+		}
+		electionRoundTrip(t, cs[0], cs[1], "e:sentinel")
+	})
+	t.Run("cluster", func(t *testing.T) {
+		cl := redistest.StartClusterT(t, redistest.ClusterOptions{Replicas: -1})
+		a := clusterClient(t, cl, Config{Fencing: true, MaxTTL: 3 * time.Second, DisableRestartGuard: true})
+		b := clusterClient(t, cl, Config{Fencing: true, MaxTTL: 3 * time.Second, DisableRestartGuard: true})
+		electionRoundTrip(t, a, b, "e:cluster")
+	})
 }
