@@ -126,7 +126,8 @@ func (l *Leadership) Value() string { return l.value }
 
 // Context returns a context that is cancelled when the leadership ends,
 // with its cause (context.Cause): an error matching ErrNotHeld when it
-// was lost (a quorum of masters no longer holds it, or its renewals kept
+// was lost (a quorum of masters no longer holds it, or its renewals,
+// every ttl*Config.ExtendFraction but at least every half TTL, kept
 // failing until a tenth of its TTL was left of its validity), also
 // matching ErrClosed when the Client was closed; ErrResigned after
 // Resign. It is cancelled before the lease can have run out on the
@@ -193,10 +194,24 @@ func (e *Election) Campaign(ctx context.Context, value string) (*Leadership, err
 	}
 	l := &Leadership{e: e, term: got.fence, value: value, hold: hold{tok: o.tok, ttl: e.ttl, until: got.until}}
 	l.ctx, l.cancel = context.WithCancelCause(context.WithValue(context.WithoutCancel(ctx), fenceCtxKey{}, got.fence))
-	r := c.renew.renewal(&l.hold, e.extend, e.ttl, func(err error) { l.cancel(err) })
-	r.early, r.unbounded = e.ttl/10, true
-	l.renewal = c.renew.add(r)
+	l.renewal = c.renew.add(e.lease(&l.hold, func(err error) { l.cancel(err) }))
 	return l, nil
+}
+
+// lease is the renewal of a leadership's hold v: lost a tenth of the TTL
+// before its validity ends (see Leadership.Context), renewed every
+// ttl*Config.ExtendFraction but at least every half TTL (so that a
+// renewal and its retries come before that), whatever
+// Config.MaxExtensions says.
+func (e *Election) lease(v *hold, lost func(err error)) *renewal {
+	r := e.c.renew.renewal(v, e.extend, e.ttl, lost)
+	r.early, r.unbounded = e.ttl/10, true
+	if r.every > e.ttl/2 {
+		r.every = e.ttl / 2
+		r.retry = max(e.c.cfg.MasterTimeout, r.every/8)
+		r.due = time.Now().Add(r.every)
+	}
+	return r
 }
 
 // campaign is one Campaign call as a kind (see acquire): a fenced Lock of

@@ -220,7 +220,7 @@ func TestObserve(t *testing.T) {
 		require.NoError(t, l.Resign(bg))
 	}
 	cancel()
-	for range ch { //nolint:revive // drain until closed
+	for range ch { // until closed
 	}
 	require.Eventually(t, func() bool { return obs.room.waiting.Load() == 0 }, 5*time.Second, time.Millisecond, "the watcher left the room")
 }
@@ -258,7 +258,7 @@ func TestObserveEnds(t *testing.T) {
 
 	ch := e.Observe(bg)
 	require.NoError(t, c.Close())
-	for range ch { //nolint:revive // drain until closed
+	for range ch { // until closed
 	}
 	_, ok = <-e.Observe(bg)
 	assert.False(t, ok)
@@ -350,4 +350,20 @@ func TestElectionTopologies(t *testing.T) {
 		b := clusterClient(t, cl, Config{Fencing: true, MaxTTL: 3 * time.Second, DisableRestartGuard: true})
 		electionRoundTrip(t, a, b, "e:cluster")
 	})
+}
+
+// A leadership outlives many TTLs, whatever Config.ExtendFraction and
+// MaxExtensions say: renewed at least every half TTL, never capped.
+func TestLeadershipRenewedPastExtendFraction(t *testing.T) {
+	_, addrs := fakeMasters(t, 3)
+	c := fakeClient(t, addrs, Config{Fencing: true, ExtendFraction: 0.95, MaxExtensions: 2})
+	const ttl = 200 * time.Millisecond
+	l, err := election(t, c, "e:renewed", ttl).Campaign(bg, "x")
+	require.NoError(t, err)
+	select {
+	case <-l.Context().Done():
+		t.Fatalf("lost: %v", context.Cause(l.Context()))
+	case <-time.After(10 * ttl):
+	}
+	require.NoError(t, l.Resign(bg))
 }
