@@ -229,20 +229,7 @@ func TestObserve(t *testing.T) {
 // master.
 func waitWatched(t *testing.T, c *Client, key string) {
 	t.Helper()
-	require.Eventually(t, func() bool {
-		c.room.mu.Lock()
-		defer c.room.mu.Unlock()
-		kw := c.room.keys[key]
-		if kw == nil || len(kw.watchers) == 0 {
-			return false
-		}
-		for i, sc := range c.room.subs {
-			if info := sc.Info(); info == nil || kw.subGen[i] != info.Generation {
-				return false
-			}
-		}
-		return true
-	}, 10*time.Second, time.Millisecond)
+	subscribedWith(t, c, key, func(kw *keyWaiters) bool { return len(kw.watchers) > 0 })
 }
 
 // An Observe on a closed Client, or with an ended ctx, is closed at once;

@@ -52,6 +52,19 @@ func recv(i, frames int) step { return step{on: i, frames: frames, recv: true} }
 // how many connections the server has had.
 var helloID = regexp.MustCompile(`\$2\r\nid\r\n:([0-9]+)\r\n`)
 
+// runDifferentialFresh runs steps over conns connections to each of a
+// fresh redis-server and a fresh fake (see runDifferentialConns).
+func runDifferentialFresh(t *testing.T, conns int, steps []step) {
+	real := redistest.Start(t, redistest.Options{})
+	fake := StartT(t, Options{})
+	var fakes, reals []*testConn
+	for range conns {
+		fakes = append(fakes, dial(t, fake.Addr()))
+		reals = append(reals, dial(t, real.Addr()))
+	}
+	runDifferentialConns(t, fakes, reals, steps)
+}
+
 // runDifferential sends every step to both servers over raw TCP and
 // requires byte-identical replies.
 func runDifferential(t *testing.T, fake, real *testConn, steps []step) {
@@ -772,14 +785,7 @@ func diffPubSubScript() []step {
 }
 
 func TestDifferentialPubSub(t *testing.T) {
-	real := redistest.Start(t, redistest.Options{})
-	fake := StartT(t, Options{})
-	var fakes, reals []*testConn
-	for range 3 {
-		fakes = append(fakes, dial(t, fake.Addr()))
-		reals = append(reals, dial(t, real.Addr()))
-	}
-	runDifferentialConns(t, fakes, reals, diffPubSubScript())
+	runDifferentialFresh(t, 3, diffPubSubScript())
 }
 
 // fenceMicros matches the TIME in microseconds the fencing scripts store
@@ -1285,14 +1291,7 @@ func TestDifferentialHashes(t *testing.T) {
 }
 
 func TestDifferentialHandover(t *testing.T) {
-	real := redistest.Start(t, redistest.Options{})
-	fake := StartT(t, Options{})
-	var fakes, reals []*testConn
-	for range 2 {
-		fakes = append(fakes, dial(t, fake.Addr()))
-		reals = append(reals, dial(t, real.Addr()))
-	}
-	runDifferentialConns(t, fakes, reals, diffHandoverScript())
+	runDifferentialFresh(t, 2, diffHandoverScript())
 }
 
 // TestDifferentialFencing compares the fencing scripts with
@@ -1774,14 +1773,7 @@ func diffSemScript() []step {
 }
 
 func TestDifferentialSemaphore(t *testing.T) {
-	real := redistest.Start(t, redistest.Options{})
-	fake := StartT(t, Options{})
-	var fakes, reals []*testConn
-	for range 3 {
-		fakes = append(fakes, dial(t, fake.Addr()))
-		reals = append(reals, dial(t, real.Addr()))
-	}
-	runDifferentialConns(t, fakes, reals, diffSemScript())
+	runDifferentialFresh(t, 3, diffSemScript())
 }
 
 // scoreReply matches ZSCORE's reply for a member: a bulk string (RESP2)
@@ -2252,14 +2244,7 @@ func diffRWScript() []step {
 }
 
 func TestDifferentialRWLock(t *testing.T) {
-	real := redistest.Start(t, redistest.Options{})
-	fake := StartT(t, Options{})
-	var fakes, reals []*testConn
-	for range 3 {
-		fakes = append(fakes, dial(t, fake.Addr()))
-		reals = append(reals, dial(t, real.Addr()))
-	}
-	runDifferentialConns(t, fakes, reals, diffRWScript())
+	runDifferentialFresh(t, 3, diffRWScript())
 }
 
 // TestDifferentialLockOnSemaphore: the lock scripts refuse a semaphore's
@@ -2330,12 +2315,5 @@ func diffElectScript() []step {
 }
 
 func TestDifferentialElection(t *testing.T) {
-	real := redistest.Start(t, redistest.Options{})
-	fake := StartT(t, Options{})
-	var fakes, reals []*testConn
-	for range 2 {
-		fakes = append(fakes, dial(t, fake.Addr()))
-		reals = append(reals, dial(t, real.Addr()))
-	}
-	runDifferentialConns(t, fakes, reals, diffElectScript())
+	runDifferentialFresh(t, 2, diffElectScript())
 }
