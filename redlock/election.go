@@ -88,7 +88,8 @@ func (c *Client) Election(name string, ttl time.Duration) (*Election, error) {
 func (e *Election) Name() string { return e.name }
 
 // LeaderInfo is a leader as followers see it: its term and the value it
-// campaigned with. The zero LeaderInfo is no leader.
+// campaigned with, copied from the masters' record (the caller owns it).
+// The zero LeaderInfo is no leader.
 type LeaderInfo struct {
 	Term  uint64
 	Value string
@@ -96,7 +97,9 @@ type LeaderInfo struct {
 
 // Leadership is this process's leadership of an Election, from Campaign
 // until Resign, or until it is lost. The Client's renewer keeps it
-// extended meanwhile (no goroutine of its own).
+// extended meanwhile (no goroutine of its own). The caller of Campaign
+// owns it; once its context has ended and Resign has returned, it holds
+// nothing on the masters or in the Client.
 //
 // Its methods are safe for concurrent use. Term and Value never change.
 type Leadership struct {
