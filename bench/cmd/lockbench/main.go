@@ -124,6 +124,9 @@ func run(args []string) int {
 		if !set["renewal-locks"] {
 			*renewLocks = "1000"
 		}
+		if !set["election-rounds"] {
+			*electionRnds = 3
+		}
 	}
 	ms, err := parseModes(*modes)
 	if err != nil {
