@@ -289,12 +289,13 @@ func (r *Runner) Run(ctx context.Context) (*Report, error) {
 }
 
 // noteExcluded notes as skipped, once per contender, the modes of the run
-// it takes no part in.
+// it takes no part in (but the election mode, which runs elections of its
+// own, not the contenders).
 func (r *Runner) noteExcluded() {
 	for _, d := range r.opts.Contenders {
 		var out []string
 		for _, m := range r.opts.Modes {
-			if !d.takesPart(m) {
+			if m != modeElection && !d.takesPart(m) {
 				out = append(out, m)
 			}
 		}
