@@ -354,3 +354,40 @@ func TestLeadershipRenewedPastExtendFraction(t *testing.T) {
 	}
 	require.NoError(t, l.Resign(bg))
 }
+
+// An announcement alerts the key's watchers, and neither wakes a waiter
+// nor counts as a release (a candidate waiting for the leader's release
+// would otherwise attempt for nothing); a release alerts watchers too.
+func TestAnnouncementAlertsWatchersOnly(t *testing.T) {
+	_, addrs := fakeMasters(t, 1)
+	c := fakeClient(t, addrs, Config{Fencing: true})
+	w := c.room.watch(bg, "e:ann")
+	q, _ := c.room.join(bg, "e:ann", nil)
+	defer c.room.leave(q, true)
+	defer c.room.leave(w, true)
+	assert.True(t, c.room.busy("e:ann", nil), "a waiter waits")
+
+	c.room.onMessage([]byte(releasedChannelPrefix+"e:ann"), []byte(announcedPayload))
+	assert.Len(t, w.wake, 1, "the watcher was alerted")
+	assert.Empty(t, q.wake, "the waiter was woken")
+	c.room.mu.Lock()
+	kw := c.room.keys["e:ann"]
+	assert.False(t, kw.unheard)
+	assert.Zero(t, kw.nseen, "the announcement counted as a release")
+	c.room.mu.Unlock()
+
+	<-w.wake
+	c.room.onMessage([]byte(releasedChannelPrefix+"e:ann"), []byte("0123456789abcdef"))
+	assert.Len(t, w.wake, 1, "the watcher was not alerted by the release")
+	assert.Len(t, q.wake, 1, "the waiter was not woken by the release")
+}
+
+// A Client whose only member of a key is a watcher does not make a
+// Campaign (or Lock) queue behind it.
+func TestWatcherIsNoWaiter(t *testing.T) {
+	_, addrs := fakeMasters(t, 1)
+	c := fakeClient(t, addrs, Config{Fencing: true})
+	w := c.room.watch(bg, "e:w")
+	defer c.room.leave(w, true)
+	assert.False(t, c.room.busy("e:w", nil))
+}
