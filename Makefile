@@ -47,7 +47,7 @@ version = $(lastword $(subst -, ,$(1)))
 # test-stress: how many times the unit suite must pass under CPU hogs in a row.
 STRESS_RUNS    ?= 3
 
-.PHONY: all test test-stress test-servers servers servers-newest deps vet cross staticcheck fmt-check unit fuzz-smoke bench bench-go bench-go-compare fuzz torture torture-cluster torture-semaphore torture-rw cover lint redis-up redis-down
+.PHONY: all test test-stress test-servers servers servers-newest deps vet cross staticcheck fmt-check unit fuzz-smoke bench bench-go bench-go-compare fuzz torture torture-cluster torture-semaphore torture-rw torture-election cover lint redis-up redis-down
 
 all: test
 
@@ -267,6 +267,14 @@ torture-semaphore: deps
 ## the writers' tokens.
 torture-rw: deps
 	$(GO) run ./internal/cmd/torture -read-share 0.5 -duration $(TORTURE_TIME) $(if $(SEED),-seed $(SEED)) -json torture-rw.json
+
+## torture-election: the same schedule over one election: 8 candidates,
+## each with a client of its own, lead, resign or crash; it fails on two
+## leaders at once, a term not greater than the one before, a leader
+## acting past its lease, or a takeover slower than its bound outside
+## faults.
+torture-election: deps
+	$(GO) run ./internal/cmd/torture -election -duration $(TORTURE_TIME) $(if $(SEED),-seed $(SEED)) -json torture-election.json
 
 ## cover: tests with a coverage profile and a per-function summary.
 cover: deps

@@ -348,6 +348,41 @@ func TestAllocsCluster(t *testing.T) {
 	}
 }
 
+// TestAllocsLeadershipRenewal pins a steady leadership's renewal on five
+// real masters: zero allocations per renewal (one batch of the shared
+// renewer, with the leader's record), in the whole process.
+func TestAllocsLeadershipRenewal(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	servers := masters(t, 5)
+	extended := make(chan struct{}, 1)
+	c := client(t, servers, Config{MasterTimeout: time.Second, Fencing: true, Hooks: Hooks{
+		Event: func(ev Event, _ string) {
+			if ev == EventExtended {
+				extended <- struct{}{}
+			}
+		},
+	}})
+	e, err := c.Election("alloc:election", 10*time.Second)
+	require.NoError(t, err)
+	l, err := e.Campaign(bg, "leader")
+	require.NoError(t, err)
+	renew := func() {
+		before := l.Until()
+		r := c.renew
+		r.mu.Lock()
+		l.renewal.due = time.Now()
+		r.mu.Unlock()
+		r.poke()
+		<-extended
+		if !l.Until().After(before) {
+			t.Fatal("not extended")
+		}
+	}
+	steady(renew)
+	require.Zero(t, allocs(renew), "a leadership's renewal")
+	require.NoError(t, l.Resign(bg))
+}
+
 // matrixBinary returns the server binary make servers installed as name
 // (such as "valkey-9.1.2") in the module's .servers folder, or "".
 func matrixBinary(t *testing.T, name string) string {

@@ -90,6 +90,13 @@ var (
 	cmdRWRLock      = command{script: &scripts.RWRLock, arg: true, guarded: true, answer: answerLock}
 	cmdRWRExtend    = command{script: &scripts.RWRExtend, arg: true, guarded: true, answer: answerVote, batch: &scripts.RWRExtendBatch, batchFrom: 1, batchKeys: 1}
 	cmdRWRUnlock    = command{script: &scripts.RWRUnlock, eval: true, answer: answerVote}
+	// An election's (see election.go): a candidate attempts as a fenced
+	// Lock does, then the winner announces itself (arg: its record); the
+	// renewer extends a leadership with the batch script alone (there is
+	// no Extend of one); a release's arg is its wake flag.
+	cmdElectAnnounce = command{script: &scripts.ElectAnnounce, arg: true, guarded: true, answer: answerVote}
+	cmdElectExtend   = command{guarded: true, answer: answerVote, batch: &scripts.ElectExtendBatch}
+	cmdElectRelease  = command{script: &scripts.ElectRelease, eval: true, arg: true, answer: answerVote}
 )
 
 // commands is the table: every command above. The scripts each
@@ -100,6 +107,7 @@ var commands = [...]*command{
 	&cmdRelease, &cmdReleaseMulti, &cmdReleaseQuiet, &cmdReleaseMultiQ,
 	&cmdSemAcquire, &cmdSemAcquireFenced, &cmdSemExtend, &cmdSemRelease,
 	&cmdRWLock, &cmdRWLockFenced, &cmdRWRLock, &cmdRWRExtend, &cmdRWRUnlock,
+	&cmdElectAnnounce, &cmdElectExtend, &cmdElectRelease,
 }
 
 // lockCommand is a Lock attempt's command: fenced (Config.Fencing), on

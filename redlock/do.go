@@ -102,7 +102,7 @@ func (c *Client) do(ctx context.Context, name string, fn func(ctx context.Contex
 		workCtx = context.WithValue(workCtx, fenceCtxKey{}, f)
 	}
 	h, how := v.holding()
-	renewal := c.renew.register(h, how, h.ttl, func() { cancel(ErrNotHeld) })
+	renewal := c.renew.register(h, how, h.ttl, func(error) { cancel(ErrNotHeld) })
 	// However fn ends, panics included: stop renewing, then release.
 	defer func() {
 		lostErr := c.renew.unregister(renewal)

@@ -28,6 +28,9 @@
 //     each with a [Permit].
 //   - [RWMutex] ([Client.RWMutex]) admits many readers, each with a
 //     [ReadLock], or one writer, whose lock is a [Lock].
+//   - [Election] ([Client.Election]) elects one leader at a time, each
+//     with a [Leadership] whose term fences its writes; followers read
+//     the leader as a [LeaderInfo].
 //   - [Error] is a failed operation ([Op]) with each master's
 //     [MasterResult] and [Outcome].
 //   - [Hooks] observe calls ([CallEnd]), each master's answers and lock
@@ -218,6 +221,26 @@
 // tokens still grow through migrations, failovers that lose writes and
 // restarts is argued in docs/cluster.md ("Fencing over a cluster").
 //
+// # Elections
+//
+// Client.Election(name, ttl) (which needs Config.Fencing) elects one
+// leader at a time among the processes that Campaign: a leadership is a
+// fenced Lock of the name, so it has the mutex's guarantees, and its term
+// (Leadership.Term) is the lock's fencing token, greater than every
+// earlier leader's. Campaign takes it with the acquire loop every lock
+// uses, waiting for the leader's release, which wakes it; the winner then
+// writes its record (term and value) to the key name+":leader" on every
+// master, with the lock's TTL, and publishes it on the name's release
+// channel. The Client's renewer keeps the leadership and its record
+// extended (no goroutine per leadership, MaxExtensions does not apply),
+// and cancels Leadership.Context with the reason when it is lost, a tenth
+// of the TTL before its validity would end if renewals keep failing, or
+// with ErrResigned at Resign, which releases it and wakes the next
+// candidate. Election.Leader reads the record a quorum holds
+// (ErrNoLeader if none); Election.Observe streams each new leader, woken
+// by the releases and announcements. Over a Redis Cluster the election's
+// keys share one place, as a lock's.
+//
 // # Redis Cluster
 //
 // A Config.Addrs entry redis-cluster://host:port[,host:port...][?copies=N]
@@ -305,6 +328,8 @@
 //     else (a semaphore of another size, a lock, another type); nothing
 //     was written.
 //   - [ErrBadToken]: Resume got a token Lock.Token cannot have returned.
+//   - [ErrNoLeader]: Election.Leader found no record on a quorum.
+//   - [ErrResigned]: the cause of a Leadership's context after Resign.
 //   - [ErrFenceRange]: a master's fencing counter is above 2^53-1, which
 //     counting never reaches: only a write from elsewhere.
 //   - [ErrClosed]: the Client was closed; a Do under way when Close ran
@@ -332,10 +357,12 @@
 //   - Per master (per node over a cluster), a pub/sub connection with the
 //     same goroutines, from the first Lock that waits until Close.
 //   - The renewer: one goroutine, started by the first Do (Client.Do,
-//     DoMulti, Semaphore.Do, RWMutex.DoWrite and DoRead), which extends
-//     every such call's lock, permit or read lock that is due, in one
-//     batch per kind and master. These calls start no goroutine of their
-//     own.
+//     DoMulti, Semaphore.Do, RWMutex.DoWrite and DoRead) or Campaign,
+//     which extends every such call's lock, permit, read lock or
+//     leadership that is due, in one batch per kind and master. These
+//     calls start no goroutine of their own.
+//   - Per Election.Observe call, one goroutine that feeds its channel,
+//     until its ctx ends or Close.
 //   - With a redis-cluster:// or redis-sentinel:// entry, the locator: one
 //     goroutine from New to Close that reads the slot map or asks the
 //     Sentinels, plus, during each look, one that ends the look if the
@@ -345,8 +372,8 @@
 //     fencing counters in the background.
 //
 // A Lock is a value: use one copy from one goroutine at a time, and so are
-// a Permit and a ReadLock. A Semaphore and an RWMutex are safe for
-// concurrent use.
+// a Permit and a ReadLock. A Semaphore, an RWMutex, an Election and a
+// Leadership are safe for concurrent use.
 //
 // [docs/design.md]: https://github.com/volleylock/volley/blob/main/docs/design.md
 // [docs/cluster.md]: https://github.com/volleylock/volley/blob/main/docs/cluster.md

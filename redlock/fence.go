@@ -458,7 +458,7 @@ type repairResult struct {
 // counters began.
 func (c *Client) repairPlace(ctx context.Context, p int) repairResult {
 	states := make([]masterFence, len(c.masters))
-	c.eachMaster(ctx, p, func(_ int, w *wire) {
+	c.eachMaster(ctx, p, c.repairStepTimeout(), func(_ int, w *wire) {
 		c.encodeFenceScript(w, &scripts.FenceState, &scripts.FenceStateVouched)
 	}, func(i int, vals []resp.Value) {
 		states[i] = parseMasterFence(vals)
@@ -506,7 +506,7 @@ func (c *Client) repairPlace(ctx context.Context, p int) repairResult {
 		// with the check (the state script), since a node may have taken
 		// over a copy's slot meanwhile.
 		fresh := 0
-		c.eachMaster(ctx, p, func(_ int, w *wire) {
+		c.eachMaster(ctx, p, c.repairStepTimeout(), func(_ int, w *wire) {
 			if c.vouching() {
 				c.encodeFenceScript(w, &scripts.FenceState, &scripts.FenceStateVouched)
 				return
@@ -548,7 +548,7 @@ func (c *Client) repairPlace(ctx context.Context, p int) repairResult {
 	}
 	arg := strconv.FormatUint(value, 10)
 	repaired := false
-	c.eachMasterOf(ctx, p, unsure, func(i int, w *wire) {
+	c.eachMasterOf(ctx, p, c.repairStepTimeout(), unsure, func(i int, w *wire) {
 		c.encodeFenceScript(w, &scripts.FenceRepair, &scripts.FenceRepairVouched, states[i].since, arg)
 	}, func(i int, vals []resp.Value) {
 		if vals[0].Type == resp.TypeInteger && vals[0].Int == 1 {
@@ -610,23 +610,23 @@ func parseMasterFence(vals []resp.Value) masterFence {
 }
 
 // eachMaster sends to every master at once the command enc writes, for
-// the keys at place p, waits at most repairStepTimeout, and then calls fn,
+// the keys at place p, waits at most timeout, and then calls fn,
 // one master after another, with each reply that came in time and is not
 // an error.
-func (c *Client) eachMaster(ctx context.Context, p int, enc func(i int, w *wire), fn func(i int, vals []resp.Value)) {
+func (c *Client) eachMaster(ctx context.Context, p int, timeout time.Duration, enc func(i int, w *wire), fn func(i int, vals []resp.Value)) {
 	all := make([]int, len(c.masters))
 	for i := range all {
 		all[i] = i
 	}
-	c.eachMasterOf(ctx, p, all, enc, fn)
+	c.eachMasterOf(ctx, p, timeout, all, enc, fn)
 }
 
 // eachMasterOf is eachMaster for the masters in idx, each with the command
 // enc writes for it.
-func (c *Client) eachMasterOf(ctx context.Context, p int, idx []int, enc func(i int, w *wire), fn func(i int, vals []resp.Value)) {
+func (c *Client) eachMasterOf(ctx context.Context, p int, timeout time.Duration, idx []int, enc func(i int, w *wire), fn func(i int, vals []resp.Value)) {
 	f := newFanout(c, len(c.masters))
 	defer f.release()
-	f.begin(c.repairStepTimeout(), nil, false, nil)
+	f.begin(timeout, nil, false, nil)
 	var cmd wire
 	for _, i := range idx {
 		cmd.reset()

@@ -20,6 +20,7 @@ var readmeSources = []string{
 	"example_test.go",
 	"example_fencing_test.go",
 	"example_semaphore_test.go",
+	"example_election_test.go",
 	"redlocktest/redlocktest_test.go",
 }
 

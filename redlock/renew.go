@@ -38,11 +38,16 @@ type renewal struct {
 	retry      time.Duration // after a failed extension
 	due        time.Time     // next extension
 	extensions int
-	lost       func() // cancels the work; called once, outside the lock
-	err        error  // why the lock was lost; nil while held
-	active     bool   // registered
-	ok, taken  int    // the current batch's votes
-	index      int    // position in renewer.entries
+	// early: the value counts as lost this long before its validity ends
+	// (a leadership's margin, see Election); unbounded: Config.MaxExtensions
+	// does not apply.
+	early     time.Duration
+	unbounded bool
+	lost      func(err error) // cancels the work, given err; called once, outside the lock
+	err       error           // why the lock was lost; nil while held
+	active    bool            // registered
+	ok, taken int             // the current batch's votes
+	index     int             // position in renewer.entries
 }
 
 // renewer extends the registered renewals. Its goroutine starts with the
@@ -86,21 +91,32 @@ func newRenewer(c *Client) *renewer {
 }
 
 // register starts keeping the value v (extended as h says) extended with
-// ttl; lost is called (once, from the renewer's goroutine) when it is
-// lost. The caller must not use v until unregister returns.
-func (r *renewer) register(v *hold, h heldOp, ttl time.Duration, lost func()) *renewal {
+// ttl; lost is called (once, from the renewer's goroutine, or from
+// register itself on a closed Client) with why, when it is lost. The
+// caller must not use v until unregister returns.
+func (r *renewer) register(v *hold, h heldOp, ttl time.Duration, lost func(err error)) *renewal {
+	return r.add(r.renewal(v, h, ttl, lost))
+}
+
+// renewal makes the renewal of v that register adds.
+func (r *renewer) renewal(v *hold, h heldOp, ttl time.Duration, lost func(err error)) *renewal {
 	cfg := &r.c.cfg
 	every := time.Duration(float64(ttl) * cfg.ExtendFraction)
-	e := &renewal{
+	return &renewal{
 		v: v, h: h, ttl: ttl, every: every, retry: max(cfg.MasterTimeout, every/8),
 		due: time.Now().Add(every), lost: lost, active: true,
 	}
+}
+
+// add starts renewing e (see register).
+func (r *renewer) add(e *renewal) *renewal {
+	h := e.h
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
 		e.active = false
 		e.err = &Error{Op: OpExtend, Key: h.name, Err: errClosedWhileHeld}
-		lost()
+		e.lost(e.err)
 		return e
 	}
 	e.index = len(r.entries)
@@ -149,20 +165,20 @@ func (r *renewer) close() {
 	r.mu.Lock()
 	r.closed = true
 	running := r.running
-	var lost []func()
+	var lost []*renewal
 	for len(r.entries) > 0 {
 		e := r.entries[len(r.entries)-1]
 		e.err = &Error{Op: OpExtend, Key: e.h.name, Err: errClosedWhileHeld, Attempts: e.extensions}
 		r.removeLocked(e)
-		lost = append(lost, e.lost)
+		lost = append(lost, e)
 	}
 	r.mu.Unlock()
 	close(r.stop)
 	if running {
 		<-r.done
 	}
-	for _, f := range lost {
-		f()
+	for _, e := range lost {
+		e.lost(e.err)
 	}
 }
 
@@ -181,7 +197,7 @@ func (r *renewer) loseLocked(e *renewal, err error) {
 	key, lost := e.h.name, e.lost
 	r.lostFn = append(r.lostFn, func() {
 		r.c.event(EventLost, key)
-		lost()
+		lost(err)
 	})
 }
 
@@ -248,7 +264,7 @@ func (r *renewer) prepare() (next, deadline time.Time) {
 	keys := 0
 	for i := 0; i < len(r.entries); {
 		e := r.entries[i]
-		until := e.v.until
+		until := e.v.until.Add(-e.early)
 		if !now.Before(until) {
 			r.loseLocked(e, &Error{Op: OpExtend, Key: e.h.name, Err: ErrNotHeld, Attempts: e.extensions})
 			continue // e's slot now holds another entry
@@ -258,7 +274,7 @@ func (r *renewer) prepare() (next, deadline time.Time) {
 			deadline = until
 		}
 		due := e.due
-		if maxExt >= 0 && e.extensions >= maxExt {
+		if maxExt >= 0 && e.extensions >= maxExt && !e.unbounded {
 			due = until // no more extensions: hold until the validity ends
 		} else if nk := e.batchKeyCount(); !now.Add(e.every/4).Before(due) &&
 			len(r.batch) < maxBatchLocks && keys+nk <= maxBatchKeys && r.sameBatch(e) {
@@ -435,7 +451,7 @@ func (r *renewer) apply(start time.Time) {
 			if c.cfg.Hooks.Event != nil {
 				r.extended = append(r.extended, e.h.name)
 			}
-		case e.taken > n-q || !now.Before(e.v.until):
+		case e.taken > n-q || !now.Before(e.v.until.Add(-e.early)):
 			r.loseLocked(e, &Error{Op: OpExtend, Key: e.h.name, Err: ErrNotHeld, Attempts: e.extensions})
 		default:
 			e.due = now.Add(e.retry)

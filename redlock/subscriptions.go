@@ -273,6 +273,11 @@ func (room *waitRoom) onMessage(channel, payload []byte) {
 	if kw == nil {
 		return
 	}
+	if string(payload) == announcedPayload {
+		// A new leader's announcement (see Election): no release.
+		kw.alertLocked()
+		return
+	}
 	var id [releaseIDLen]byte
 	copy(id[:], payload)
 	r := kw.release(id)

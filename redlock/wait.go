@@ -58,6 +58,9 @@ type keyWaiters struct {
 	subGen, tried []uint64
 	seen          [seenReleases]seenRelease // recent releases, a ring
 	nseen         int
+	// watchers are the key's watchers (see watch): not queued, each
+	// alerted by every release and announcement of the key.
+	watchers []*waiter
 	// unheard is a wake-up that came while no waiter of the key was
 	// queued (each was making its attempt): the next one to wait takes
 	// it and attempts again, since its attempt may have come before the
@@ -75,6 +78,7 @@ type waiter struct {
 	keys   []string
 	single bool          // a Lock of one key (not LockMulti): it can take a hand-over
 	shared bool          // holds the key with others: woken with the shared waiters behind it
+	watch  bool          // a watcher (see watch): never queued, never handed a lock
 	wake   chan struct{} // capacity 1: a release or a hand-over woke this waiter
 	queued bool          // in its keys' queues (guarded by the room's mu)
 	gift   handover      // a lock handed to this waiter (guarded by mu)
@@ -90,15 +94,18 @@ func (room *waitRoom) busy(key string, keys []string) bool {
 	room.mu.Lock()
 	defer room.mu.Unlock()
 	if keys == nil {
-		return room.keys[key] != nil
+		return room.keys[key].waited()
 	}
 	for _, k := range keys {
-		if room.keys[k] != nil {
+		if room.keys[k].waited() {
 			return true
 		}
 	}
 	return false
 }
+
+// waited reports whether kw (nil for none) has waiters other than watchers.
+func (kw *keyWaiters) waited() bool { return kw != nil && kw.members > len(kw.watchers) }
 
 // join adds a waiter for keys (or key alone) at the end of their queues,
 // and subscribes to their channels where that is not done yet (see
@@ -120,13 +127,42 @@ func (room *waitRoom) joinShared(ctx context.Context, key string) *waiter {
 	return w
 }
 
+// watch adds a watcher of key: it is never queued for a release, and
+// never handed a lock, but every release and announcement of the key
+// (scripts.ElectAnnounce) alerts it on its wake channel, as do the
+// events that call for subscribing again (see refresh) and the room's
+// close. It subscribes as join does. The caller must leave, with
+// acquired true.
+func (room *waitRoom) watch(ctx context.Context, key string) *waiter {
+	w := &waiter{keys: []string{key}, watch: true, wake: make(chan struct{}, 1)}
+	room.add(ctx, w)
+	return w
+}
+
+// refresh subscribes w again where a pub/sub socket was reopened since it
+// subscribed (see staleLocked).
+func (room *waitRoom) refresh(ctx context.Context, w *waiter) {
+	room.mu.Lock()
+	stale := !room.closed && room.staleLocked(w)
+	room.mu.Unlock()
+	if stale {
+		room.subscribe(ctx, w)
+	}
+}
+
 // enter is join, for a shared waiter when shared.
 func (room *waitRoom) enter(ctx context.Context, key string, keys []string, shared bool) (w *waiter, settled bool) {
 	w = &waiter{keys: keys, single: keys == nil, shared: shared, wake: make(chan struct{}, 1)}
 	if keys == nil {
 		w.keys = []string{key}
 	}
-	keys = w.keys
+	return w, room.add(ctx, w)
+}
+
+// add puts w in the room for its keys: queued, or among their watchers
+// (see watch), and subscribes (see join, which says what settled is).
+func (room *waitRoom) add(ctx context.Context, w *waiter) (settled bool) {
+	keys := w.keys
 	settled = true
 	room.mu.Lock()
 	if room.keys == nil {
@@ -153,13 +189,27 @@ func (room *waitRoom) enter(ctx context.Context, key string, keys []string, shar
 			}
 		}
 		kw.members++
-		kw.queue = append(kw.queue, w)
+		if w.watch {
+			kw.watchers = append(kw.watchers, w)
+		} else {
+			kw.queue = append(kw.queue, w)
+		}
 	}
-	w.queued = true
+	w.queued = !w.watch
 	settled = settled && room.subs != nil
 	room.mu.Unlock()
 	room.subscribe(ctx, w)
-	return w, settled
+	return settled
+}
+
+// alertLocked alerts kw's watchers (mu held).
+func (kw *keyWaiters) alertLocked() {
+	for _, w := range kw.watchers {
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // wakeLocked wakes the longest waiting waiter of kw, and, if it is a
@@ -168,6 +218,7 @@ func (room *waitRoom) enter(ctx context.Context, key string, keys []string, shar
 // behind it). If none is queued (each is making its attempt), the next
 // one to wait takes the wake-up (see keyWaiters.unheard) (mu held).
 func (room *waitRoom) wakeLocked(kw *keyWaiters) {
+	kw.alertLocked()
 	if len(kw.queue) == 0 {
 		kw.unheard = true
 		return
@@ -324,6 +375,9 @@ func (room *waitRoom) leave(w *waiter, acquired bool) (gift handover, gifted boo
 		if kw == nil {
 			continue
 		}
+		if w.watch {
+			kw.watchers = slices.DeleteFunc(kw.watchers, func(x *waiter) bool { return x == w })
+		}
 		kw.members--
 		if kw.members > 0 {
 			if !acquired {
@@ -354,6 +408,7 @@ func (room *waitRoom) close() {
 	room.closed = true
 	subs := room.allSubsLocked()
 	for _, kw := range room.keys {
+		kw.alertLocked()
 		for len(kw.queue) > 0 {
 			room.wakeLocked(kw)
 		}

@@ -25,11 +25,18 @@ const noRetry = time.Hour
 // confirmed on every master.
 func waiting(t *testing.T, c *Client, key string) {
 	t.Helper()
+	subscribedWith(t, c, key, func(kw *keyWaiters) bool { return len(kw.queue) > 0 })
+}
+
+// subscribedWith waits until c's waiters of key are as has says, their
+// subscriptions confirmed on every master.
+func subscribedWith(t *testing.T, c *Client, key string, has func(kw *keyWaiters) bool) {
+	t.Helper()
 	require.Eventually(t, func() bool {
 		c.room.mu.Lock()
 		defer c.room.mu.Unlock()
 		kw := c.room.keys[key]
-		if kw == nil || len(kw.queue) == 0 {
+		if kw == nil || !has(kw) {
 			return false
 		}
 		for i, sc := range c.room.subs {

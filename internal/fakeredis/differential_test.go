@@ -52,6 +52,19 @@ func recv(i, frames int) step { return step{on: i, frames: frames, recv: true} }
 // how many connections the server has had.
 var helloID = regexp.MustCompile(`\$2\r\nid\r\n:([0-9]+)\r\n`)
 
+// runDifferentialFresh runs steps over conns connections to each of a
+// fresh redis-server and a fresh fake (see runDifferentialConns).
+func runDifferentialFresh(t *testing.T, conns int, steps []step) {
+	real := redistest.Start(t, redistest.Options{})
+	fake := StartT(t, Options{})
+	var fakes, reals []*testConn
+	for range conns {
+		fakes = append(fakes, dial(t, fake.Addr()))
+		reals = append(reals, dial(t, real.Addr()))
+	}
+	runDifferentialConns(t, fakes, reals, steps)
+}
+
 // runDifferential sends every step to both servers over raw TCP and
 // requires byte-identical replies.
 func runDifferential(t *testing.T, fake, real *testConn, steps []step) {
@@ -772,14 +785,7 @@ func diffPubSubScript() []step {
 }
 
 func TestDifferentialPubSub(t *testing.T) {
-	real := redistest.Start(t, redistest.Options{})
-	fake := StartT(t, Options{})
-	var fakes, reals []*testConn
-	for range 3 {
-		fakes = append(fakes, dial(t, fake.Addr()))
-		reals = append(reals, dial(t, real.Addr()))
-	}
-	runDifferentialConns(t, fakes, reals, diffPubSubScript())
+	runDifferentialFresh(t, 3, diffPubSubScript())
 }
 
 // fenceMicros matches the TIME in microseconds the fencing scripts store
@@ -1285,14 +1291,7 @@ func TestDifferentialHashes(t *testing.T) {
 }
 
 func TestDifferentialHandover(t *testing.T) {
-	real := redistest.Start(t, redistest.Options{})
-	fake := StartT(t, Options{})
-	var fakes, reals []*testConn
-	for range 2 {
-		fakes = append(fakes, dial(t, fake.Addr()))
-		reals = append(reals, dial(t, real.Addr()))
-	}
-	runDifferentialConns(t, fakes, reals, diffHandoverScript())
+	runDifferentialFresh(t, 2, diffHandoverScript())
 }
 
 // TestDifferentialFencing compares the fencing scripts with
@@ -1360,6 +1359,10 @@ var scriptCalls = []struct {
 	{name: "fence_vouch+fence_write", args: []string{"5", "g1", "c", "c", "cr", "cu", "tok", "5"}},
 	{name: "fence_vouch+sem_acquire", args: []string{"6", "t", "t:0", "c", "c", "cr", "cu", "tok", "30000", "0", "9"}},
 	{name: "fence_vouch+rw_lock", args: []string{"7", "v", "v:readers", "v:intent", "c", "c", "cr", "cu", "tok", "30000", "1", "9"}},
+	// An election's: "w" holds "next" (the handover's) with a TTL.
+	{name: "elect_announce", args: []string{"2", "w", "w:leader", "next", "7 me"}},
+	{name: "elect_extend_batch", args: []string{"2", "w", "w:leader", "1", "next", "60000", "2"}},
+	{name: "elect_release", args: []string{"2", "w", "w:leader", "next", "0"}},
 }
 
 // diffScriptSHAs covers every script of scripts.All by its SHA: EVALSHA
@@ -1770,14 +1773,7 @@ func diffSemScript() []step {
 }
 
 func TestDifferentialSemaphore(t *testing.T) {
-	real := redistest.Start(t, redistest.Options{})
-	fake := StartT(t, Options{})
-	var fakes, reals []*testConn
-	for range 3 {
-		fakes = append(fakes, dial(t, fake.Addr()))
-		reals = append(reals, dial(t, real.Addr()))
-	}
-	runDifferentialConns(t, fakes, reals, diffSemScript())
+	runDifferentialFresh(t, 3, diffSemScript())
 }
 
 // scoreReply matches ZSCORE's reply for a member: a bulk string (RESP2)
@@ -2248,14 +2244,7 @@ func diffRWScript() []step {
 }
 
 func TestDifferentialRWLock(t *testing.T) {
-	real := redistest.Start(t, redistest.Options{})
-	fake := StartT(t, Options{})
-	var fakes, reals []*testConn
-	for range 3 {
-		fakes = append(fakes, dial(t, fake.Addr()))
-		reals = append(reals, dial(t, real.Addr()))
-	}
-	runDifferentialConns(t, fakes, reals, diffRWScript())
+	runDifferentialFresh(t, 3, diffRWScript())
 }
 
 // TestDifferentialLockOnSemaphore: the lock scripts refuse a semaphore's
@@ -2285,4 +2274,46 @@ func TestDifferentialLockOnSemaphore(t *testing.T) {
 		}
 	}
 	runDifferential(t, fc, rc, steps)
+}
+
+// diffElectScript covers the election's scripts (scripts.ElectAnnounce,
+// ElectExtendBatch, ElectRelease) in every branch, over two connections:
+// 0 runs the scripts, 1 is subscribed to the leader's key's shard channel
+// and reads what they publish.
+func diffElectScript() []step {
+	ann, ext, rel := scripts.ElectAnnounce.Source, scripts.ElectExtendBatch.Source, scripts.ElectRelease.Source
+	return []step{
+		on(1, 1, "SSUBSCRIBE", "volley:released:e"),
+		// Nobody leads: nothing is announced, extended or released.
+		cmd("EVAL", ann, "2", "e", "e:leader", "tok", "5 me"),
+		cmd("EVAL", ext, "2", "e", "e:leader", "1", "tok", "60000", "2"),
+		cmd("EVAL", rel, "2", "e", "e:leader", "tok", "1"),
+		cmd("SET", "e", "tok", "PX", "60000"),
+		// Another token: refused.
+		cmd("EVAL", ann, "2", "e", "e:leader", "other", "6 them"),
+		cmd("EXISTS", "e:leader"),
+		// The leader's: the record, with the key's PTTL, and the message.
+		cmd("EVAL", ann, "2", "e", "e:leader", "tok", "5 me"),
+		recv(1, 1),
+		cmd("GET", "e:leader"),
+		shaped(intBetween(55000, 60000), "PTTL", "e:leader"),
+		// Extended with the key; another token's entry is not.
+		cmd("EVAL", ext, "4", "e", "e:leader", "e", "e:leader", "2", "tok", "90000", "2", "other", "1000", "2"),
+		shaped(intBetween(85000, 90000), "PTTL", "e:leader"),
+		shaped(intBetween(85000, 90000), "PTTL", "e"),
+		// Released: quietly by another token (nothing), then waking.
+		cmd("EVAL", rel, "2", "e", "e:leader", "other", "1"),
+		cmd("EVAL", rel, "2", "e", "e:leader", "tok", "1"),
+		recv(1, 1),
+		cmd("EXISTS", "e", "e:leader"),
+		// A key without a TTL announces nothing.
+		cmd("SET", "e", "tok"),
+		cmd("EVAL", ann, "2", "e", "e:leader", "tok", "5 me"),
+		cmd("EVAL", rel, "2", "e", "e:leader", "tok", "0"),
+		cmd("EXISTS", "e", "e:leader"),
+	}
+}
+
+func TestDifferentialElection(t *testing.T) {
+	runDifferentialFresh(t, 2, diffElectScript())
 }

@@ -54,6 +54,9 @@ const (
 	scriptFenceRepairVouched
 	scriptSemAcquireVouched
 	scriptRWLockVouched
+	scriptElectAnnounce
+	scriptElectExtendBatch
+	scriptElectRelease
 	scriptKinds // how many there are
 )
 
@@ -94,7 +97,7 @@ var scriptTable = []struct {
 		c.out = c.s.extendMultiLocked(c.out, c.db, sha, keys, argv)
 	}},
 	{scripts.ExtendBatch, scriptExtendBatch, func(c *client, sha string, keys, argv [][]byte) {
-		c.out = c.s.extendBatchLocked(c.out, c.db, sha, keys, argv)
+		c.out = c.s.extendBatchLocked(c.out, c.db, sha, keys, argv, false)
 	}},
 	{scripts.FenceCheck, scriptFenceCheck, func(c *client, sha string, keys, _ [][]byte) {
 		c.out = c.s.fenceCheckLocked(c.out, c.db, sha, keys)
@@ -149,6 +152,11 @@ var scriptTable = []struct {
 	{scripts.FenceRepairVouched, scriptFenceRepairVouched, vouched(scriptFenceRepair)},
 	{scripts.SemAcquireVouched, scriptSemAcquireVouched, vouched(scriptSemAcquire)},
 	{scripts.RWLockVouched, scriptRWLockVouched, vouched(scriptRWLock)},
+	{scripts.ElectAnnounce, scriptElectAnnounce, runTokenScript(electAnnounceAct)},
+	{scripts.ElectExtendBatch, scriptElectExtendBatch, func(c *client, sha string, keys, argv [][]byte) {
+		c.out = c.s.extendBatchLocked(c.out, c.db, sha, keys, argv, true)
+	}},
+	{scripts.ElectRelease, scriptElectRelease, runTokenScript(electReleaseAct)},
 }
 
 // scriptRunners are scriptTable's runners by kind.
@@ -297,9 +305,9 @@ func vouched(base scriptKind) scriptRunner {
 	}
 }
 
-// tokenAct is what a single-key script does once KEYS[1] was found to
-// hold the token ARGV[1] (see runTokenScript); now is the server's clock.
-type tokenAct func(c *client, sha string, key []byte, argv [][]byte, now int64)
+// tokenAct is what a script does once KEYS[1] was found to hold the
+// token ARGV[1] (see runTokenScript); now is the server's clock.
+type tokenAct func(c *client, sha string, keys, argv [][]byte, now int64)
 
 // runTokenScript is the runner of a single-key script that acts only on a
 // key that holds its token (scripts.Release, ReleaseQuiet, Extend,
@@ -319,24 +327,24 @@ func runTokenScript(act tokenAct) scriptRunner {
 			c.out = append(c.out, replyZero...)
 			return
 		}
-		act(c, sha, keys[0], argv, now)
+		act(c, sha, keys, argv, now)
 	}
 }
 
 // releaseAct deletes the key; with wake, it publishes the release.
 func releaseAct(wake bool) tokenAct {
-	return func(c *client, _ string, key []byte, argv [][]byte, _ int64) {
-		delete(c.s.dbs[c.db], string(key))
+	return func(c *client, _ string, keys, argv [][]byte, _ int64) {
+		delete(c.s.dbs[c.db], string(keys[0]))
 		if wake {
-			c.publishReleaseLocked(key, argv[0])
+			c.publishReleaseLocked(keys[0], argv[0])
 		}
 		c.out = append(c.out, replyOne...)
 	}
 }
 
 // handoverAct sets the key to the next token, ARGV[2], for ARGV[3] ms.
-func handoverAct(c *client, sha string, key []byte, argv [][]byte, now int64) {
-	if msg := c.s.scriptSetPXLocked(c.db, key, argv, 1, now); msg != "" {
+func handoverAct(c *client, sha string, keys, argv [][]byte, now int64) {
+	if msg := c.s.scriptSetPXLocked(c.db, keys[0], argv, 1, now); msg != "" {
 		c.out = appendScriptError(c.out, msg, sha)
 		return
 	}
@@ -344,13 +352,13 @@ func handoverAct(c *client, sha string, key []byte, argv [][]byte, now int64) {
 }
 
 // extendAct sets the key's TTL to ARGV[2] ms.
-func extendAct(c *client, sha string, key []byte, argv [][]byte, now int64) {
+func extendAct(c *client, sha string, keys, argv [][]byte, now int64) {
 	if len(argv) < 2 {
 		c.out = appendScriptError(c.out, errScriptArgs, sha)
 		return
 	}
 	mark := len(c.out)
-	c.out = c.s.pexpireLocked(c.out, c.db, key, argv[1], nil, now)
+	c.out = c.s.pexpireLocked(c.out, c.db, keys[0], argv[1], nil, now)
 	if c.out[mark] == '-' {
 		msg := string(c.out[mark+1 : len(c.out)-2])
 		c.out = appendScriptError(c.out[:mark], msg, sha)
@@ -516,9 +524,11 @@ func (s *Server) extendMultiLocked(out []byte, db int, sha string, keys, argv []
 // fake does not mimic its text.
 const errBatchArgs = "ERR fakeredis: extend_batch: counts do not match the arguments"
 
-// extendBatchLocked runs scripts.ExtendBatch. As in Lua, locks are processed
-// in order and a PEXPIRE error ends the script, keeping what was done.
-func (s *Server) extendBatchLocked(out []byte, db int, sha string, keys, argv [][]byte) []byte {
+// extendBatchLocked runs scripts.ExtendBatch, or with firstOnly
+// scripts.ElectExtendBatch (a value's first key alone must hold its
+// token). As in Lua, locks are processed in order and a PEXPIRE error
+// ends the script, keeping what was done.
+func (s *Server) extendBatchLocked(out []byte, db int, sha string, keys, argv [][]byte, firstOnly bool) []byte {
 	if len(argv) == 0 {
 		return appendError(out, errBatchArgs)
 	}
@@ -539,7 +549,11 @@ func (s *Server) extendBatchLocked(out []byte, db int, sha string, keys, argv []
 		mine := keys[k : k+int(n)]
 		k += int(n)
 		res[i] = true
-		for j := range mine {
+		check := mine
+		if firstOnly {
+			check = mine[:min(1, len(mine))]
+		}
+		for j := range check {
 			v, found, msg := s.scriptGetLocked(db, mine, j, now)
 			if msg != "" {
 				return appendScriptError(out, msg, sha)

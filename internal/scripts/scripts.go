@@ -286,6 +286,34 @@ var (
 	RWRUnlock = load("rw_runlock")
 )
 
+// The scripts of an election (see redlock's Election). Its keys on a
+// master are its name, KEYS[1], a lock's key holding the leader's token
+// (taken by FenceLock, as a fenced Lock's), and the leader's record,
+// KEYS[2] (name+":leader"), holding the leader's term in decimal, a
+// space and its value: what followers read. The record lives exactly as
+// long as the leader's key: written with the key's PTTL, extended and
+// deleted with it.
+var (
+	// ElectAnnounce writes the record of the leader that holds KEYS[1]:
+	// ARGV the token and the record. If KEYS[1] holds the token, it sets
+	// KEYS[2] to the record with KEYS[1]'s PTTL, publishes
+	// "leader-announced" (not a release's id: those are hex digits) on the
+	// shard channel "volley:released:" followed by KEYS[1], and returns 1;
+	// else it returns 0 and changes nothing.
+	ElectAnnounce = load("elect_announce")
+	// ElectExtendBatch extends many leaders in one call, as ExtendBatch
+	// does locks (the same arguments), but a leader's first key alone must
+	// hold its token: its record, the second, holds the record. The reply
+	// is an array with 1 (extended) or 0 per leader.
+	ElectExtendBatch = load("elect_extend_batch")
+	// ElectRelease ends a leadership: ARGV the token and "1" to wake
+	// waiters or "0" not to. If KEYS[1] holds the token, it deletes
+	// KEYS[1] and the record, KEYS[2], publishes with "1" the release's id
+	// as Release does, and returns 1; else it returns 0 and changes
+	// nothing.
+	ElectRelease = load("elect_release")
+)
+
 // All is every script, one entry each.
 var All = []Script{
 	Release, ReleaseQuiet, Extend, Handover, LockWait,
@@ -295,4 +323,5 @@ var All = []Script{
 	RWLock, RWRLock, RWRExtend, RWRExtendBatch, RWRUnlock,
 	FenceLockVouched, FenceWriteVouched, FenceStateVouched, FenceRepairVouched,
 	SemAcquireVouched, RWLockVouched,
+	ElectAnnounce, ElectExtendBatch, ElectRelease,
 }

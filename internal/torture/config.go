@@ -125,6 +125,21 @@ type Config struct {
 	// RWLocker), else the write lock; MultiKey is 0, and the checker lets
 	// read locks overlap each other, never a write lock.
 	ReadShare float64
+	// Election runs an election instead of locks (see election.go):
+	// Clients*Goroutines candidates [4 x 2], each with a client of its
+	// own (NewElector's), campaign in one election, lead, then resign or
+	// crash; the checker finds two leaders at once and terms that do not
+	// grow, and the report leaders past their lease and slow takeovers.
+	// Keys, MultiKey, Permits and ReadShare do not apply; standalone
+	// masters only.
+	Election bool
+	// LongLeads is the share of leaderships held for one to four TTLs,
+	// so that renewals meet the faults; the others last under TTL/2
+	// [0.15]; negative: none.
+	LongLeads float64
+	// NewElector builds candidate number id on the masters' (proxies')
+	// addresses. Nil means DefaultElector.
+	NewElector func(id int, addrs []string) (Elector, error)
 	// MultiKey is the share of rounds that lock two of the keys at once
 	// (LockMulti), overlapping the single-key rounds and each other [0.25];
 	// negative: none.
@@ -183,6 +198,17 @@ func (c Config) withDefaults() Config {
 		c.ShortLived = 0
 	case c.ShortLived == 0 && c.Cluster && c.Fencing && c.Permits == 0 && c.ReadShare == 0:
 		c.ShortLived = 1
+	}
+	if c.Election {
+		def(&c.Goroutines, 2)
+		c.Keys, c.MultiKey, c.Permits, c.ReadShare, c.ShortLived = 1, -1, 0, 0, 0
+		c.Fencing = true // a term is a fencing token
+		switch {
+		case c.LongLeads < 0:
+			c.LongLeads = 0
+		case c.LongLeads == 0:
+			c.LongLeads = 0.15
+		}
 	}
 	def(&c.Masters, 5)
 	def(&c.Clients, 4)

@@ -53,6 +53,21 @@ type Report struct {
 	HeapBefore       uint64 `json:"heap_before"`
 	HeapAfter        uint64 `json:"heap_after"`
 
+	// Config.Election's: the leaderships, the leaders that acted past
+	// their lease, the takeovers outside faults by how the leadership
+	// before ended (resign, crash, lost), and those slower than their
+	// bound.
+	Election bool `json:"election,omitempty"`
+	// LeadFor is the longest a leader leads on purpose: the slow
+	// rotation's liveness bounds, counted in leaderships begun, grow by it.
+	LeadFor          time.Duration            `json:"lead_for_ns,omitempty"`
+	Leaderships      int                      `json:"leaderships,omitempty"`
+	PastLease        int                      `json:"past_lease,omitempty"`
+	PastLeaseList    []PastLease              `json:"past_lease_list,omitempty"`
+	Takeovers        map[string]TakeoverStats `json:"takeovers,omitempty"`
+	SlowTakeovers    int                      `json:"slow_takeovers,omitempty"`
+	SlowTakeoverList []SlowTakeover           `json:"slow_takeover_list,omitempty"`
+
 	Checker CheckerStats `json:"checker"`
 	Phases  []Phase      `json:"phases"`
 	// ClockSteps are the wall-clock jumps seen during the run (see
@@ -86,6 +101,8 @@ func (r *Report) Problems() []string {
 	add(r.Checker.FenceRegressions > 0, "%d fencing tokens not greater than an earlier holder's", r.Checker.FenceRegressions)
 	add(r.Fencing && r.Checker.Fenced == 0 && r.Acquisitions > 0, "fencing on, but no holder had a token")
 	add(r.MajorityGrants > 0, "%d locks granted during a majority partition", r.MajorityGrants)
+	add(r.PastLease > 0, "%d leaders acted past their lease's end", r.PastLease)
+	add(r.SlowTakeovers > 0, "%d takeovers slower than their bound outside faults", r.SlowTakeovers)
 	add(r.Panics > 0, "%d panics", r.Panics)
 	add(r.Stuck > 0, "%d operations stuck past their deadline", r.Stuck)
 	add(r.GoroutinesAfter > r.GoroutinesBefore, "goroutines leaked: %d before, %d after", r.GoroutinesBefore, r.GoroutinesAfter)
@@ -94,8 +111,9 @@ func (r *Report) Problems() []string {
 		if p.Fault != FaultSlowRotation {
 			continue
 		}
-		add(p.LongestGap > MaxSlowGap, "%s: %v with no lock granted (bound %v)", p, p.LongestGap.Round(time.Millisecond), MaxSlowGap)
-		add(p.Recovered && p.Recovery > MaxSlowRecovery, "%s: first lock %v after the heal (bound %v)", p, p.Recovery.Round(time.Millisecond), MaxSlowRecovery)
+		gap, recovery := MaxSlowGap+r.LeadFor, MaxSlowRecovery+r.LeadFor
+		add(p.LongestGap > gap, "%s: %v with no lock granted (bound %v)", p, p.LongestGap.Round(time.Millisecond), gap)
+		add(p.Recovered && p.Recovery > recovery, "%s: first lock %v after the heal (bound %v)", p, p.Recovery.Round(time.Millisecond), recovery)
 	}
 	add(len(r.Errors) > 0, "nemesis errors: %s", strings.Join(r.Errors, "; "))
 	add(r.Acquisitions == 0, "no lock was ever granted")
@@ -120,6 +138,8 @@ func (r *Report) WriteTable(w io.Writer) {
 	}
 	kind := "locks"
 	switch {
+	case r.Election:
+		kind = "one election"
 	case r.Permits > 0:
 		kind = fmt.Sprintf("semaphores of %d permits", r.Permits)
 	case r.ReadShare > 0:
@@ -148,6 +168,13 @@ func (r *Report) WriteTable(w io.Writer) {
 		row("fencing tokens", "%d holders had one; %d REGRESSIONS (not greater than an earlier holder's)", r.Checker.Fenced, r.Checker.FenceRegressions)
 	}
 	row("majority grants", "%d", r.MajorityGrants)
+	if r.Election {
+		row("leaderships", "%d; %d PAST THEIR LEASE; %d SLOW TAKEOVERS", r.Leaderships, r.PastLease, r.SlowTakeovers)
+		for _, k := range slices.Sorted(maps.Keys(r.Takeovers)) {
+			t := r.Takeovers[k]
+			row("  takeover after "+k, "%d outside faults: p50 %s  max %s", t.Count, ms(t.P50), ms(t.Max))
+		}
+	}
 	row("wall clock steps", "%d (each beyond %v; Redis expires keys by the wall clock)", len(r.ClockSteps), minClockStep)
 	row("stuck operations", "%d", r.Stuck)
 	row("panics", "%d", r.Panics)
@@ -197,6 +224,12 @@ func (r *Report) WriteTable(w io.Writer) {
 		}
 		fmt.Fprintf(w, "\nFENCING REGRESSION on %s: %s (token %d, acquired %.4fs) after %s (token %d, acquired %.4fs)\n",
 			f.Key, f.Later.Holder, f.Later.Fence, f.Later.Start.Seconds(), f.Earlier.Holder, f.Earlier.Fence, f.Earlier.Start.Seconds())
+	}
+	for _, p := range r.PastLeaseList {
+		fmt.Fprintf(w, "PAST LEASE: %s acted until %.4fs, its validity ended at %.4fs\n", p.Holder, p.End.Seconds(), p.Until.Seconds())
+	}
+	for _, s := range r.SlowTakeoverList {
+		fmt.Fprintf(w, "SLOW TAKEOVER: %s led at %.4fs, %v after %s's %s (bound %v)\n", s.Next.Holder, s.Next.Start.Seconds(), s.Took, s.Previous.Holder, s.Previous.End, s.Bound)
 	}
 	for _, g := range r.MajorityGrantList {
 		fmt.Fprintf(w, "MAJORITY GRANT: %s got %s, first vote asked at %.4fs, partition from %.4fs\n", g.Holder, g.Key, g.Started.Seconds(), g.PartitionAt.Seconds())

@@ -58,6 +58,10 @@ type stats struct {
 	panicStacks    []string
 	majorityN      int
 	majority       []MajorityGrant
+	// Config.Election's.
+	pastLeaseN  int
+	pastLeases  []PastLease
+	leaderships []Leadership
 }
 
 func (r *run) now() time.Duration { return time.Since(r.epoch) }
@@ -118,6 +122,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Masters < 1 || cfg.TTL > cfg.MaxTTL {
 		return nil, fmt.Errorf("torture: bad config: %d masters, TTL %v, MaxTTL %v", cfg.Masters, cfg.TTL, cfg.MaxTTL)
 	}
+	if cfg.Election && cfg.Cluster {
+		return nil, fmt.Errorf("torture: bad config: elections run on standalone masters only")
+	}
 	for _, f := range cfg.Faults {
 		if slices.Contains(ClusterFaults(), f) != cfg.Cluster {
 			return nil, fmt.Errorf("torture: bad config: fault %s with Cluster %v", f, cfg.Cluster)
@@ -143,6 +150,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	defer closeLockers()
 	for id := range cfg.Clients {
+		if cfg.Election {
+			break // each candidate makes its own (see candidate)
+		}
 		var lk Locker
 		if cfg.NewLocker != nil {
 			lk, err = cfg.NewLocker(id, cl.addrs())
@@ -177,6 +187,20 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	r.stats.masterOutcomes = map[string]uint64{}
 	r.stats.unlock = map[string]uint64{}
 	r.stats.extend = map[string]uint64{}
+	var electors []Elector
+	if cfg.Election {
+		r.epoch = time.Now() // for the log of a failed start
+		for id := range cfg.Clients * cfg.Goroutines {
+			el := r.newElector(ctx, id)
+			if el == nil {
+				for _, el := range electors {
+					el.Close()
+				}
+				return nil, errNoElector
+			}
+			electors = append(electors, el)
+		}
+	}
 	runCtx, stop := context.WithTimeout(ctx, cfg.Duration)
 	defer stop()
 	r.stop = stop
@@ -185,6 +209,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		cfg.Seed, cfg.Masters, cfg.Clients, cfg.Goroutines, cfg.Keys, max(1, cfg.Permits), cfg.ReadShare, cfg.TTL, cfg.MaxTTL, cfg.MasterTimeout, !cfg.DisableRestartGuard, cfg.Faults)
 
 	var wg sync.WaitGroup
+	for id, el := range electors {
+		wg.Add(1)
+		go func() { // owned by Run: ends with runCtx
+			defer wg.Done()
+			r.candidate(runCtx, id, el)
+		}()
+	}
 	for id, lk := range lockers {
 		for g := range cfg.Goroutines {
 			wg.Add(1)
@@ -275,6 +306,10 @@ func (r *run) report(elapsed time.Duration) *Report {
 		rep.LatencyMax = lat[len(lat)-1]
 	}
 	rep.Checker = r.checker.Stats()
+	s.mu.Lock()
+	rep.PastLease, rep.PastLeaseList = s.pastLeaseN, s.pastLeases
+	leaderships := s.leaderships
+	s.mu.Unlock()
 	r.mu.Lock()
 	rep.Phases, rep.Errors, rep.ClockSteps = r.phases, r.errs, r.clockSteps
 	slices.Sort(r.grants) // workers record in nearly, not exactly, this order
@@ -286,6 +321,11 @@ func (r *run) report(elapsed time.Duration) *Report {
 		if !p.Recovered {
 			rep.Unrecovered++
 		}
+	}
+	if cfg.Election {
+		rep.Election = true
+		rep.LeadFor = cfg.leadFor()
+		r.takeovers(rep, leaderships)
 	}
 	// Name the faults around each violation.
 	for i := range rep.Checker.Details {

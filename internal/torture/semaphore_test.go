@@ -2,6 +2,7 @@ package torture
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"testing"
 	"time"
@@ -46,13 +47,15 @@ func TestBrokenSemaphoreIsCaught(t *testing.T) {
 func TestTortureSemaphoreShort(t *testing.T) { shortPass(t, Config{Permits: 2, Fencing: true}) }
 
 // shortPass runs the compressed rotation of every safe fault on 5 real
-// masters over keys of the kind that kind's Permits or ReadShare sets, and
-// requires acquisitions and no problem.
+// masters over keys of the kind that kind's Permits or ReadShare sets (or
+// one election, with kind's Election; kind's Goroutines, if set, per
+// client), and requires acquisitions and no problem.
 func shortPass(t *testing.T, kind Config) {
 	var log bytes.Buffer
 	rep, err := Run(context.Background(), Config{
 		Duration: 40 * time.Second, Cycles: 1, Seed: testSeed,
-		Masters: 5, Clients: 3, Goroutines: 6, Keys: 2, Permits: kind.Permits, ReadShare: kind.ReadShare, Fencing: kind.Fencing,
+		Masters: 5, Clients: 3, Goroutines: cmp.Or(kind.Goroutines, 6), Keys: 2,
+		Permits: kind.Permits, ReadShare: kind.ReadShare, Fencing: kind.Fencing, Election: kind.Election,
 		TTL: 400 * time.Millisecond, MaxTTL: time.Second, MasterTimeout: 30 * time.Millisecond,
 		Slack:     time.Second,
 		FaultTime: 2 * time.Second, HealTime: 700 * time.Millisecond,

@@ -48,6 +48,8 @@ func smokeOptions(defs []contenderDef) Options {
 		RenewalTTL:      300 * time.Millisecond,
 		HandoffProcs:    2,
 		HandoffG:        2,
+		ElectionTTL:     300 * time.Millisecond,
+		ElectionRounds:  1,
 		SemaphoreContenders: slices.DeleteFunc(slices.Clone(semaphoreContenders), func(c semaphoreContender) bool {
 			return c.name == nameRedisSemaphore
 		}),
@@ -106,7 +108,7 @@ func TestHarnessSmoke(t *testing.T) {
 	var skipped []string
 	for _, d := range defs {
 		if d.modes != nil {
-			out := slices.DeleteFunc(slices.Clone(allModes), func(m string) bool { return d.takesPart(m) })
+			out := slices.DeleteFunc(slices.Clone(allModes), func(m string) bool { return m == modeElection || d.takesPart(m) })
 			skipped = append(skipped, d.name+": not in the "+strings.Join(out, ", ")+" modes: takes part only in "+strings.Join(d.modes, ", "))
 		}
 	}
@@ -192,6 +194,15 @@ func TestHarnessSmoke(t *testing.T) {
 		assert.Zero(t, x.Errors, x.Name)
 		assert.Zero(t, x.Lost, x.Name)
 		assert.Positive(t, x.CommandsPerSec, x.Name)
+	}
+	// Election: both elections, after a resignation and after a crash,
+	// each with a takeover that a follower waiting for the lease (crash)
+	// or for the release (resign) made.
+	require.Len(t, rep.Election, 4)
+	for _, x := range rep.Election {
+		assert.Zero(t, x.Errors, x.Name, x.End)
+		require.Len(t, x.Samples, 1, x.Name, x.End)
+		assert.Positive(t, x.P50, x.Name, x.End)
 	}
 	// Handoff: every contender in both settings.
 	require.Len(t, rep.Handoff, 2*in(modeHandoff))

@@ -85,6 +85,8 @@ func run(args []string) int {
 		hoProcs       = fs.Int("handoff-procs", 4, "handoff and semaphore modes: child processes contending for one key")
 		hoG           = fs.Int("handoff-g", 4, "handoff and semaphore modes: goroutines per child process")
 		semHold       = fs.Duration("semaphore-hold", 5*time.Millisecond, "semaphore mode: how long each holder keeps its permit")
+		electionTTL   = fs.Duration("election-ttl", 2*time.Second, "election mode: the leaders' lease")
+		electionRnds  = fs.Int("election-rounds", 5, "election mode: rounds (each: a resignation and a crash per election)")
 		primaries     = fs.String("primaries", "3,6", "cluster mode: cluster sizes (primaries); every contender on the first, Volley on each")
 	)
 	if err := fs.Parse(args); err != nil {
@@ -121,6 +123,9 @@ func run(args []string) int {
 		}
 		if !set["renewal-locks"] {
 			*renewLocks = "1000"
+		}
+		if !set["election-rounds"] {
+			*electionRnds = 3
 		}
 	}
 	ms, err := parseModes(*modes)
@@ -202,6 +207,9 @@ func run(args []string) int {
 		RenewalDuration:  *renewFor,
 		RenewalLocks:     rl,
 		ClusterPrimaries: ps,
+
+		ElectionTTL:    *electionTTL,
+		ElectionRounds: *electionRnds,
 
 		HandoffProcs:  *hoProcs,
 		HandoffG:      *hoG,

@@ -29,6 +29,8 @@ type Report struct {
 	Multi            []MultiResult     `json:"multi,omitempty"`
 	Renewal          []RenewalResult   `json:"renewal,omitempty"`
 	RenewalTTL       time.Duration     `json:"renewal_ttl_ns,omitempty"`
+	Election         []*ElectionResult `json:"election,omitempty"`
+	ElectionTTL      time.Duration     `json:"election_ttl_ns,omitempty"`
 	Handoff          []HandoffResult   `json:"handoff,omitempty"`
 	ClusterLatency   []ClusterLatency  `json:"cluster_latency,omitempty"`
 	ClusterRecovery  []ClusterRecovery `json:"cluster_recovery,omitempty"`

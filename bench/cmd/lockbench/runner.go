@@ -24,10 +24,11 @@ const (
 	modeAdapters   = "adapters"
 	modeMulti      = "multi"
 	modeRenewal    = "renewal"
+	modeElection   = "election"
 	modeHandoff    = "handoff"
 )
 
-var allModes = []string{modeLatency, modeThroughput, modeContended, modeAllocs, modeSkew, modeDegraded, modeAdapters, modeMulti, modeRenewal, modeHandoff, modeSemaphore, modeCluster, modeNative}
+var allModes = []string{modeLatency, modeThroughput, modeContended, modeAllocs, modeSkew, modeDegraded, modeAdapters, modeMulti, modeRenewal, modeHandoff, modeSemaphore, modeCluster, modeNative, modeElection}
 
 // Options configure one run of the harness.
 type Options struct {
@@ -58,6 +59,12 @@ type Options struct {
 	RenewalDuration time.Duration
 	RenewalLocks    []int
 	RenewalTTL      time.Duration // [10s]; every contender renews at about a third
+
+	// ElectionTTL [2s] is the election mode's lease, ElectionRounds [5]
+	// its rounds (each measures both elections after a resignation and
+	// after a crash).
+	ElectionTTL    time.Duration
+	ElectionRounds int
 
 	// HandoffProcs [4] child processes of HandoffG [4] goroutines each
 	// contend for one key in the handoff mode.
@@ -149,6 +156,12 @@ func NewRunner(opts Options, masters Masters, p *progress) *Runner {
 	}
 	if len(opts.ClusterPrimaries) == 0 {
 		opts.ClusterPrimaries = []int{3, 6}
+	}
+	if opts.ElectionTTL <= 0 {
+		opts.ElectionTTL = 2 * time.Second
+	}
+	if opts.ElectionRounds <= 0 {
+		opts.ElectionRounds = 5
 	}
 	if opts.ClusterRecoveryBound <= 0 {
 		opts.ClusterRecoveryBound = 30 * time.Second
@@ -266,17 +279,23 @@ func (r *Runner) Run(ctx context.Context) (*Report, error) {
 			return rep, err
 		}
 	}
+	if want[modeElection] {
+		if err := r.election(ctx); err != nil {
+			return rep, err
+		}
+	}
 	rep.Targets = evaluateTargets(rep)
 	return rep, nil
 }
 
 // noteExcluded notes as skipped, once per contender, the modes of the run
-// it takes no part in.
+// it takes no part in (but the election mode, which runs elections of its
+// own, not the contenders).
 func (r *Runner) noteExcluded() {
 	for _, d := range r.opts.Contenders {
 		var out []string
 		for _, m := range r.opts.Modes {
-			if !d.takesPart(m) {
+			if m != modeElection && !d.takesPart(m) {
 				out = append(out, m)
 			}
 		}

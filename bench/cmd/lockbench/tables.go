@@ -31,7 +31,7 @@ func (r *Report) WriteTables(w io.Writer) {
 var reportTables = []func(r *Report) section{
 	contenderTable, latencyTable, throughputTable, throughputCostTable,
 	contendedTable, allocsTable, skewTable, degradedTable, adaptersTable,
-	multiTable, nativeTable, renewalTable, handoffTable,
+	multiTable, nativeTable, renewalTable, electionTable, handoffTable,
 	semaphoreLatencyTable, semaphoreTable, clusterTable,
 	semaphoreAttemptsTable, clusterSpreadTable, clusterRecoveryTable,
 	targetsTable,
@@ -377,6 +377,22 @@ func renewalTable(r *Report) section {
 			{"heap MiB", func(x RenewalResult) string { return f1(x.HeapMiB) }},
 			{"lost", func(x RenewalResult) string { return strconv.FormatInt(x.Lost, 10) }},
 			{"not taken", func(x RenewalResult) string { return itoa(x.Errors) }},
+		},
+	}
+}
+
+func electionTable(r *Report) section {
+	return table[*ElectionResult]{
+		title: fmt.Sprintf("ELECTION: time without a leader, from the leader's Resign (or crash: it stops renewing, releases nothing) to the next leader; TTL %v, %d followers waiting;\n"+
+			"%s: SET NX PX on the first master, renewal every TTL/3, followers polling every %v", r.ElectionTTL, electionFollowers, nameHandRolled, handRolledPoll),
+		rows: r.Election,
+		columns: []column[*ElectionResult]{
+			{"election", func(x *ElectionResult) string { return x.Name }},
+			{"after", func(x *ElectionResult) string { return x.End }},
+			{"rounds", func(x *ElectionResult) string { return itoa(len(x.Samples)) }},
+			{"p50 ms", func(x *ElectionResult) string { return f1(ms(x.P50)) }},
+			{"max ms", func(x *ElectionResult) string { return f1(ms(x.Max)) }},
+			{"errors", func(x *ElectionResult) string { return itoa(x.Errors) }},
 		},
 	}
 }

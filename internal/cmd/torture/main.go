@@ -2,10 +2,14 @@
 // behind fault-injecting proxies (or, with -cluster, over a Redis Cluster
 // whose primaries fail over, some losing their last writes, die and lose
 // slots) and checks that no two clients ever hold the same lock, and that
-// fencing tokens grow. See package internal/torture.
+// fencing tokens grow; with -election, that no two leaders of an election
+// ever lead at once, that terms grow, that a leader stops before its
+// lease ends and that followers take over in time. See package
+// internal/torture.
 //
 //	go run ./internal/cmd/torture -duration 10m -seed 42
 //	go run ./internal/cmd/torture -cluster -duration 10m
+//	go run ./internal/cmd/torture -election -duration 10m
 //
 // It first runs the safe schedule (restart guard on, every fault in
 // rotation) for -duration, then, unless -unsafe-duration is 0, the crash
@@ -54,6 +58,7 @@ func main() {
 		fencing        = flag.Bool("fencing", true, "fenced locks (redlock Config.Fencing), with every holder's token checked against earlier holders' (with -permits, per permit; with -read-share, the writers')")
 		permits        = flag.Int("permits", 0, "above 0: every key is a semaphore of this many permits (redlock Semaphore), checked for more holders at once; no fencing")
 		readShare      = flag.Float64("read-share", 0, "above 0: every key is a read-write lock (redlock RWMutex), this share of rounds taking its read lock, checked for a reader beside a writer; no fencing")
+		election       = flag.Bool("election", false, "run one election instead of locks: -clients x -goroutines (default 2) candidates, each with a client of its own, lead, resign or crash; checked for two leaders at once, terms that do not grow, leaders past their lease and slow takeovers; no unsafe schedule")
 		clusterMode    = flag.Bool("cluster", false, "run over a Redis Cluster of -masters primaries (default 3) with a replica each, under its faults ("+clusterFaultNames()+"); no unsafe schedule")
 	)
 	flag.Parse()
@@ -68,12 +73,22 @@ func main() {
 		*unsafeDuration = 0
 	}
 
+	if *election {
+		set := map[string]bool{}
+		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		if !set["goroutines"] {
+			*goroutines = 2
+		}
+		*unsafeDuration = 0
+	}
+
 	cfg := torture.Config{
 		Duration: *duration, Seed: *seed,
 		Masters: *masters, Clients: *clients, Goroutines: *goroutines, Keys: *keys,
 		TTL: *ttl, MaxTTL: *maxTTL, MasterTimeout: *masterTimeout,
 		FaultTime: *faultTime, HealTime: *healTime, Fencing: *fencing,
 		Cluster: *clusterMode, Permits: *permits, ReadShare: *readShare,
+		Election: *election,
 	}
 	if *faults != "" {
 		fs, err := torture.ParseFaults(strings.Split(*faults, ","))

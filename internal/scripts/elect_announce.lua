@@ -1,0 +1,1 @@
+if redis.call("get",KEYS[1])~=ARGV[1] then return 0 end local t=redis.call("pttl",KEYS[1]) if t<=0 then return 0 end redis.call("set",KEYS[2],ARGV[2],"px",t) redis.pcall("spublish","volley:released:"..KEYS[1],"leader-announced") return 1

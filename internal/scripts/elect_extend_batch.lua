@@ -1,0 +1,1 @@
+local out={} local k=1 local a=2 for i=1,tonumber(ARGV[1]) do local tok=ARGV[a] local ttl=ARGV[a+1] local n=tonumber(ARGV[a+2]) a=a+3 local ok=0 if redis.call("get",KEYS[k])==tok then for j=k,k+n-1 do redis.call("pexpire",KEYS[j],ttl) end ok=1 end out[i]=ok k=k+n end return out

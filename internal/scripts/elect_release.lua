@@ -1,0 +1,1 @@
+if redis.call("get",KEYS[1])~=ARGV[1] then return 0 end redis.call("del",KEYS[1],KEYS[2]) if ARGV[2]=="1" then redis.pcall("spublish","volley:released:"..KEYS[1],string.sub(redis.sha1hex(ARGV[1]),1,16)) end return 1
