@@ -246,7 +246,7 @@ bench-go-compare:
 ## torture: redlock under rotating faults on five local masters behind fault
 ## proxies; exits non-zero on any violation, panic or stuck operation.
 torture: deps
-	$(GO) run ./internal/cmd/torture -duration $(TORTURE_TIME) $(if $(SEED),-seed $(SEED)) -json torture.json
+	$(GO) run ./redlock/internal/cmd/torture -duration $(TORTURE_TIME) $(if $(SEED),-seed $(SEED)) -json torture.json
 
 ## torture-cluster: the same over a local Redis Cluster of
 ## CLUSTER_PRIMARIES primaries (default 3; 6 shows the copies spread), a
@@ -254,19 +254,19 @@ torture: deps
 ## die and lose slots; fenced, every token checked against the last.
 CLUSTER_PRIMARIES ?= 3
 torture-cluster: deps
-	$(GO) run ./internal/cmd/torture -cluster -masters $(CLUSTER_PRIMARIES) -keys 4 -duration $(TORTURE_TIME) $(if $(SEED),-seed $(SEED)) -json torture-cluster.json
+	$(GO) run ./redlock/internal/cmd/torture -cluster -masters $(CLUSTER_PRIMARIES) -keys 4 -duration $(TORTURE_TIME) $(if $(SEED),-seed $(SEED)) -json torture-cluster.json
 
 ## torture-semaphore: the same with every key a semaphore of 2 permits,
 ## checked for a third holder at any moment and, fenced, for each
 ## permit's tokens.
 torture-semaphore: deps
-	$(GO) run ./internal/cmd/torture -permits 2 -duration $(TORTURE_TIME) $(if $(SEED),-seed $(SEED)) -json torture-semaphore.json
+	$(GO) run ./redlock/internal/cmd/torture -permits 2 -duration $(TORTURE_TIME) $(if $(SEED),-seed $(SEED)) -json torture-semaphore.json
 
 ## torture-rw: the same with every key a read-write lock, half the
 ## rounds readers, checked for a reader beside a writer and, fenced, for
 ## the writers' tokens.
 torture-rw: deps
-	$(GO) run ./internal/cmd/torture -read-share 0.5 -duration $(TORTURE_TIME) $(if $(SEED),-seed $(SEED)) -json torture-rw.json
+	$(GO) run ./redlock/internal/cmd/torture -read-share 0.5 -duration $(TORTURE_TIME) $(if $(SEED),-seed $(SEED)) -json torture-rw.json
 
 ## torture-election: the same schedule over one election: 8 candidates,
 ## each with a client of its own, lead, resign or crash; it fails on two
@@ -274,7 +274,7 @@ torture-rw: deps
 ## acting past its lease, or a takeover slower than its bound outside
 ## faults.
 torture-election: deps
-	$(GO) run ./internal/cmd/torture -election -duration $(TORTURE_TIME) $(if $(SEED),-seed $(SEED)) -json torture-election.json
+	$(GO) run ./redlock/internal/cmd/torture -election -duration $(TORTURE_TIME) $(if $(SEED),-seed $(SEED)) -json torture-election.json
 
 ## cover: tests with a coverage profile and a per-function summary.
 cover: deps

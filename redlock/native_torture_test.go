@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/volleylock/volley/internal/redistest"
-	"github.com/volleylock/volley/internal/torture"
 	"github.com/volleylock/volley/redlock"
+	"github.com/volleylock/volley/redlock/internal/torture"
 )
 
 // TestUncheckedNativeReleaseIsCaught: the torture checker catches a native

@@ -35,7 +35,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/volleylock/volley/internal/torture"
+	"github.com/volleylock/volley/redlock/internal/torture"
 )
 
 func main() {
