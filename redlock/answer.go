@@ -159,16 +159,9 @@ func readFencePermit(o *op, i int, vals []resp.Value) (Outcome, error) {
 
 // readFenceWrite: the write round's 1, 0 (a key does not hold our token)
 // or 2 (no counter).
-func readFenceWrite(_ *op, _ int, vals []resp.Value) (Outcome, error) {
-	if v := &vals[0]; v.Type == resp.TypeInteger {
-		switch v.Int {
-		case 1:
-			return OutcomeOK, nil
-		case 0:
-			return OutcomeTaken, nil
-		case 2:
-			return OutcomeUnfenced, nil
-		}
+func readFenceWrite(o *op, i int, vals []resp.Value) (Outcome, error) {
+	if v := &vals[0]; v.Type == resp.TypeInteger && v.Int == 2 {
+		return OutcomeUnfenced, nil
 	}
-	return OutcomeServerError, errUnexpectedReply
+	return readVote(o, i, vals)
 }
