@@ -27,6 +27,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -73,6 +74,7 @@ func run(args []string) int {
 		tries         = fs.Int("tries", 1000, "attempts per Lock call (the harness's deadline ends them sooner)")
 		only          = fs.String("contenders", "", "comma-separated subset of contenders (default all)")
 		jsonOut       = fs.String("json", "", "write the report as JSON to this file")
+		cpuProfile    = fs.String("cpuprofile", "", "write a CPU profile of the measurements (not the masters' start) to this file")
 		plotOut       = fs.String("plot", "", "write the figure (latency CDF, throughput vs goroutines, handoff, degraded timeline; the modes run) to PATH.svg and PATH.png; an .svg or .png extension on PATH is dropped")
 		replot        = fs.String("replot", "", "read a report written by -json and only redraw it with -plot (no measurement)")
 		window        = fs.Duration("degraded-window", 2*time.Second, "degraded mode: how long each master stays slow")
@@ -222,7 +224,22 @@ func run(args []string) int {
 			PoolSize:      max(slices.Max(gs), *contendedG, *hoG, 16),
 		},
 	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "lockbench:", err)
+			return 1
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "lockbench:", err)
+			return 1
+		}
+	}
 	rep, runErr := NewRunner(opts, mas, prog).Run(ctx)
+	if *cpuProfile != "" {
+		pprof.StopCPUProfile()
+	}
 	prog.done()
 	if rep != nil {
 		if rep.Targets == nil {
