@@ -22,7 +22,8 @@
 # machine falls on every side. LOCK, when set, is a file each run holds
 # with flock(1), so that other measurements on the machine never overlap
 # one of these. Needs jq and benchstat (go install
-# golang.org/x/perf/cmd/benchstat@latest).
+# golang.org/x/perf/cmd/benchstat@latest), or runs the Makefile's pinned
+# benchstat with go run.
 set -euo pipefail
 if [ $# -lt 5 ]; then
 	sed -n '2,24p' "$0" >&2
@@ -52,12 +53,19 @@ run() { # name binary round
 	# One line per figure in Go's benchmark format, for benchstat.
 	jq -r '
 		(.throughput[] | select(.name == "volley") |
-			"BenchmarkLockUnlock/G=\(.goroutines) 1 \(.cost.cpu_us) cpu-us/op \(.ops_per_sec) ops/s \(.latency.p50_ms) p50-ms \(.latency.p99_ms) p99-ms \(.cost.io_calls) calls/op \(.errors) errors"),
+			"BenchmarkLockUnlock/G=\(.goroutines) 1 \(.cost.cpu_us) cpu-us/op \(.ops_per_sec) ops/s \(.latency.p50_ms) p50-ms \(.latency.p99_ms) p99-ms \(.cost.io_calls) calls/op \(.errors) errors" +
+				(if (.cost.client_per_master // -1) > 0 then " \(.cost.master_cpu_us) master-us/op \(.cost.client_per_master) client/master" else "" end)),
 		(.latency[] | select(.name == "volley") |
 			"BenchmarkLockUnlock/G=1 1 \(.p50_ms) p50-ms \(.p99_ms) p99-ms")
 	' "$json" >>"$out/$1.txt"
 }
 
+# benchstat from PATH, else the Makefile's pinned version through go run.
+if command -v benchstat >/dev/null; then
+	BENCHSTAT=(benchstat)
+else
+	BENCHSTAT=(go run "$(sed -n 's/^BENCHSTAT *?= *//p' "$(dirname "$0")/../Makefile")")
+fi
 k=${#bins[@]}
 for i in $(seq "$rounds"); do
 	for j in $(seq 0 $((k - 1))); do
@@ -67,5 +75,5 @@ for i in $(seq "$rounds"); do
 	echo "cpu-ab: round $i of $rounds done" >&2
 done
 for n in "${names[@]:1}"; do
-	benchstat "${names[0]}=$out/${names[0]}.txt" "$n=$out/$n.txt" | tee "$out/benchstat-$n.txt"
+	"${BENCHSTAT[@]}" "${names[0]}=$out/${names[0]}.txt" "$n=$out/$n.txt" | tee "$out/benchstat-$n.txt"
 done

@@ -11,6 +11,16 @@ type OpCost struct {
 	CPUUs    float64 `json:"cpu_us"`
 	IOCalls  float64 `json:"io_calls"`
 	Switches float64 `json:"context_switches"`
+	// MasterCPUUs is the masters' CPU per operation over the same
+	// window (INFO cpu, summed over the masters), and ClientPerMaster
+	// this process's CPU over the masters': on a machine the client
+	// shares with the masters, the process's CPU per operation follows
+	// how much of the machine it gets, while this ratio holds still
+	// when the machine as a whole runs slower or faster (see
+	// docs/benchmarks.md). -1 when not measured (in-process fakes, a
+	// master that does not answer INFO).
+	MasterCPUUs     float64 `json:"master_cpu_us"`
+	ClientPerMaster float64 `json:"client_per_master"`
 }
 
 // costMeter is a snapshot of this process's counters.
@@ -32,7 +42,7 @@ func meterCost() costMeter {
 // since returns the cost per operation of ops operations made between
 // start and m.
 func (m costMeter) since(start costMeter, ops int64) OpCost {
-	c := OpCost{CPUUs: -1, IOCalls: -1, Switches: -1}
+	c := OpCost{CPUUs: -1, IOCalls: -1, Switches: -1, MasterCPUUs: -1, ClientPerMaster: -1}
 	if ops <= 0 {
 		return c
 	}
@@ -67,5 +77,21 @@ func medianCost(rounds []OpCost) OpCost {
 		CPUUs:    get(func(c OpCost) float64 { return c.CPUUs }),
 		IOCalls:  get(func(c OpCost) float64 { return c.IOCalls }),
 		Switches: get(func(c OpCost) float64 { return c.Switches }),
+
+		MasterCPUUs:     get(func(c OpCost) float64 { return c.MasterCPUUs }),
+		ClientPerMaster: get(func(c OpCost) float64 { return c.ClientPerMaster }),
 	}
+}
+
+// withMasters adds the masters' CPU over the window (the counters read
+// before and after it) to c, a cost of ops operations.
+func (c OpCost) withMasters(before, after masterCounters, ops int64) OpCost {
+	if !before.ok || !after.ok || ops <= 0 || after.cpuUs <= before.cpuUs {
+		return c
+	}
+	c.MasterCPUUs = (after.cpuUs - before.cpuUs) / float64(ops)
+	if c.CPUUs >= 0 {
+		c.ClientPerMaster = c.CPUUs / c.MasterCPUUs
+	}
+	return c
 }

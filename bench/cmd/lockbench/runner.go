@@ -549,9 +549,10 @@ func (r *Runner) throughput(ctx context.Context, cs []Contender) error {
 		err := eachRound(ctx, r, "throughput G="+strconv.Itoa(g), cases, func(_ int, tc throughputCase) error {
 			if tc.pipe != nil {
 				prefix := "lb:" + r.run + ":" + tc.Name() + ":" + modeThroughput + strconv.Itoa(g) + ":"
+				mc0 := readMasters(r.opts.Setup.Addrs, false)
 				m0 := meterCost()
 				n, e, el, err := tc.pipe.Pipelined(ctx, prefix, r.opts.Setup.TTL, r.opts.Duration)
-				cost := meterCost().since(m0, n)
+				cost := meterCost().since(m0, n).withMasters(mc0, readMasters(r.opts.Setup.Addrs, false), n)
 				if err != nil {
 					r.skip(tc.Name(), err.Error())
 					return nil
@@ -563,9 +564,11 @@ func (r *Runner) throughput(ctx context.Context, cs []Contender) error {
 			}
 			c := tc.c
 			warm(ctx, c, keys[c.Name()][0][:min(20, len(keys[c.Name()][0]))], r.opts.Setup.TTL)
+			mc0 := readMasters(r.opts.Setup.Addrs, false)
 			m0 := meterCost()
 			n, e, el, lat := parallel(ctx, c, keys[c.Name()], r.opts.Setup.TTL, r.opts.Duration)
-			costs[c.Name()] = append(costs[c.Name()], meterCost().since(m0, n))
+			cost := meterCost().since(m0, n).withMasters(mc0, readMasters(r.opts.Setup.Addrs, false), n)
+			costs[c.Name()] = append(costs[c.Name()], cost)
 			lats[c.Name()] = append(lats[c.Name()], lat)
 			ops[c.Name()] = append(ops[c.Name()], float64(n)/el.Seconds())
 			errs[c.Name()] += int(e)
