@@ -33,6 +33,11 @@ type Batch struct {
 	pending int        // slots with sent set
 	notify  chan *Request
 
+	// stamp is the clock reading of the Sends since the last Next (see
+	// monoNow): a fan-out's requests leave together, one reading serves
+	// them all; 0 when none is taken yet.
+	stamp int64
+
 	group   *Group      // nil for a Batch made by NewBatch
 	claimed bool        // this round holds the group's claim
 	timer   *time.Timer // made at the first Next with a deadline and no claim
@@ -72,14 +77,17 @@ func (b *Batch) SendWith(slot int, c *Conn, cmd, then []byte, thenCheck func(rep
 	r.Check = b.Check
 	b.sent[slot] = true
 	b.pending++
+	if b.stamp == 0 {
+		b.stamp = monoNow()
+	}
 	if then == nil {
-		c.Send(r, b.notify)
+		c.send(r, b.notify, nil, b.stamp)
 		return
 	}
 	t := NewRequest()
 	t.Cmd = append(t.Cmd[:0], then...)
 	t.Check = thenCheck
-	c.SendWith(r, b.notify, t)
+	c.sendWith(r, b.notify, t, b.stamp)
 }
 
 // Claim, before a round's first Send, makes this Batch the reader of its
@@ -107,6 +115,7 @@ func (b *Batch) Claim() bool {
 // nil at deadline (zero: none) or when done closes (nil: never), or at once
 // when nothing is pending.
 func (b *Batch) Next(deadline time.Time, done <-chan struct{}) *Request {
+	b.stamp = 0 // a Send after a wait takes a reading of its own
 	if b.pending == 0 {
 		return nil
 	}
@@ -183,6 +192,7 @@ func (b *Batch) unclaim() {
 // meanwhile are received and passed to late, when not nil, as Next would
 // have returned them. Afterwards nothing is pending.
 func (b *Batch) End(late func(r *Request)) {
+	b.stamp = 0
 	if b.pending > 0 {
 		raced := 0
 		for i, r := range b.reqs {

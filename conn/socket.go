@@ -5,7 +5,6 @@ import (
 	"net"
 	"runtime"
 	"sync"
-	"time"
 
 	"github.com/volleylock/volley/resp"
 )
@@ -227,7 +226,8 @@ func (s *socket) deliver(vals []resp.Value) bool {
 		r.complete(nil, err) // popped: fail no longer sees it
 		return false
 	}
-	c.latency.Store(int64(time.Since(r.sent)))
+	r.arrived = monoNow()
+	c.latency.Store(r.arrived - r.sent)
 	r.complete(vals, nil) // copies the reply out of rd before anyone else may read
 	return true
 }

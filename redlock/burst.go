@@ -137,7 +137,7 @@ func (o *op) run(done <-chan struct{}) burstResult {
 // answer reads and records master r.Tag's answer and returns its outcome.
 func (o *op) answer(r *conn.Request) Outcome {
 	out, err := o.classify(r)
-	return o.record(r.Tag, out, err)
+	return o.record(r.Tag, out, err, r.Arrived())
 }
 
 // count adds one master's outcome to the burst's tally.
@@ -195,11 +195,15 @@ func decided(br *burstResult, n, q int) bool {
 	return br.ok >= q || br.taken+br.failed > n-q
 }
 
-// record stores master i's answer in o.res and returns its final outcome:
-// an OK to a command that takes or keeps a lock, from a master the restart
-// guard holds out, becomes OutcomeGuarded.
-func (o *op) record(i int, out Outcome, err error) Outcome {
-	now := time.Now()
+// record stores master i's answer, which arrived at at (zero for a
+// failure: now), in o.res and returns its final outcome: an OK to a
+// command that takes or keeps a lock, from a master the restart guard
+// holds out, becomes OutcomeGuarded.
+func (o *op) record(i int, out Outcome, err error, at time.Time) Outcome {
+	now := at
+	if now.IsZero() {
+		now = time.Now()
+	}
 	res := &o.res[i]
 	res.Latency, res.Err = now.Sub(o.fan.start), err
 	if out == OutcomeOK && o.command.guarded {
