@@ -64,6 +64,7 @@ type Request struct {
 	notify  chan *Request // where completion is announced
 	own     chan *Request // the Request's own notify channel, capacity 1; made by Send when needed
 	forget  bool          // sent by SendForget: no one is notified of its completion
+	batch   *Batch        // the Batch that sent it, told of its completion; nil for others
 
 	err  error        // connection error, nil when a reply arrived
 	vals []resp.Value // the reply, flattened; Bytes point into buf
@@ -92,7 +93,7 @@ func (r *Request) recycle() {
 		r.buf = nil
 	}
 	r.Cmd, r.buf, r.vals = r.Cmd[:0], r.buf[:0], r.vals[:0]
-	r.Tag, r.Check, r.err, r.notify, r.own, r.forget = 0, nil, nil, nil, nil, false
+	r.Tag, r.Check, r.err, r.notify, r.own, r.forget, r.batch = 0, nil, nil, nil, nil, false, nil
 	r.state.Store(stateIdle)
 	requestPool.Put(r)
 }
@@ -129,7 +130,7 @@ func (r *Request) complete(vals []resp.Value, err error) {
 		r.recycle()
 		return
 	}
-	forget, notify := r.forget, r.notify // r may be reused once it is done
+	forget, notify, batch := r.forget, r.notify, r.batch // r may be reused once it is done
 	r.err = err
 	r.vals = r.vals[:0]
 	if err == nil && !forget {
@@ -144,6 +145,9 @@ func (r *Request) complete(vals []resp.Value, err error) {
 		return // done before SendForget gave it up: SendForget recycles it
 	}
 	notify <- r // never blocks: see Send
+	if batch != nil {
+		batch.completed()
+	}
 }
 
 // copyReply copies vals into r's own storage with one buffer for all bytes.

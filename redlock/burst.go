@@ -113,7 +113,7 @@ func (o *op) run(done <-chan struct{}) burstResult {
 	// A waiting Lock's failed attempt hears every awaited master out: it
 	// then knows who holds the key where (see contention).
 	for awaited > 0 && !decided(&br, n, q) || o.waiting && awaited > 0 && br.ok < q {
-		r, ev := o.fan.next(done)
+		r, ev := o.fan.nextOf(o.undecidable(&br, awaited), done)
 		switch ev {
 		case fanReply:
 			i := r.Tag
@@ -132,6 +132,18 @@ func (o *op) run(done <-chan struct{}) burstResult {
 	o.settle(timedOut, &br)
 	br.took = time.Since(br.start)
 	return br
+}
+
+// undecidable returns how many more answers the burst needs before its
+// outcome may be decided: a quorum's yes, or one too many no's, whichever
+// is nearer; at most awaited, and 1 while a waiting Lock hears every
+// master out. The burst is woken once for them, not once per answer.
+func (o *op) undecidable(br *burstResult, awaited int) int {
+	if o.waiting {
+		return 1
+	}
+	n, q := len(o.res), o.c.quorum
+	return max(1, min(q-br.ok, n-q+1-br.taken-br.failed, awaited))
 }
 
 // answer reads and records master r.Tag's answer and returns its outcome.
