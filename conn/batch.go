@@ -1,6 +1,7 @@
 package conn
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/volleylock/volley/resp"
@@ -33,6 +34,22 @@ type Batch struct {
 	pending int        // slots with sent set
 	notify  chan *Request
 
+	// The wake-up of a caller that waits for several completions (see
+	// NextOf): ready counts the requests put on notify and not yet taken
+	// off it (each completer adds one after its send, so ready never
+	// exceeds what notify holds); want is what the caller waits for; wake
+	// (capacity 1) is signalled by the completer that makes ready reach
+	// want. A signal nobody waits for any more is stale: a waiter that
+	// finds nothing on notify waits again.
+	ready atomic.Int32
+	want  atomic.Int32
+	wake  chan struct{}
+
+	// stamp is the clock reading of the Sends since the last Next (see
+	// monoNow): a fan-out's requests leave together, one reading serves
+	// them all; 0 when none is taken yet.
+	stamp int64
+
 	group   *Group      // nil for a Batch made by NewBatch
 	claimed bool        // this round holds the group's claim
 	timer   *time.Timer // made at the first Next with a deadline and no claim
@@ -45,6 +62,7 @@ func NewBatch(slots int) *Batch {
 		reqs:   make([]*Request, slots),
 		sent:   make([]bool, slots),
 		notify: make(chan *Request, slots),
+		wake:   make(chan struct{}, 1),
 	}
 }
 
@@ -70,16 +88,20 @@ func (b *Batch) SendWith(slot int, c *Conn, cmd, then []byte, thenCheck func(rep
 	r.Cmd = append(r.Cmd[:0], cmd...)
 	r.Tag = slot
 	r.Check = b.Check
+	r.batch = b
 	b.sent[slot] = true
 	b.pending++
+	if b.stamp == 0 {
+		b.stamp = monoNow()
+	}
 	if then == nil {
-		c.Send(r, b.notify)
+		c.send(r, b.notify, nil, b.stamp)
 		return
 	}
 	t := NewRequest()
 	t.Cmd = append(t.Cmd[:0], then...)
 	t.Check = thenCheck
-	c.SendWith(r, b.notify, t)
+	c.sendWith(r, b.notify, t, b.stamp)
 }
 
 // Claim, before a round's first Send, makes this Batch the reader of its
@@ -107,6 +129,18 @@ func (b *Batch) Claim() bool {
 // nil at deadline (zero: none) or when done closes (nil: never), or at once
 // when nothing is pending.
 func (b *Batch) Next(deadline time.Time, done <-chan struct{}) *Request {
+	return b.NextOf(1, deadline, done)
+}
+
+// NextOf is Next for a caller that can do nothing with fewer than n more
+// completions (a vote that needs a quorum): a completed request is
+// returned at once if there is one; otherwise it waits until n of the
+// pending requests (all of them, if fewer are pending) have completed,
+// and is woken once for them rather than once per completion. Without a
+// claim, that is; a claim reads the replies itself and returns each as
+// it comes.
+func (b *Batch) NextOf(n int, deadline time.Time, done <-chan struct{}) *Request {
+	b.stamp = 0 // a Send after a wait takes a reading of its own
 	if b.pending == 0 {
 		return nil
 	}
@@ -131,26 +165,39 @@ func (b *Batch) Next(deadline time.Time, done <-chan struct{}) *Request {
 			b.unclaim()
 		}
 	}
-	var timeout <-chan time.Time
-	if !deadline.IsZero() {
-		if !deadline.Equal(b.armed) {
-			if b.timer == nil {
-				b.timer = time.NewTimer(time.Until(deadline))
-			} else {
-				b.timer.Reset(time.Until(deadline))
-			}
-			b.armed = deadline
+	n = max(1, min(n, b.pending))
+	for {
+		if r := b.tryNext(); r != nil {
+			return r
 		}
-		timeout = b.timer.C
-	}
-	select {
-	case r := <-b.notify:
-		return b.received(r)
-	case <-timeout:
-		b.armed = time.Time{}
-		return nil
-	case <-done:
-		return nil
+		// Nothing on notify: wait until n are. The order of want's store
+		// and ready's load here, and of ready's add and want's load in
+		// completed, is what makes sure that one of the two sees the
+		// other: no wake-up is lost.
+		b.want.Store(int32(n))
+		if b.ready.Load() >= int32(n) {
+			continue
+		}
+		var timeout <-chan time.Time
+		if !deadline.IsZero() {
+			if !deadline.Equal(b.armed) {
+				if b.timer == nil {
+					b.timer = time.NewTimer(time.Until(deadline))
+				} else {
+					b.timer.Reset(time.Until(deadline))
+				}
+				b.armed = deadline
+			}
+			timeout = b.timer.C
+		}
+		select {
+		case <-b.wake:
+		case <-timeout:
+			b.armed = time.Time{}
+			return nil
+		case <-done:
+			return nil
+		}
 	}
 }
 
@@ -164,9 +211,22 @@ func (b *Batch) tryNext() *Request {
 }
 
 func (b *Batch) received(r *Request) *Request {
+	b.ready.Add(-1)
 	b.sent[r.Tag] = false
 	b.pending--
 	return r
+}
+
+// completed is called by a request's completer right after it put the
+// request on notify: it wakes the caller if that makes the completions it
+// waits for (see NextOf).
+func (b *Batch) completed() {
+	if b.ready.Add(1) >= b.want.Load() {
+		select {
+		case b.wake <- struct{}{}:
+		default:
+		}
+	}
 }
 
 func (b *Batch) unclaim() {
@@ -183,6 +243,7 @@ func (b *Batch) unclaim() {
 // meanwhile are received and passed to late, when not nil, as Next would
 // have returned them. Afterwards nothing is pending.
 func (b *Batch) End(late func(r *Request)) {
+	b.stamp = 0
 	if b.pending > 0 {
 		raced := 0
 		for i, r := range b.reqs {

@@ -60,6 +60,64 @@ func TestBatchNextEndReuse(t *testing.T) {
 	assert.Equal(t, "b", string(r.Reply()[0].Bytes))
 }
 
+// TestBatchNextOfWakesOnceForN: NextOf(n) does not return before n of
+// the pending requests have completed, then returns them one by one
+// without waiting; n above what is pending waits for all; and a NextOf
+// whose deadline passes returns nil, leaving what came to End.
+func TestBatchNextOfWakesOnceForN(t *testing.T) {
+	const slots = 3
+	conns := make([]*Conn, slots)
+	peers := make([]*peer, slots)
+	for i := range conns {
+		conns[i], _, peers[i] = newPipeConn(t, Options{Addr: "pipe"})
+	}
+	batch := NewBatch(slots)
+	defer batch.Release()
+	cmd := resp.AppendCommand(nil, "PING")
+
+	heard := make(chan int, slots)
+	answer := make([]chan struct{}, slots)
+	for i := range peers {
+		answer[i] = make(chan struct{})
+		go func() {
+			peers[i].expect("PING")
+			heard <- i
+			<-answer[i]
+			peers[i].send("+PONG\r\n")
+		}()
+	}
+	for i := range conns {
+		batch.Send(i, conns[i], cmd)
+	}
+	for range slots {
+		<-heard
+	}
+	got := make(chan *Request, 1)
+	go func() { got <- batch.NextOf(2, time.Time{}, nil) }()
+	close(answer[2])
+	require.Eventually(t, func() bool { return len(batch.notify) == 1 }, 5*time.Second, time.Millisecond)
+	select {
+	case <-got:
+		t.Fatal("NextOf(2) returned after one completion")
+	case <-time.After(20 * time.Millisecond):
+	}
+	close(answer[0])
+	r := <-got
+	require.NotNil(t, r)
+	r2 := batch.NextOf(2, time.Time{}, nil) // the second is there: at once
+	require.NotNil(t, r2)
+	assert.ElementsMatch(t, []int{0, 2}, []int{r.Tag, r2.Tag})
+	assert.Equal(t, 1, batch.Pending())
+
+	assert.Nil(t, batch.NextOf(5, time.Now().Add(10*time.Millisecond), nil), "slot 1 has not answered: NextOf returns at the deadline")
+	close(answer[1])
+	var late []int
+	require.Eventually(t, func() bool { return len(batch.notify) == 1 }, 5*time.Second, time.Millisecond)
+	batch.End(func(r *Request) { late = append(late, r.Tag) })
+	assert.Equal(t, []int{1}, late)
+	assert.Equal(t, 0, batch.Pending())
+}
+
 // TestBatchEndHandsOverRacedAnswers: an answer that completed before
 // End but was not yet received by Next is passed to late, not lost
 // and not abandoned.

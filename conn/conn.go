@@ -208,7 +208,7 @@ func (c *Conn) Close() error {
 // When the oldest request on the socket has waited longer than ReadTimeout,
 // the master is behind: r fails at once with ErrReadTimeout instead of
 // queueing behind the backlog, and the socket is reset and reconnected.
-func (c *Conn) Send(r *Request, notify chan *Request) { c.send(r, notify, nil) }
+func (c *Conn) Send(r *Request, notify chan *Request) { c.send(r, notify, nil, monoNow()) }
 
 // SendWith is Send of r followed by then, a command whose answer nobody
 // reads (as SendForget sends it: the Conn recycles then, and the caller
@@ -217,15 +217,22 @@ func (c *Conn) Send(r *Request, notify chan *Request) { c.send(r, notify, nil) }
 // that announces what r did, such as the PUBLISH of a release. then's
 // answer is read and dropped; its Check, when set, still vets it.
 func (c *Conn) SendWith(r *Request, notify chan *Request, then *Request) {
+	c.sendWith(r, notify, then, monoNow())
+}
+
+// sendWith is SendWith with the clock reading at, which a Batch takes once
+// for the requests of a fan-out (see Batch.SendWith).
+func (c *Conn) sendWith(r *Request, notify chan *Request, then *Request, at int64) {
 	then.forget = true
-	c.send(r, notify, then)
+	c.send(r, notify, then, at)
 	if !then.Abandon() {
 		then.recycle() // completed already (failed fast, or answered at once)
 	}
 }
 
-// send is Send, with then (when not nil) right behind r.
-func (c *Conn) send(r *Request, notify chan *Request, then *Request) {
+// send is Send, with then (when not nil) right behind r, stamped at (a
+// reading of monoNow taken at or just before the call).
+func (c *Conn) send(r *Request, notify chan *Request, then *Request, at int64) {
 	if notify == nil && !r.forget {
 		if r.own == nil {
 			r.own = make(chan *Request, 1) // kept until r is released
@@ -234,11 +241,11 @@ func (c *Conn) send(r *Request, notify chan *Request, then *Request) {
 	}
 	r.notify = notify
 	r.err = nil
-	r.sent = time.Now()
+	r.sent, r.arrived = at, 0
 	r.state.Store(statePending)
 	n := 1
 	if then != nil {
-		then.notify, then.err, then.sent = nil, nil, r.sent
+		then.notify, then.err, then.sent, then.arrived = nil, nil, r.sent, 0
 		then.state.Store(statePending)
 		n = 2
 	}
@@ -319,9 +326,9 @@ func failBoth(r, then *Request, err error) {
 // has waited for its reply for longer than ReadTimeout at now: the master is
 // hung, or answers slower than requests arrive, and every request queued
 // behind that one would wait at least as long. c.mu must be held.
-func (c *Conn) behind(now time.Time) bool {
+func (c *Conn) behind(now int64) bool {
 	oldest := c.inflight.peek()
-	return oldest != nil && now.Sub(oldest.sent) > c.opts.ReadTimeout
+	return oldest != nil && time.Duration(now-oldest.sent) > c.opts.ReadTimeout
 }
 
 // lagError is the failure of a socket that fell behind (see behind).

@@ -222,7 +222,7 @@ func TestBehindFailsFastAndReconnects(t *testing.T) {
 	c.Send(r, nil)
 	// Age the pending request past ReadTimeout without waiting an hour.
 	c.mu.Lock()
-	c.inflight.peek().sent = time.Now().Add(-2 * time.Hour)
+	c.inflight.peek().sent = monoNow() - int64(2*time.Hour)
 	c.mu.Unlock()
 
 	r2 := NewRequest()

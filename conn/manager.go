@@ -112,9 +112,9 @@ func (c *Conn) watch(s *socket) {
 		select {
 		case <-s.dead:
 			return
-		case now := <-t.C:
+		case <-t.C:
 			c.mu.Lock()
-			late := c.sock == s && c.behind(now)
+			late := c.sock == s && c.behind(monoNow())
 			c.mu.Unlock()
 			if late {
 				c.fail(s, c.lagError())

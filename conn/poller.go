@@ -116,9 +116,9 @@ func (p *poller) poll(wait time.Duration) bool {
 	if p.waited >= maxClaimWait {
 		return false
 	}
-	start := time.Now()
+	start := monoNow()
 	n := p.set.wait(min(wait, maxClaimWait-p.waited))
-	p.waited += time.Since(start)
+	p.waited += time.Duration(monoNow() - start)
 	for k := range n {
 		i := p.set.index(k)
 		if s := p.claimed[i]; s != nil && !s.readAvailable(false) {
@@ -179,7 +179,7 @@ func (p *poller) readBy(c *Conn) time.Time {
 	if p.lateBound > 0 {
 		bound = min(bound, p.lateBound)
 	}
-	return oldest.sent.Add(bound)
+	return monoTime(oldest.sent).Add(bound)
 }
 
 // readLateBy makes sure that the late timer fires by at.

@@ -58,11 +58,13 @@ type Request struct {
 	// vals. It is the caller's to set with Cmd; recycling clears it.
 	Check func(reply []resp.Value) bool
 
-	state  atomic.Int32
-	sent   time.Time     // when Send accepted it: the lag check measures its age
-	notify chan *Request // where completion is announced
-	own    chan *Request // the Request's own notify channel, capacity 1; made by Send when needed
-	forget bool          // sent by SendForget: no one is notified of its completion
+	state   atomic.Int32
+	sent    int64         // when Send accepted it (a monoNow reading): the lag check measures its age
+	arrived int64         // when its reply arrived (a monoNow reading); 0 until then, and for a failure
+	notify  chan *Request // where completion is announced
+	own     chan *Request // the Request's own notify channel, capacity 1; made by Send when needed
+	forget  bool          // sent by SendForget: no one is notified of its completion
+	batch   *Batch        // the Batch that sent it, told of its completion; nil for others
 
 	err  error        // connection error, nil when a reply arrived
 	vals []resp.Value // the reply, flattened; Bytes point into buf
@@ -91,7 +93,7 @@ func (r *Request) recycle() {
 		r.buf = nil
 	}
 	r.Cmd, r.buf, r.vals = r.Cmd[:0], r.buf[:0], r.vals[:0]
-	r.Tag, r.Check, r.err, r.notify, r.own, r.forget = 0, nil, nil, nil, nil, false
+	r.Tag, r.Check, r.err, r.notify, r.own, r.forget, r.batch = 0, nil, nil, nil, nil, false, nil
 	r.state.Store(stateIdle)
 	requestPool.Put(r)
 }
@@ -101,6 +103,16 @@ func (r *Request) recycle() {
 // is, or is about to be, on its notify channel and the caller still owns it.
 func (r *Request) Abandon() bool {
 	return r.state.CompareAndSwap(statePending, stateAbandoned)
+}
+
+// Arrived returns when the reply was read off the socket (with a
+// monotonic clock reading), or the zero Time for a failure: a caller that
+// times its requests need not read the clock again.
+func (r *Request) Arrived() time.Time {
+	if r.arrived == 0 {
+		return time.Time{}
+	}
+	return monoTime(r.arrived)
 }
 
 // Err returns the connection error the Request failed with, or nil if a reply
@@ -118,7 +130,7 @@ func (r *Request) complete(vals []resp.Value, err error) {
 		r.recycle()
 		return
 	}
-	forget, notify := r.forget, r.notify // r may be reused once it is done
+	forget, notify, batch := r.forget, r.notify, r.batch // r may be reused once it is done
 	r.err = err
 	r.vals = r.vals[:0]
 	if err == nil && !forget {
@@ -133,6 +145,9 @@ func (r *Request) complete(vals []resp.Value, err error) {
 		return // done before SendForget gave it up: SendForget recycles it
 	}
 	notify <- r // never blocks: see Send
+	if batch != nil {
+		batch.completed()
+	}
 }
 
 // copyReply copies vals into r's own storage with one buffer for all bytes.

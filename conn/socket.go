@@ -5,7 +5,6 @@ import (
 	"net"
 	"runtime"
 	"sync"
-	"time"
 
 	"github.com/volleylock/volley/resp"
 )
@@ -126,11 +125,13 @@ func (s *socket) close() {
 }
 
 // writeLoop writes queued requests, all that are queued at once in one write,
-// until the socket dies. Woken, it first yields the processor once
+// until the socket dies. Woken, it first yields the processor
 // (runtime.Gosched), so that callers already runnable queue their requests
 // before it takes the queue: under many callers that cuts the write system
 // calls per request by 2.5 to 5 times (on loopback their cost was most of
-// the client's CPU), and with one caller there is nobody to yield to.
+// the client's CPU), and with one caller there is nobody to yield to. It
+// yields again, up to maxWriteYields times in all, while a yield brought
+// more requests in: a write costs more than a round of the scheduler.
 func (s *socket) writeLoop() {
 	defer s.c.done.Done()
 	c := s.c
@@ -140,7 +141,18 @@ func (s *socket) writeLoop() {
 		case <-s.dead:
 			return
 		}
-		runtime.Gosched()
+		for range maxWriteYields {
+			c.mu.Lock()
+			n := len(c.queue)
+			c.mu.Unlock()
+			runtime.Gosched()
+			c.mu.Lock()
+			grew := len(c.queue) > n
+			c.mu.Unlock()
+			if !grew {
+				break
+			}
+		}
 		for {
 			c.mu.Lock()
 			if c.sock != s || s.writing || len(c.queue) == 0 {
@@ -173,6 +185,9 @@ func (s *socket) writeLoop() {
 		}
 	}
 }
+
+// maxWriteYields bounds the yields of a woken writer (see writeLoop).
+const maxWriteYields = 4
 
 // readLoop reads replies and completes pending requests in FIFO order until
 // the socket dies. The first read or protocol error fails the socket.
@@ -227,7 +242,8 @@ func (s *socket) deliver(vals []resp.Value) bool {
 		r.complete(nil, err) // popped: fail no longer sees it
 		return false
 	}
-	c.latency.Store(int64(time.Since(r.sent)))
+	r.arrived = monoNow()
+	c.latency.Store(r.arrived - r.sent)
 	r.complete(vals, nil) // copies the reply out of rd before anyone else may read
 	return true
 }

@@ -113,7 +113,7 @@ func (o *op) run(done <-chan struct{}) burstResult {
 	// A waiting Lock's failed attempt hears every awaited master out: it
 	// then knows who holds the key where (see contention).
 	for awaited > 0 && !decided(&br, n, q) || o.waiting && awaited > 0 && br.ok < q {
-		r, ev := o.fan.next(done)
+		r, ev := o.fan.nextOf(o.undecidable(&br, awaited), done)
 		switch ev {
 		case fanReply:
 			i := r.Tag
@@ -134,10 +134,22 @@ func (o *op) run(done <-chan struct{}) burstResult {
 	return br
 }
 
+// undecidable returns how many more answers the burst needs before its
+// outcome may be decided: a quorum's yes, or one too many no's, whichever
+// is nearer; at most awaited, and 1 while a waiting Lock hears every
+// master out. The burst is woken once for them, not once per answer.
+func (o *op) undecidable(br *burstResult, awaited int) int {
+	if o.waiting {
+		return 1
+	}
+	n, q := len(o.res), o.c.quorum
+	return max(1, min(q-br.ok, n-q+1-br.taken-br.failed, awaited))
+}
+
 // answer reads and records master r.Tag's answer and returns its outcome.
 func (o *op) answer(r *conn.Request) Outcome {
 	out, err := o.classify(r)
-	return o.record(r.Tag, out, err)
+	return o.record(r.Tag, out, err, r.Arrived())
 }
 
 // count adds one master's outcome to the burst's tally.
@@ -195,11 +207,15 @@ func decided(br *burstResult, n, q int) bool {
 	return br.ok >= q || br.taken+br.failed > n-q
 }
 
-// record stores master i's answer in o.res and returns its final outcome:
-// an OK to a command that takes or keeps a lock, from a master the restart
-// guard holds out, becomes OutcomeGuarded.
-func (o *op) record(i int, out Outcome, err error) Outcome {
-	now := time.Now()
+// record stores master i's answer, which arrived at at (zero for a
+// failure: now), in o.res and returns its final outcome: an OK to a
+// command that takes or keeps a lock, from a master the restart guard
+// holds out, becomes OutcomeGuarded.
+func (o *op) record(i int, out Outcome, err error, at time.Time) Outcome {
+	now := at
+	if now.IsZero() {
+		now = time.Now()
+	}
 	res := &o.res[i]
 	res.Latency, res.Err = now.Sub(o.fan.start), err
 	if out == OutcomeOK && o.command.guarded {

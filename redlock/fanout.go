@@ -113,8 +113,14 @@ func (f *fanout) pending() int { return f.b.Pending() }
 // same deadline. Slot s's request must go to master s for that retry (true
 // of every fanout with an alt form).
 func (f *fanout) next(done <-chan struct{}) (*conn.Request, int) {
+	return f.nextOf(1, done)
+}
+
+// nextOf is next for a caller that can decide nothing with fewer than n
+// more answers: it is woken once for them (see conn.Batch.NextOf).
+func (f *fanout) nextOf(n int, done <-chan struct{}) (*conn.Request, int) {
 	for {
-		r := f.b.Next(f.deadline, done)
+		r := f.b.NextOf(n, f.deadline, done)
 		switch {
 		case r != nil:
 		case isClosed(done):
