@@ -60,6 +60,24 @@ func costFigure(v float64) string {
 	return strconv.FormatFloat(v, 'f', 2, 64)
 }
 
+// measuredFigure is costFigure for a figure that is 0 when a report
+// predates it and -1 when not measured: "-" for both.
+func measuredFigure(v float64) string {
+	if v <= 0 {
+		return "-"
+	}
+	return costFigure(v)
+}
+
+// measuredRatio is ratio for two such figures: "-" unless both were
+// measured.
+func measuredRatio(a, b float64) string {
+	if a <= 0 || !(b > 0) {
+		return "-"
+	}
+	return ratio(a, b)
+}
+
 // dur formats float milliseconds as a Duration.
 func dur(msec float64) time.Duration { return time.Duration(msec * float64(time.Millisecond)) }
 

@@ -165,10 +165,15 @@ func throughputCostTable(r *Report) section {
 			column[string]{fmt.Sprintf("G=%d CPU us", g), atG(r, g, func(t *ThroughputResult) string { return costFigure(t.Cost.CPUUs) })},
 			column[string]{"x floor", atG(r, g, func(t *ThroughputResult) string { return ratio(t.Cost.CPUUs, field(fl, cpu)) })},
 			column[string]{"calls", atG(r, g, func(t *ThroughputResult) string { return costFigure(t.Cost.IOCalls) })},
-			column[string]{"switches", atG(r, g, func(t *ThroughputResult) string { return costFigure(t.Cost.Switches) })})
+			column[string]{"switches", atG(r, g, func(t *ThroughputResult) string { return costFigure(t.Cost.Switches) })},
+			column[string]{"/masters", atG(r, g, func(t *ThroughputResult) string { return measuredFigure(t.Cost.ClientPerMaster) })},
+			column[string]{"x floor", atG(r, g, func(t *ThroughputResult) string {
+				return measuredRatio(t.Cost.ClientPerMaster, field(fl, func(t *ThroughputResult) float64 { return t.Cost.ClientPerMaster }))
+			})})
 	}
 	return table[string]{
-		title:   "THROUGHPUT COST: this process per Lock+Unlock, same rounds: CPU us (user + system), read+write system calls, context switches" + fakeNote(r, "work is"),
+		title: "THROUGHPUT COST: this process per Lock+Unlock, same rounds: CPU us (user + system), read+write system calls, context switches; " +
+			"/masters = this process's CPU over the masters' (INFO cpu) in the same windows, steadier than CPU us when the machine the client shares with the masters runs slower or faster" + fakeNote(r, "work is"),
 		columns: cols, rows: throughputRows(r),
 	}
 }
