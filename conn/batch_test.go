@@ -94,6 +94,9 @@ func TestBatchNextOfWakesOnceForN(t *testing.T) {
 	}
 	got := make(chan *Request, 1)
 	go func() { got <- batch.NextOf(2, time.Time{}, nil) }()
+	// NextOf returns a completion that is there when it looks; wait
+	// until it has looked and waits for two before the first answers.
+	require.Eventually(t, func() bool { return batch.want.Load() == 2 }, 5*time.Second, time.Millisecond)
 	close(answer[2])
 	require.Eventually(t, func() bool { return len(batch.notify) == 1 }, 5*time.Second, time.Millisecond)
 	select {
