@@ -81,7 +81,13 @@ func TestDoRenewalsShareBatches(t *testing.T) {
 			// ttl/3, the work lasts 2*ttl); five is the schedule on a
 			// quiet machine.
 			assert.GreaterOrEqual(t, extended.Load(), int64(holders), "not extended")
-			assert.Less(t, batches.Load(), extended.Load()/20, "renewals not batched")
+			// Unbatched, each extension is a call of its own (batches ==
+			// extensions). Batched, a quiet machine makes 5-6 per master,
+			// a CPU hog on every core up to 28, and the hog during the
+			// whole suite once 88 for 1,769 extensions (at the line of
+			// the /20 this asserted before): a tenth still tells batching
+			// from none.
+			assert.Less(t, batches.Load(), extended.Load()/10, "renewals not batched")
 		})
 	}
 }
