@@ -141,15 +141,16 @@ func (s *socket) writeLoop() {
 		case <-s.dead:
 			return
 		}
+		c.mu.Lock()
+		queued := len(c.queue)
+		c.mu.Unlock()
 		for range maxWriteYields {
-			c.mu.Lock()
-			n := len(c.queue)
-			c.mu.Unlock()
 			runtime.Gosched()
 			c.mu.Lock()
-			grew := len(c.queue) > n
+			before := queued
+			queued = len(c.queue)
 			c.mu.Unlock()
-			if !grew {
+			if queued <= before {
 				break
 			}
 		}
