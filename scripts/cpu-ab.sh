@@ -15,8 +15,9 @@
 #              a copy of BASE as a candidate measures the method's noise
 #
 # Each run is one lockbench process: one round of the latency mode (one
-# goroutine) and one of the throughput mode at 64 and 256 goroutines, each
-# DURATION long (default 5s), Volley alone. CPU is the process's rusage
+# goroutine) and one of the throughput mode at the goroutine counts
+# GOROUTINES names (default 64,256), each DURATION long (default 5s),
+# Volley alone. CPU is the process's rusage
 # (user + system) over the throughput window, divided by the operations in
 # it. The order rotates from round to round, so that a drift of the
 # machine falls on every side. LOCK, when set, is a file each run holds
@@ -33,6 +34,7 @@ rounds=$1 out=$2 masters=$3
 shift 3
 bins=("$@")
 dur=${DURATION:-5s}
+goroutines=${GOROUTINES:-64,256}
 mkdir -p "$out"
 names=()
 for b in "${bins[@]}"; do
@@ -44,7 +46,7 @@ done
 run() { # name binary round
 	local json="$out/$1-$3.json"
 	local cmd=("$2" -masters "$masters" -mode latency,throughput -contenders volley
-		-goroutines 64,256 -rounds 1 -duration "$dur" -json "$json")
+		-goroutines "$goroutines" -rounds 1 -duration "$dur" -json "$json")
 	if [ -n "${LOCK:-}" ]; then
 		flock "$LOCK" "${cmd[@]}" >/dev/null 2>"$out/$1-$3.err"
 	else
