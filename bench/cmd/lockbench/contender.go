@@ -110,6 +110,7 @@ func allContenders() []contenderDef {
 		{name: nameRedislock, new: newRedislock},
 		{name: nameRueidislock, new: newRueidislock},
 		{name: nameFloor, new: newFloor, modes: floorModes},
+		{name: nameFloorBlocking, new: newFloorBlocking, modes: floorBlockingModes},
 		{name: nameFloorC, new: newFloorC, modes: floorCModes},
 	}
 }

@@ -50,10 +50,16 @@ type floorWant struct {
 var (
 	floorOK  = floorWant{'+', "OK"} // SET NX: acquired
 	floorOne = floorWant{':', "1"}  // the release script: deleted
+	// floorDone is either, for a batch that mixes SETs and releases: a SET
+	// never answers :1, nor the release +OK.
+	floorDone = floorWant{}
 )
 
 // matches reports whether r is the wanted reply.
 func (w floorWant) matches(r floorReply) bool {
+	if w == floorDone {
+		return floorOK.matches(r) || floorOne.matches(r)
+	}
 	return r.kind == w.kind && !r.null && string(r.data) == w.data
 }
 

@@ -87,7 +87,9 @@ func TestHarnessSmoke(t *testing.T) {
 		defs = []contenderDef{{name: nameVolley, new: newVolley}}
 	}
 	if runtime.GOOS != "linux" {
-		defs = slices.DeleteFunc(defs, func(d contenderDef) bool { return d.name == nameFloor || d.name == nameFloorC })
+		defs = slices.DeleteFunc(defs, func(d contenderDef) bool {
+			return d.name == nameFloor || d.name == nameFloorBlocking || d.name == nameFloorC
+		})
 	}
 	// The floor takes part in the latency, throughput, contended and allocs
 	// modes, and adds the floor-pipelined row to the throughput mode.
