@@ -16,11 +16,12 @@ import (
 	"github.com/volleylock/volley/internal/redistest"
 )
 
-// startFloorBlocking starts n real masters and a floor-blocking over them.
-func startFloorBlocking(t *testing.T, n int) (*floorBlocking, []*goredislib.Client) {
+// startFloorBlocking starts n real masters and a floor-blocking over them
+// that gives a master masterTimeout.
+func startFloorBlocking(t *testing.T, n int, masterTimeout time.Duration) (*floorBlocking, []*goredislib.Client) {
 	t.Helper()
 	servers := redistest.StartN(t, n, redistest.Options{})
-	s := Setup{Addrs: redistest.Addrs(servers), MasterTimeout: time.Second, TTL: 10 * time.Second, RetryDelay: 2 * time.Millisecond, Tries: 1}
+	s := Setup{Addrs: redistest.Addrs(servers), MasterTimeout: masterTimeout, TTL: 10 * time.Second, RetryDelay: 2 * time.Millisecond, Tries: 1}
 	c, err := newFloorBlocking(s)
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
@@ -36,7 +37,7 @@ func startFloorBlocking(t *testing.T, n int) (*floorBlocking, []*goredislib.Clie
 // TestFloorBlockingLocks: floor-blocking takes real locks on every master,
 // excludes a second holder, releases, and serves many callers at once.
 func TestFloorBlockingLocks(t *testing.T) {
-	f, clients := startFloorBlocking(t, 5)
+	f, clients := startFloorBlocking(t, 5, time.Second)
 	ctx := context.Background()
 	const key = "floor-blocking:test:k"
 
@@ -87,11 +88,56 @@ func TestFloorBlockingLocks(t *testing.T) {
 // TestFloorBlockingCancelled: a caller whose context has ended does not
 // queue, and its error is the context's.
 func TestFloorBlockingCancelled(t *testing.T) {
-	f, _ := startFloorBlocking(t, 3)
+	f, _ := startFloorBlocking(t, 3, time.Second)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	require.ErrorIs(t, f.LockUnlock(ctx, "floor-blocking:test:c", 10*time.Second), context.Canceled)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	assert.Empty(t, f.queue)
+}
+
+// TestFloorBlockingSlowMaster: a master that stops answering for longer
+// than MasterTimeout is skipped for the commands it owes (the others'
+// quorum answers them), its late replies are dropped, and it counts again
+// for the commands written after.
+func TestFloorBlockingSlowMaster(t *testing.T) {
+	f, clients := startFloorBlocking(t, 5, 200*time.Millisecond)
+	ctx := context.Background()
+	const pause = 2 * time.Second
+	paused := time.Now()
+	require.NoError(t, clients[0].Do(ctx, "CLIENT", "PAUSE", strconv.Itoa(int(pause/time.Millisecond))).Err())
+	for j := range 2 {
+		require.NoError(t, f.LockUnlock(ctx, "floor-blocking:slow:"+strconv.Itoa(j), 10*time.Second))
+	}
+	// Two Lock+Unlocks of two 200ms timeouts each, not the pause: the
+	// driver did not wait for the paused master.
+	require.Less(t, time.Since(paused), pause*3/4, "answered while master 0 was paused")
+	// Once the pause is over, master 0 takes locks again; its late
+	// answers to the commands above went to no one.
+	require.Eventually(t, func() bool {
+		h := f.NewHolder().(*floorBlockingHolder)
+		if h.Lock(ctx, "floor-blocking:slow:after", 10*time.Second) != nil {
+			return false
+		}
+		held := 0 // no require here: Eventually runs this in a goroutine of its own
+		for _, cl := range clients {
+			if v, _ := cl.Get(ctx, "floor-blocking:slow:after").Result(); v == string(h.c.tok[:]) {
+				held++
+			}
+		}
+		return h.Unlock(ctx) == nil && held == len(clients)
+	}, 5*time.Second, 20*time.Millisecond)
+	// And it stays: its late answers did not count for later commands (a
+	// reply to no command would fail its socket for good).
+	for j := range 3 {
+		key := "floor-blocking:slow:then:" + strconv.Itoa(j)
+		h := f.NewHolder().(*floorBlockingHolder)
+		require.NoError(t, h.Lock(ctx, key, 10*time.Second))
+		assert.Equal(t, len(clients), count(values(t, clients, key), string(h.c.tok[:])), "every master holds %s", key)
+		require.NoError(t, h.Unlock(ctx))
+	}
+	for _, cl := range clients {
+		require.Eventually(t, func() bool { return cl.DBSize(ctx).Val() == 0 }, 5*time.Second, 10*time.Millisecond, "no key left behind")
+	}
 }

@@ -145,18 +145,26 @@ func (s *floorSet) settled(yes []int32, early bool) bool {
 // wait waits for replies until the deadline and reads every socket that
 // has some; it reports false once the deadline has passed.
 func (s *floorSet) wait(want floorWant, yes []int32, deadline time.Time) bool {
-	ms := msUntil(deadline)
-	if ms <= 0 {
-		return false
-	}
-	n, err := unix.EpollWait(s.ep, s.events, ms)
-	if err != nil && err != unix.EINTR { // EINTR: the runtime's preemption signal
-		return false
-	}
-	for _, ev := range s.events[:max(n, 0)] {
+	n, ok := s.waitEvents(deadline)
+	for _, ev := range s.events[:n] {
 		s.conns[ev.Fd].read(want, yes)
 	}
-	return true
+	return ok
+}
+
+// waitEvents waits until a socket has input or the deadline passes (once
+// it has, it only looks), and returns how many of s.events report input;
+// it reports false once the deadline has passed, or when epoll failed.
+func (s *floorSet) waitEvents(deadline time.Time) (int, bool) {
+	ms := msUntil(deadline)
+	n, err := unix.EpollWait(s.ep, s.events, ms)
+	switch {
+	case err == unix.EINTR: // the runtime's preemption signal
+		return 0, ms > 0
+	case err != nil:
+		return 0, false
+	}
+	return n, ms > 0
 }
 
 // owe turns the replies the current exchange still waits for into stale
