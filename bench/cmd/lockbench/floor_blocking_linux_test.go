@@ -25,13 +25,7 @@ func startFloorBlocking(t *testing.T, n int, masterTimeout time.Duration) (*floo
 	c, err := newFloorBlocking(s)
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
-	var clients []*goredislib.Client
-	for _, a := range s.Addrs {
-		cl := goredislib.NewClient(&goredislib.Options{Addr: a})
-		t.Cleanup(func() { cl.Close() })
-		clients = append(clients, cl)
-	}
-	return c.(*floorBlocking), clients
+	return c.(*floorBlocking), masterClients(t, s.Addrs)
 }
 
 // TestFloorBlockingLocks: floor-blocking takes real locks on every master,

@@ -24,13 +24,20 @@ func startFloor(t *testing.T, n int) (*floor, []*goredislib.Client) {
 	c, err := newFloor(s)
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
+	return c.(*floor), masterClients(t, s.Addrs)
+}
+
+// masterClients returns a go-redis client per master, to look at the keys
+// a floor leaves; the test's end closes them.
+func masterClients(t *testing.T, addrs []string) []*goredislib.Client {
+	t.Helper()
 	var clients []*goredislib.Client
-	for _, a := range s.Addrs {
+	for _, a := range addrs {
 		cl := goredislib.NewClient(&goredislib.Options{Addr: a})
 		t.Cleanup(func() { cl.Close() })
 		clients = append(clients, cl)
 	}
-	return c.(*floor), clients
+	return clients
 }
 
 // values returns key's value on every master ("" when it has none).
