@@ -104,7 +104,7 @@ func (f *floorBlocking) LockUnlock(ctx context.Context, key string, ttl time.Dur
 	return err
 }
 
-// lock takes c.key with a fresh token: one SET NX PX in the next batch.
+// lock takes c.key with a fresh token: one SET NX PX, queued for the driver.
 func (f *floorBlocking) lock(ctx context.Context, c *floorCall, ttl time.Duration) error {
 	f.tokens.put(&c.tok, f.tokens.next(1))
 	c.ttl, c.release = ttl, false
@@ -117,7 +117,7 @@ func (f *floorBlocking) lock(ctx context.Context, c *floorCall, ttl time.Duratio
 	return nil
 }
 
-// unlock releases c's lock: the release script in the next batch.
+// unlock releases c's lock: the release script, queued for the driver.
 func (f *floorBlocking) unlock(ctx context.Context, c *floorCall) error {
 	c.release = true
 	if err := f.call(ctx, c); err != nil {
