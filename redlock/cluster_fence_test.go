@@ -33,8 +33,9 @@ func counterAt(t *testing.T, c *Client, i int, key string) (n uint64, ok bool) {
 // kind (a Lock, a multi-key lock of keys that share a hash tag, a
 // read-write lock's writer, a semaphore's permit) take tokens that grow
 // from one holder to the next, across two Clients. Each copy's counter
-// lives in the slot of the lock's copy (under its tag, moving with it),
-// holds at least the last token, and no node has an untagged one.
+// lives in the slot of the lock's copy (under its tag, moving with it), a
+// quorum of them hold at least the last token, and no node has an
+// untagged one.
 func TestClusterFencing(t *testing.T) {
 	cl := redistest.StartClusterT(t, redistest.ClusterOptions{Replicas: -1})
 	cfg := Config{Fencing: true, RetryDelay: 10 * time.Millisecond}
@@ -93,11 +94,20 @@ func TestClusterFencing(t *testing.T) {
 			last = fence
 			require.NoError(t, release())
 		}
+		// Every copy has a counter in its slot; a quorum of them (2 of 3)
+		// hold the last token. Not every copy need: a copy that missed the
+		// last holder's round (late under load, or still holding a permit
+		// whose release it had not yet run) was not raised by it, and the
+		// argument rests on quorums alone.
+		holding := 0
 		for i := range 3 {
 			n, ok := counterAt(t, a, i, "{fk}")
 			require.True(t, ok, "%s: copy %d has no counter in its slot", name, i)
-			assert.GreaterOrEqual(t, n, last, "%s: copy %d's counter is below the last token", name, i)
+			if n >= last {
+				holding++
+			}
 		}
+		assert.GreaterOrEqual(t, holding, 2, "%s: fewer than a quorum of copies' counters hold the last token %d", name, last)
 	}
 	for _, p := range cl.Primaries() {
 		vals, err := redistest.Do(p.Addr(), "KEYS", "volley:*")
