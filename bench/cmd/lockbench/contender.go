@@ -99,8 +99,9 @@ func (d contenderDef) takesPart(mode string) bool {
 
 // allContenders lists every contender, redsync (go-redis) first: it is the
 // baseline of every ratio; the floors last: the machine's own limit, the
-// other reference (floor.go), and the same done in C, the floor's own
-// reference (floor_c.go).
+// other reference (floor.go), the same behind a blocking call
+// (floor_blocking.go), and the same done in C, the floor's own reference
+// (floor_c.go).
 func allContenders() []contenderDef {
 	return []contenderDef{
 		{name: nameRedsyncGoredis, new: newRedsyncGoredis},
