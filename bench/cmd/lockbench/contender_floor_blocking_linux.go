@@ -91,17 +91,11 @@ func (f *floorBlocking) Note() string {
 }
 
 func (f *floorBlocking) LockUnlock(ctx context.Context, key string, ttl time.Duration) error {
-	c := f.calls.Get().(*floorCall)
-	defer f.calls.Put(c)
-	c.key = append(c.key[:0], key...)
-	err := f.lock(ctx, c, ttl)
-	if err == nil {
-		return f.unlock(ctx, c)
+	h := floorBlockingHolder{f: f}
+	if err := h.Lock(ctx, key, ttl); err != nil {
+		return err
 	}
-	if ctx.Err() == nil {
-		f.unlock(ctx, c) // a minority may hold it
-	}
-	return err
+	return h.Unlock(ctx)
 }
 
 // lock takes c.key with a fresh token: one SET NX PX, queued for the driver.
@@ -346,7 +340,7 @@ func (h *floorBlockingHolder) Lock(ctx context.Context, key string, ttl time.Dur
 	c.key = append(c.key[:0], key...)
 	if err := h.f.lock(ctx, c, ttl); err != nil {
 		if ctx.Err() == nil {
-			h.f.unlock(ctx, c)
+			h.f.unlock(ctx, c) // a minority may hold it
 		}
 		h.f.calls.Put(c)
 		return err
