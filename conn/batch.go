@@ -28,6 +28,9 @@ type Batch struct {
 	// Check is the Request.Check of the requests Send sends from now on:
 	// nil, or a function of the reply alone (see Request.Check).
 	Check func(reply []resp.Value) bool
+	// ReplayUntil is the Request.ReplayUntil of the requests Send sends
+	// from now on (not of the commands that follow them in SendWith).
+	ReplayUntil time.Time
 
 	reqs    []*Request // per slot; nil until its first Send and after End gave it up
 	sent    []bool     // the slot's request is pending or on notify, not yet returned by Next
@@ -88,6 +91,7 @@ func (b *Batch) SendWith(slot int, c *Conn, cmd, then []byte, thenCheck func(rep
 	r.Cmd = append(r.Cmd[:0], cmd...)
 	r.Tag = slot
 	r.Check = b.Check
+	r.ReplayUntil = b.ReplayUntil
 	r.batch = b
 	b.sent[slot] = true
 	b.pending++

@@ -22,6 +22,8 @@ type Conn struct {
 	sock     *socket    // the current socket when up
 	queue    []*Request // accepted, waiting for the writer
 	inflight fifo       // written, waiting for replies, in order
+	progress int64      // when the current socket last delivered a reply, or connected (a monoNow reading)
+	replays  []replay   // requests a reset dropped, to send again after the next connect (see Request.ReplayUntil)
 
 	ctx    context.Context // cancelled by Close: ends a dial or handshake under way
 	cancel context.CancelFunc
@@ -207,7 +209,9 @@ func (c *Conn) Close() error {
 //
 // When the oldest request on the socket has waited longer than ReadTimeout,
 // the master is behind: r fails at once with ErrReadTimeout instead of
-// queueing behind the backlog, and the socket is reset and reconnected.
+// queueing behind the backlog (unless r asked for replay, see
+// Request.ReplayUntil); when besides no reply has come for ReadTimeout,
+// the socket is reset and reconnected (see Options.ReadTimeout).
 func (c *Conn) Send(r *Request, notify chan *Request) { c.send(r, notify, nil, monoNow()) }
 
 // SendWith is Send of r followed by then, a command whose answer nobody
@@ -242,6 +246,7 @@ func (c *Conn) send(r *Request, notify chan *Request, then *Request, at int64) {
 	r.notify = notify
 	r.err = nil
 	r.sent, r.arrived = at, 0
+	r.replayBy = replayDeadline(r.ReplayUntil)
 	r.state.Store(statePending)
 	n := 1
 	if then != nil {
@@ -253,19 +258,31 @@ func (c *Conn) send(r *Request, notify chan *Request, then *Request, at int64) {
 	c.mu.Lock()
 	if !c.up {
 		err := c.err
+		if !c.closed {
+			c.keepForReplay(r, at)
+		}
 		c.mu.Unlock()
 		failBoth(r, then, err)
 		return
 	}
 	s := c.sock
-	if c.behind(r.sent) {
-		// The master is too far behind for r to be answered in time: do
-		// not queue r behind the backlog; reset the socket, which drops the
-		// backlog and reconnects at once.
+	if c.stalled(r.sent) {
+		// The master has answered nothing for ReadTimeout while a reply
+		// is owed: it is hung, paused or cut off. Reset the socket, which
+		// drops the backlog and reconnects.
+		c.keepForReplay(r, at)
 		c.mu.Unlock()
 		err := c.lagError()
 		c.fail(s, err)
 		failBoth(r, then, err)
+		return
+	}
+	if r.replayBy == 0 && c.late(r.sent) {
+		// The master answers, but its oldest pending request has waited
+		// longer than ReadTimeout: r would wait at least as long. Shed it
+		// rather than lengthen the backlog; the socket stays (see late).
+		c.mu.Unlock()
+		failBoth(r, then, c.lagError())
 		return
 	}
 	if c.inflight.len()+len(c.queue)+n > c.opts.MaxPending {
@@ -322,16 +339,31 @@ func failBoth(r, then *Request, err error) {
 	}
 }
 
-// behind reports whether the oldest request written to the current socket
-// has waited for its reply for longer than ReadTimeout at now: the master is
-// hung, or answers slower than requests arrive, and every request queued
-// behind that one would wait at least as long. c.mu must be held.
-func (c *Conn) behind(now int64) bool {
+// late reports whether the oldest request written to the current socket
+// has waited for its reply for longer than ReadTimeout at now: the master
+// answers slower than requests arrive (or not at all), and every request
+// queued behind that one would wait at least as long. Send sheds new
+// requests then, but a socket that still delivers replies is kept: a
+// reset would drop the backlog the master is working through and make it
+// answer a reconnect's handshake on top of it (a fleet of clients
+// resetting at once is how a slow moment becomes an outage). c.mu must
+// be held.
+func (c *Conn) late(now int64) bool {
 	oldest := c.inflight.peek()
 	return oldest != nil && time.Duration(now-oldest.sent) > c.opts.ReadTimeout
 }
 
-// lagError is the failure of a socket that fell behind (see behind).
+// stalled reports whether the socket makes no progress at now: a reply is
+// owed, and none has arrived for ReadTimeout, nor was the oldest owed one
+// sent within it. The master is hung, paused or cut off; the socket is
+// reset (see watch). c.mu must be held.
+func (c *Conn) stalled(now int64) bool {
+	oldest := c.inflight.peek()
+	return oldest != nil && time.Duration(now-max(oldest.sent, c.progress)) > c.opts.ReadTimeout
+}
+
+// lagError is the failure of a socket that fell behind (see late and
+// stalled).
 func (c *Conn) lagError() error {
 	return &Error{Addr: c.opts.Addr, Op: OpTimeout, Err: ErrReadTimeout}
 }
@@ -376,6 +408,15 @@ func (c *Conn) fail(s *socket, err error) {
 	var pending []*Request
 	for r := c.inflight.pop(); r != nil; r = c.inflight.pop() {
 		pending = append(pending, r)
+	}
+	if !c.closed {
+		now := monoNow()
+		for _, r := range pending {
+			c.keepForReplay(r, now)
+		}
+		for _, r := range queue {
+			c.keepForReplay(r, now)
+		}
 	}
 	c.mu.Unlock()
 

@@ -27,8 +27,13 @@
 // requests fail at once with that error until a background reconnect (with
 // jittered exponential backoff) succeeds. A lock never queues behind a dead
 // master. A master whose oldest pending request has waited longer than
-// Options.ReadTimeout is hung or behind, and fails the same way: its backlog
-// dies with the socket, and a fresh one is dialed at once. Error.ConnUsable
+// Options.ReadTimeout is behind: new requests fail at once (they would
+// wait as long) while the socket works through its backlog. One that has
+// besides answered nothing for ReadTimeout is hung, paused or cut off,
+// and fails the same way as an I/O error: its backlog dies with the
+// socket, and a fresh one is dialed after a random wait of at most
+// ReconnectMin. A request marked for replay (Request.ReplayUntil) that a
+// reset drops is sent again after the reconnect. Error.ConnUsable
 // tells these sticky failures from a caller's own cancellation and the
 // MaxPending limit. A server error reply (-ERR, -NOSCRIPT) is an ordinary
 // reply, not a failure.

@@ -13,10 +13,13 @@ import (
 )
 
 // handshake prepares a fresh socket: HELLO 3 (with AUTH and SETNAME) or AUTH
-// and CLIENT SETNAME, then SELECT, then SCRIPT LOAD of each of
-// Options.Scripts, then Options.Setup, then INFO server and INFO
-// replication, all in one write. It returns what INFO
-// said. Errors name the command, never its arguments.
+// and CLIENT SETNAME, then SELECT, then Options.Setup, then INFO server and
+// INFO replication, all in one write; then, on the Conn's first connect and
+// whenever INFO names another run_id than the last connect's (the master
+// restarted, and its script cache is empty), SCRIPT LOAD of each of
+// Options.Scripts in a second write. A reconnect to the same process loads
+// nothing: its cache still holds them. It returns what INFO said. Errors
+// name the command, never its arguments.
 func (s *socket) handshake() (*ServerInfo, error) {
 	o := &s.c.opts
 	var names []string
@@ -53,10 +56,6 @@ func (s *socket) handshake() (*ServerInfo, error) {
 		cmd = resp.AppendCommand(cmd, "SELECT", strconv.Itoa(o.DB))
 		names = append(names, "SELECT")
 	}
-	for _, script := range o.Scripts {
-		cmd = resp.AppendCommand(cmd, "SCRIPT", "LOAD", script)
-		names = append(names, "SCRIPT LOAD")
-	}
 	for _, args := range o.Setup {
 		cmd = resp.AppendCommand(cmd, args...)
 		names = append(names, "setup "+args[0])
@@ -79,7 +78,7 @@ func (s *socket) handshake() (*ServerInfo, error) {
 			}
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		if err := vals[0].Err(); err != nil && name != "SCRIPT LOAD" {
+		if err := vals[0].Err(); err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		if name == "INFO" {
@@ -95,7 +94,32 @@ func (s *socket) handshake() (*ServerInfo, error) {
 			info.Role = infoField(vals[0], "role")
 		}
 	}
+	if last := s.c.info.Load(); len(o.Scripts) > 0 && (last == nil || last.RunID != info.RunID) {
+		if err := s.loadScripts(); err != nil {
+			return nil, err
+		}
+	}
 	return info, nil
+}
+
+// loadScripts loads each of Options.Scripts with SCRIPT LOAD, in one
+// write. A master that refuses one (an ACL without SCRIPT, say) is not an
+// error: callers still handle -NOSCRIPT.
+func (s *socket) loadScripts() error {
+	cmd := s.wbuf[:0]
+	for _, script := range s.c.opts.Scripts {
+		cmd = resp.AppendCommand(cmd, "SCRIPT", "LOAD", script)
+	}
+	if _, err := s.nc.Write(cmd); err != nil {
+		return err
+	}
+	s.wbuf = cmd[:0]
+	for range s.c.opts.Scripts {
+		if _, err := s.rd.ReadReply(); err != nil {
+			return fmt.Errorf("SCRIPT LOAD: %w", err)
+		}
+	}
+	return nil
 }
 
 // parseInfo reads run_id, uptime_in_seconds, the mode, the server's name

@@ -120,6 +120,7 @@ func recoveredAfter(samples []sample, cleared time.Time) (late time.Duration, fa
 // case is a fault the connection cannot outwait: without the lag policy
 // the slow cases stay behind for seconds after the fault ends.
 func TestSlowMasterRecovers(t *testing.T) {
+	const reconnectMax = 200 * time.Millisecond
 	srv := redistest.Start(t, redistest.Options{})
 	tests := []struct {
 		name  string
@@ -143,7 +144,7 @@ func TestSlowMasterRecovers(t *testing.T) {
 			p, err := faultproxy.Start(srv.Addr())
 			require.NoError(t, err)
 			defer p.Close()
-			c := dialT(t, Options{Addr: p.Addr(), ReadTimeout: lagLimit})
+			c := dialT(t, Options{Addr: p.Addr(), ReadTimeout: lagLimit, ReconnectMax: reconnectMax})
 			defer c.Close()
 
 			stop := make(chan struct{})
@@ -174,8 +175,9 @@ func TestSlowMasterRecovers(t *testing.T) {
 			t.Logf("recovered %v after the fault ended; %d requests, %d failed during it, %.2f%% after recovering, generation %d",
 				late.Round(time.Millisecond), len(samples), during, 100*failed, c.Info().Generation)
 			// A handshake under way when the fault ends may still wait its
-			// reply out (ReadTimeout), then the next one succeeds.
-			assert.LessOrEqual(t, late, lagLimit+masterTimeout)
+			// reply out (ReadTimeout), then the next one comes after the
+			// backoff (at most reconnectMax) and succeeds.
+			assert.LessOrEqual(t, late, reconnectMax+lagLimit+masterTimeout)
 			// Back for good: a stall of the machine fails one request per
 			// goroutine, a connection still behind (or reset again and
 			// again) fails most of them.
@@ -211,18 +213,22 @@ func TestLagPolicyDoesNotFlap(t *testing.T) {
 	assert.Equal(t, uint64(1), c.Info().Generation, "the healthy connection was reset")
 }
 
-// A Send onto a socket whose oldest request is past ReadTimeout fails at
-// once with ErrReadTimeout naming the master, instead of queueing behind
-// the backlog, and resets the socket; the Conn reconnects at once.
-func TestBehindFailsFastAndReconnects(t *testing.T) {
-	c, d, p := newPipeConn(t, Options{ReadTimeout: time.Hour, ReconnectMin: time.Hour, ReconnectMax: time.Hour})
+// A Send onto a socket whose oldest request is past ReadTimeout, and that
+// has delivered no reply for as long, fails at once with ErrReadTimeout
+// naming the master, instead of queueing behind the backlog, and resets
+// the socket; the Conn reconnects within ReconnectMin, not after its
+// backoff.
+func TestStalledFailsFastAndReconnects(t *testing.T) {
+	c, d, p := newPipeConn(t, Options{ReadTimeout: time.Hour, ReconnectMin: 10 * time.Millisecond, ReconnectMax: time.Hour})
 	go p.expect("PING") // read, never answer
 	r := NewRequest()
 	r.Cmd = resp.AppendCommand(r.Cmd[:0], "PING")
 	c.Send(r, nil)
-	// Age the pending request past ReadTimeout without waiting an hour.
+	// Age the pending request and the last reply past ReadTimeout without
+	// waiting an hour.
 	c.mu.Lock()
 	c.inflight.peek().sent = monoNow() - int64(2*time.Hour)
+	c.progress = c.inflight.peek().sent
 	c.mu.Unlock()
 
 	r2 := NewRequest()
@@ -231,7 +237,7 @@ func TestBehindFailsFastAndReconnects(t *testing.T) {
 	select {
 	case <-r2.own:
 	case <-time.After(5 * time.Second):
-		t.Fatal("Send onto a backlogged socket did not fail at once")
+		t.Fatal("Send onto a stalled socket did not fail at once")
 	}
 	var ce *Error
 	require.ErrorAs(t, r2.Err(), &ce)
@@ -243,8 +249,54 @@ func TestBehindFailsFastAndReconnects(t *testing.T) {
 	r.Release()
 	r2.Release()
 
-	// The reconnect starts at once, not after the (hour-long) backoff.
 	p2 := d.accept(t)
 	p2.handshake()
 	require.Eventually(t, func() bool { return c.Err() == nil }, 5*time.Second, time.Millisecond)
+}
+
+// A socket whose oldest request is past ReadTimeout but that still
+// delivers replies is behind, not dead: a new request fails at once with
+// ErrReadTimeout (shed, not queued behind the backlog), a request that
+// asked for replay is queued anyway, and the socket is kept: the backlog
+// is answered in order once the master catches up.
+func TestLateShedsButKeepsTheSocket(t *testing.T) {
+	c, _, p := newPipeConn(t, Options{ReadTimeout: time.Hour})
+	peerDone := make(chan struct{})
+	go func() {
+		defer close(peerDone)
+		p.expect("PING")
+		p.expect("ECHO", "release")
+		p.send("+PONG\r\n$7\r\nrelease\r\n")
+	}()
+	r := NewRequest()
+	r.Cmd = resp.AppendCommand(r.Cmd[:0], "PING")
+	c.Send(r, nil)
+	c.mu.Lock()
+	c.inflight.peek().sent = monoNow() - int64(2*time.Hour) // old, but a reply came lately
+	c.progress = monoNow()
+	c.mu.Unlock()
+
+	shed := NewRequest()
+	shed.Cmd = resp.AppendCommand(shed.Cmd[:0], "PING")
+	c.Send(shed, nil)
+	select {
+	case <-shed.own:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Send onto a late socket was not shed")
+	}
+	assert.ErrorIs(t, shed.Err(), ErrReadTimeout)
+	shed.Release()
+
+	kept := NewRequest()
+	kept.Cmd = resp.AppendCommand(kept.Cmd[:0], "ECHO", "release")
+	kept.ReplayUntil = time.Now().Add(time.Hour)
+	c.Send(kept, nil)
+	<-peerDone
+	require.NoError(t, c.Wait(context.Background(), r))
+	require.NoError(t, c.Wait(context.Background(), kept))
+	assert.Equal(t, "release", string(kept.Reply()[0].Bytes))
+	assert.NoError(t, c.Err())
+	assert.Equal(t, uint64(1), c.Info().Generation, "a socket that still answered was reset")
+	r.Release()
+	kept.Release()
 }

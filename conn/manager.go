@@ -38,6 +38,7 @@ func (c *Conn) manage() {
 		}
 		if err == nil {
 			c.up, c.sock, c.err = true, s, nil
+			c.progress = monoNow()
 			c.latency.Store(0)
 			info.Generation = c.connects.Add(1)
 			c.info.Store(info)
@@ -64,27 +65,29 @@ func (c *Conn) manage() {
 				t.Stop()
 				return
 			}
-			if !answeredLate(err) {
-				backoff = min(backoff*2, c.opts.ReconnectMax)
-			}
+			// Every failed attempt grows the backoff, one whose handshake
+			// the master left unanswered too: a master too busy to answer
+			// in time is not helped by more handshakes.
+			backoff = min(backoff*2, c.opts.ReconnectMax)
 			continue
 		}
 		backoff = c.opts.ReconnectMin
 		c.done.Add(2)
 		go s.readLoop()
 		go s.writeLoop()
+		c.sendReplays()
 		c.watch(s)
+		// The socket died. Reconnect after a random wait in [0,
+		// ReconnectMin]: the clients of a master that stalled lose their
+		// sockets together, and should not all knock at once.
+		t := time.NewTimer(rand.N(c.opts.ReconnectMin + 1))
+		select {
+		case <-t.C:
+		case <-c.closing:
+			t.Stop()
+			return
+		}
 	}
-}
-
-// answeredLate reports whether a connect failed because the master, which
-// accepted the connection, left the handshake unanswered past ReadTimeout.
-// Such an attempt paced itself (it waited ReadTimeout), and the master is
-// reachable: the backoff does not grow, so a master that was only slow is
-// back within about a ReadTimeout of recovering.
-func answeredLate(err error) bool {
-	var ce *Error
-	return errors.As(err, &ce) && ce.Op == OpHandshake && errors.Is(err, os.ErrDeadlineExceeded)
 }
 
 // notTLS reports whether a failed TLS handshake looks like a server that
@@ -99,12 +102,12 @@ func notTLS(err error) bool {
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded)
 }
 
-// watch returns when s dies. It fails s when the oldest pending request has
-// waited longer than ReadTimeout (see behind): a master that stopped
-// answering (hung, paused, partitioned) or fell behind (slower than the
-// requests arrive, its replies trickling in) is recycled, so its backlog
-// dies with the socket. Send makes the same check on every request; this
-// one catches it when no request comes.
+// watch returns when s dies. It fails s when a reply is owed and the
+// socket has delivered none for ReadTimeout (see stalled): a master that
+// stopped answering (hung, paused, partitioned) is recycled, so its
+// backlog dies with the socket. A master that answers, however slowly,
+// keeps its socket (see late). Send makes the same check on every
+// request; this one catches it when no request comes.
 func (c *Conn) watch(s *socket) {
 	t := time.NewTicker(c.opts.ReadTimeout / 4)
 	defer t.Stop()
@@ -114,7 +117,7 @@ func (c *Conn) watch(s *socket) {
 			return
 		case <-t.C:
 			c.mu.Lock()
-			late := c.sock == s && c.behind(monoNow())
+			late := c.sock == s && c.stalled(monoNow())
 			c.mu.Unlock()
 			if late {
 				c.fail(s, c.lagError())
@@ -165,8 +168,8 @@ func (c *Conn) connect() (*socket, *ServerInfo, error) {
 	// The handshake writes under the dial deadline; Close or the deadline
 	// interrupts it. Its replies are pending requests like any other: a
 	// master that leaves them unanswered for ReadTimeout is too slow to use
-	// (see behind), and the manager tries again rather than wait out the
-	// whole DialTimeout.
+	// (see stalled), and the manager tries again, after its backoff, rather
+	// than wait out the whole DialTimeout.
 	deadline, _ := ctx.Deadline()
 	nc.SetWriteDeadline(deadline)
 	readDeadline := time.Now().Add(c.opts.ReadTimeout)

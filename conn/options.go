@@ -45,13 +45,16 @@ type Options struct {
 	ClientName string
 	// Protocol is 2 (default, no HELLO sent) or 3 (HELLO 3).
 	Protocol int
-	// Scripts are loaded with SCRIPT LOAD in every (re)connect's
-	// handshake, so that EVALSHA of them finds them on a master that
-	// restarted or flushed its script cache before this connection opened.
-	// A master that refuses to load one (an ACL without SCRIPT, say) is not
-	// an error: callers still handle -NOSCRIPT (a later SCRIPT FLUSH).
+	// Scripts are loaded with SCRIPT LOAD in the handshake of the first
+	// connect and of every reconnect to a master whose run_id changed (it
+	// restarted, its script cache empty), so that EVALSHA of them finds
+	// them at the first try. A reconnect to the same process loads
+	// nothing, so that a master that is merely slow is not asked for that
+	// work by every client at once. A master that refuses to load one (an
+	// ACL without SCRIPT, say) is not an error: callers still handle
+	// -NOSCRIPT (a SCRIPT FLUSH).
 	Scripts []string
-	// Setup are commands run in every (re)connect's handshake, after the
+	// Setup are commands run in every (re)connect's handshake, before the
 	// scripts are loaded and before the Conn takes requests, so that every
 	// request on a socket follows them (a master that restarts drops the
 	// socket: the next one runs them again). An error reply fails the
@@ -93,17 +96,20 @@ type Options struct {
 	// nesting depth). Zero fields mean resp's defaults.
 	Limits resp.Limits
 
-	// ReadTimeout is how long the oldest pending request may wait for its
-	// reply. Past it the master is hung, unreachable or behind (answering
-	// slower than requests arrive, its replies trickling in): the socket is
-	// reset, which fails the pending requests with ErrReadTimeout and drops
-	// the backlog, requests fail fast until it reconnects, and it reconnects
-	// at once. It also bounds the wait for the handshake's replies. It is
-	// judged on the age of the oldest request, not on whether bytes arrive;
-	// it is not a per-request timeout (callers bound their own waits with a
-	// context or timer). Set it above the longest command you send (a
-	// blocking BLPOP, say). Default 3s; the redlock package defaults it to
-	// twice its MasterTimeout.
+	// ReadTimeout judges whether the master keeps up. When the oldest
+	// pending request has waited longer than it, the master is behind:
+	// new requests fail at once with ErrReadTimeout (they would wait at
+	// least as long) until it catches up, except those that asked for
+	// replay (Request.ReplayUntil), which queue. When besides no reply at
+	// all has come for ReadTimeout, the master is hung, paused or cut off:
+	// the socket is reset, which fails the pending requests with
+	// ErrReadTimeout and drops the backlog, and it reconnects after a
+	// random wait of at most ReconnectMin. A master that answers, however
+	// slowly, keeps its socket. It also bounds the wait for the
+	// handshake's replies. It is not a per-request timeout (callers bound
+	// their own waits with a context or timer). Set it above the longest
+	// command you send (a blocking BLPOP, say). Default 3s; the redlock
+	// package defaults it to twice its MasterTimeout.
 	ReadTimeout time.Duration
 	// MaxPending bounds the requests written but not yet answered; a request
 	// beyond it fails at once with ErrTooManyPending. Default 65536.

@@ -57,14 +57,25 @@ type Request struct {
 	// from state the caller may change), must not block, and must not keep
 	// vals. It is the caller's to set with Cmd; recycling clears it.
 	Check func(reply []resp.Value) bool
+	// ReplayUntil, when not zero, asks the Conn not to forget the command
+	// if a reset drops it before its reply comes: queued, written but
+	// unanswered, or sent while the Conn was down (or shed, see Send). The
+	// Conn keeps a copy and sends it again, as SendForget does, after the
+	// next connect, unless that comes at or after ReplayUntil. The request
+	// itself still fails as usual. Only for commands that may run twice
+	// with the same effect (a release checked against a token): a replayed
+	// command may also have run before the reset. It is the caller's to
+	// set with Cmd; recycling clears it.
+	ReplayUntil time.Time
 
-	state   atomic.Int32
-	sent    int64         // when Send accepted it (a monoNow reading): the lag check measures its age
-	arrived int64         // when its reply arrived (a monoNow reading); 0 until then, and for a failure
-	notify  chan *Request // where completion is announced
-	own     chan *Request // the Request's own notify channel, capacity 1; made by Send when needed
-	forget  bool          // sent by SendForget: no one is notified of its completion
-	batch   *Batch        // the Batch that sent it, told of its completion; nil for others
+	state    atomic.Int32
+	replayBy int64         // ReplayUntil as a monoNow reading, 0 for none; set by Send
+	sent     int64         // when Send accepted it (a monoNow reading): the lag check measures its age
+	arrived  int64         // when its reply arrived (a monoNow reading); 0 until then, and for a failure
+	notify   chan *Request // where completion is announced
+	own      chan *Request // the Request's own notify channel, capacity 1; made by Send when needed
+	forget   bool          // sent by SendForget: no one is notified of its completion
+	batch    *Batch        // the Batch that sent it, told of its completion; nil for others
 
 	err  error        // connection error, nil when a reply arrived
 	vals []resp.Value // the reply, flattened; Bytes point into buf
@@ -94,6 +105,7 @@ func (r *Request) recycle() {
 	}
 	r.Cmd, r.buf, r.vals = r.Cmd[:0], r.buf[:0], r.vals[:0]
 	r.Tag, r.Check, r.err, r.notify, r.own, r.forget, r.batch = 0, nil, nil, nil, nil, false, nil
+	r.ReplayUntil, r.replayBy = time.Time{}, 0
 	r.state.Store(stateIdle)
 	requestPool.Put(r)
 }

@@ -226,12 +226,14 @@ func (s *socket) readLoop() {
 // reply reaches a request when the replies are out of step.
 func (s *socket) deliver(vals []resp.Value) bool {
 	c := s.c
+	now := monoNow()
 	c.mu.Lock()
 	if c.sock != s {
 		c.mu.Unlock()
 		return false
 	}
 	r := c.inflight.pop()
+	c.progress = now
 	c.mu.Unlock()
 	if r == nil {
 		c.fail(s, &Error{Addr: c.opts.Addr, Op: OpRead, Err: ErrUnexpectedReply})
@@ -243,7 +245,7 @@ func (s *socket) deliver(vals []resp.Value) bool {
 		r.complete(nil, err) // popped: fail no longer sees it
 		return false
 	}
-	r.arrived = monoNow()
+	r.arrived = now
 	c.latency.Store(r.arrived - r.sent)
 	r.complete(vals, nil) // copies the reply out of rd before anyone else may read
 	return true

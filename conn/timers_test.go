@@ -122,23 +122,27 @@ func TestReconnectBackoff(t *testing.T) {
 }
 
 // A master that accepts the connection but answers the handshake past
-// ReadTimeout is retried after ReconnectMin each time: the backoff does not
-// grow, so a master that was only slow is back soon after it recovers.
-func TestSlowHandshakeDoesNotGrowBackoff(t *testing.T) {
+// ReadTimeout is retried after a growing backoff, as one that refuses:
+// a master too busy to answer in time is not helped by more handshakes
+// (every client of a stalled master would otherwise knock every
+// ReconnectMin).
+func TestSlowHandshakeGrowsBackoff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		const rt, lo = 100 * time.Millisecond, 10 * time.Millisecond
+		const rt, lo, hi = 100 * time.Millisecond, 10 * time.Millisecond, 80 * time.Millisecond
 		d := newPipeDialer()
-		c, err := New(Options{Addr: "pipe:1", Dialer: d.dial, ReadTimeout: rt, ReconnectMin: lo, ReconnectMax: time.Hour})
+		c, err := New(Options{Addr: "pipe:1", Dialer: d.dial, ReadTimeout: rt, ReconnectMin: lo, ReconnectMax: hi})
 		require.NoError(t, err)
 		var prev time.Time
 		var readers sync.WaitGroup
 		defer readers.Wait()
+		b := lo
 		for i := range 6 {
 			p := d.accept(t)
 			now := time.Now()
 			if i > 0 {
 				gap := now.Sub(prev)
-				assert.True(t, gap >= rt+lo/2 && gap <= rt+lo, "attempt %d after %v", i, gap)
+				assert.True(t, gap >= rt+b/2 && gap <= rt+b, "attempt %d after %v, want [%v, %v]", i, gap, rt+b/2, rt+b)
+				b = min(2*b, hi)
 			}
 			prev = now
 			readers.Go(func() { p.rd.ReadReply() }) // read, answer never

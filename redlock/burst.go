@@ -88,6 +88,7 @@ func (o *op) run(done <-chan struct{}) burstResult {
 	// Alone on the masters' connections, the burst reads its replies
 	// itself (see conn.Batch.Claim): no reader goroutine, no hand-over.
 	o.fan.begin(c.cfg.MasterTimeout, &o.alt, c.claimable(o.cmd.place), answers[o.command.answer].fits)
+	o.fan.b.ReplayUntil = o.replayUntil(o.fan.start)
 	if o.nat.cmd == o.command && o.command != nil {
 		o.fan.nat = &o.nat
 	}

@@ -20,6 +20,11 @@ type command struct {
 	// NOSCRIPT answer, if it came after the decision, would go unseen and
 	// leave the key for its TTL.
 	eval bool
+	// release: the command gives a held value up, checked against its
+	// token, so running it twice is running it once. A connection reset
+	// that drops it sends it again after the reconnect (see
+	// Client.replayUntil).
+	release bool
 	// fenceKey: the fencing counter's key follows the lock's keys. Over a
 	// Redis Cluster the command's script is then vouched, the cluster
 	// form of script (see scripts.FenceLockVouched), and the counter's
@@ -72,16 +77,16 @@ var (
 	cmdExtend        = command{script: &scripts.Extend, arg: true, guarded: true, answer: answerVote, batch: &scripts.ExtendBatch, natives: extendNatives}
 	cmdExtendMulti   = command{script: &scripts.ExtendMulti, arg: true, guarded: true, answer: answerVote, batch: &scripts.ExtendBatch}
 	cmdHandover      = command{script: &scripts.Handover, guarded: true, answer: answerVote} // encoded by encodeHandover
-	cmdRelease       = command{script: &scripts.Release, eval: true, answer: answerVote, natives: releaseNatives, wake: true}
-	cmdReleaseMulti  = command{script: &scripts.ReleaseMulti, eval: true, answer: answerVote}
-	cmdReleaseQuiet  = command{script: &scripts.ReleaseQuiet, eval: true, answer: answerVote, natives: releaseNatives}
-	cmdReleaseMultiQ = command{script: &scripts.ReleaseMultiQuiet, eval: true, answer: answerVote}
+	cmdRelease       = command{script: &scripts.Release, eval: true, release: true, answer: answerVote, natives: releaseNatives, wake: true}
+	cmdReleaseMulti  = command{script: &scripts.ReleaseMulti, eval: true, release: true, answer: answerVote}
+	cmdReleaseQuiet  = command{script: &scripts.ReleaseQuiet, eval: true, release: true, answer: answerVote, natives: releaseNatives}
+	cmdReleaseMultiQ = command{script: &scripts.ReleaseMultiQuiet, eval: true, release: true, answer: answerVote}
 	// A semaphore's: SemAcquire's and SemExtend's arg2 is the permit's
 	// index and the number of permits; SemRelease's arg is the index.
 	cmdSemAcquire       = command{script: &scripts.SemAcquire, arg: true, arg2: true, guarded: true, answer: answerPermit}
 	cmdSemAcquireFenced = command{script: &scripts.SemAcquire, fenceKey: true, vouched: &scripts.SemAcquireVouched, arg: true, arg2: true, propose: true, guarded: true, answer: answerFencePermit}
 	cmdSemExtend        = command{script: &scripts.SemExtend, arg: true, arg2: true, guarded: true, answer: answerVote, batch: &scripts.SemExtendBatch}
-	cmdSemRelease       = command{script: &scripts.SemRelease, eval: true, arg: true, arg2: true, answer: answerVote}
+	cmdSemRelease       = command{script: &scripts.SemRelease, eval: true, release: true, arg: true, arg2: true, answer: answerVote}
 	// A read-write lock's: its writer's and readers' attempts answer as
 	// LockWait does, a fenced writer's as FenceLock does; a writer's lock
 	// is then extended and released as a Lock.
@@ -89,14 +94,14 @@ var (
 	cmdRWLockFenced = command{script: &scripts.RWLock, fenceKey: true, vouched: &scripts.RWLockVouched, arg: true, arg2: true, propose: true, guarded: true, answer: answerFenceLock}
 	cmdRWRLock      = command{script: &scripts.RWRLock, arg: true, guarded: true, answer: answerLock}
 	cmdRWRExtend    = command{script: &scripts.RWRExtend, arg: true, guarded: true, answer: answerVote, batch: &scripts.RWRExtendBatch, batchFrom: 1, batchKeys: 1}
-	cmdRWRUnlock    = command{script: &scripts.RWRUnlock, eval: true, answer: answerVote}
+	cmdRWRUnlock    = command{script: &scripts.RWRUnlock, eval: true, release: true, answer: answerVote}
 	// An election's (see election.go): a candidate attempts as a fenced
 	// Lock does, then the winner announces itself (arg: its record); the
 	// renewer extends a leadership with the batch script alone (there is
 	// no Extend of one); a release's arg is its wake flag.
 	cmdElectAnnounce = command{script: &scripts.ElectAnnounce, arg: true, guarded: true, answer: answerVote}
 	cmdElectExtend   = command{guarded: true, answer: answerVote, batch: &scripts.ElectExtendBatch}
-	cmdElectRelease  = command{script: &scripts.ElectRelease, eval: true, arg: true, answer: answerVote}
+	cmdElectRelease  = command{script: &scripts.ElectRelease, eval: true, release: true, arg: true, answer: answerVote}
 )
 
 // commands is the table: every command above. The scripts each

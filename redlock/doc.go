@@ -85,14 +85,19 @@
 // # Slow masters
 //
 // A master that is slow but alive neither stalls other callers nor grants
-// anything. Its connection is reset, and reconnects at once, when its
-// oldest pending request has waited 2 x MasterTimeout (the conn package's
-// Options.ReadTimeout; a read_timeout address parameter sets it for one
-// master). A master whose latest reply came after MasterTimeout is not
+// anything. When its oldest pending request has waited 2 x MasterTimeout
+// (the conn package's Options.ReadTimeout; a read_timeout address
+// parameter sets it for one master), new commands to it fail at once
+// until it catches up; its connection is reset only when it has besides
+// answered nothing for as long (hung, paused, cut off), and reconnects
+// after a short random wait, with a backoff that grows while it cannot
+// answer the handshake in time. A release that a reset drops is sent
+// again after the reconnect, while the value it releases could still be
+// there (MaxTTL). A master whose latest reply came after MasterTimeout is not
 // awaited when the outcome hangs on it (OutcomeSlow) until it answers in
 // time again, unless fewer than a quorum would be left to await. A late
 // SET on a slow master is followed by the failed attempt's release on the
-// same connection; if that release is lost, the key stays until its TTL.
+// same connection (sent again if a reset drops it).
 // None of this can grant a lock: it only turns votes into failures.
 //
 // # Waiting

@@ -271,6 +271,21 @@ func (o *op) releaseAfterFailure(key string, keys []string, tok *token, wake boo
 	o.sendForget(true)
 }
 
+// replayUntil is until when a connection reset that drops o's command,
+// sent at sent, sends it again after the reconnect (conn's
+// Request.ReplayUntil): for a release, as long as the value it releases
+// could still be on a master (taken at the latest by sent with a TTL of
+// at most MaxTTL, which the masters' clocks may stretch by the drift
+// allowance, plus a MasterTimeout for the command's way there); for any
+// other command, never (the zero time).
+func (o *op) replayUntil(sent time.Time) time.Time {
+	if o.command == nil || !o.command.release {
+		return time.Time{}
+	}
+	c := o.c
+	return sent.Add(c.cfg.MaxTTL + c.drift(c.cfg.MaxTTL) + c.cfg.MasterTimeout)
+}
+
 // sendForget sends o.cmd (an EVAL: no one will read a NOSCRIPT answer) to
 // every master, without waiting; with skipTaken, not to those whose
 // outcome in o.res is OutcomeTaken (they hold nothing of ours).

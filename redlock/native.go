@@ -198,6 +198,7 @@ func (o *op) encodeNatives(cmd *command, key string, keys []string, tok *token, 
 func (o *op) forget(i int) {
 	cn := o.c.connFor(i, o.cmd.place)
 	r := conn.NewRequest()
+	r.ReplayUntil = o.replayUntil(time.Now())
 	v, ok := o.nativeFor(cn)
 	if !ok {
 		r.Cmd = append(r.Cmd[:0], o.c.forMaster(&o.cmd, i, &o.fan.scratch)...)
