@@ -33,6 +33,8 @@ type seenRelease struct {
 	id       [releaseIDLen]byte
 	messages int
 	woke     bool // it has woken a waiter
+	named    bool // a message named a Client to wake (see waiters.go)
+	mine     bool // a message named this Client
 }
 
 // subscribe makes sure that every key of w is subscribed to on every
@@ -255,7 +257,8 @@ func (room *waitRoom) newSub(opts conn.Options) *conn.Conn {
 }
 
 // onMessage takes a release's message from a master. The message that
-// makes a quorum of them wakes the key's longest waiting waiter: the
+// makes a quorum of them wakes the key's longest waiting waiter, unless
+// the messages name another Client to wake (see waiters.go): the
 // release then ran on a quorum of masters, so a quorum is free. (Waking at
 // the first message would send the waiter to masters the release has not
 // reached yet, its holder still sending it: a wasted attempt under load.)
@@ -299,7 +302,14 @@ func (room *waitRoom) onMessage(channel, payload []byte) {
 		kw.nseen++
 	}
 	r.messages++
-	if !r.woke && r.messages >= room.enoughLocked(kw, string(key)) {
+	if next := payload[min(len(payload), releaseIDLen):]; len(next) > 0 {
+		r.named = true
+		r.mine = r.mine || room.c.namesMe(next)
+	}
+	// Woken once a quorum of messages came, if one named this Client or
+	// none named any (see waiters.go); a message that names it later
+	// wakes it then.
+	if !r.woke && (r.mine || !r.named) && r.messages >= room.enoughLocked(kw, string(key)) {
 		r.woke = true
 		room.wakeLocked(kw)
 	}

@@ -390,6 +390,9 @@ func (room *waitRoom) leave(w *waiter, acquired bool) (gift handover, gifted boo
 		if room.closed {
 			continue
 		}
+		if !acquired && !w.watch {
+			room.c.leaveWaiters(k)
+		}
 		for i := range room.c.masters {
 			if sc := room.subAtLocked(i, k); sc != nil && kw.tried[i] != 0 {
 				r := conn.NewRequest()

@@ -3,6 +3,7 @@ package fakeredis
 import (
 	"crypto/sha1"
 	"encoding/hex"
+	"strconv"
 	"strings"
 
 	"github.com/volleylock/volley/internal/scripts"
@@ -78,11 +79,7 @@ var scriptTable = []struct {
 	{scripts.Extend, scriptExtend, runTokenScript(extendAct)},
 	{scripts.Handover, scriptHandover, runTokenScript(handoverAct)},
 	{scripts.LockWait, scriptLockWait, func(c *client, sha string, keys, argv [][]byte) {
-		if len(keys) == 0 {
-			c.out = appendScriptError(c.out, errScriptArgs, sha)
-			return
-		}
-		c.out = c.s.lockMultiLocked(c.out, c.db, sha, keys[:1], argv)
+		c.out = c.s.lockWaitLocked(c.out, c.db, sha, keys, argv)
 	}},
 	{scripts.LockMulti, scriptLockMulti, func(c *client, sha string, keys, argv [][]byte) {
 		c.out = c.s.lockMultiLocked(c.out, c.db, sha, keys, argv)
@@ -331,15 +328,73 @@ func runTokenScript(act tokenAct) scriptRunner {
 	}
 }
 
-// releaseAct deletes the key; with wake, it publishes the release.
+// releaseAct deletes the key; with wake, it takes the longest waiting
+// Client off the key's waiters, KEYS[2] (see lockWaitLocked), and
+// publishes the release, naming that Client.
 func releaseAct(wake bool) tokenAct {
-	return func(c *client, _ string, keys, argv [][]byte, _ int64) {
+	return func(c *client, sha string, keys, argv [][]byte, now int64) {
 		delete(c.s.dbs[c.db], string(keys[0]))
 		if wake {
-			c.publishReleaseLocked(keys[0], argv[0])
+			if len(keys) < 2 {
+				c.out = appendScriptError(c.out, errScriptArgs, sha)
+				return
+			}
+			next, wrongType := c.s.zpopminLocked(c.db, keys[1], now)
+			if wrongType {
+				c.out = appendScriptError(c.out, errWrongType, sha)
+				return
+			}
+			c.publishReleaseLocked(keys[0], argv[0], next)
 		}
 		c.out = append(c.out, replyOne...)
 	}
+}
+
+// lockWaitLocked runs scripts.LockWait: LockMulti's attempt on KEYS[1];
+// a Client that sets it leaves the key's waiters KEYS[2], one that finds
+// it taken joins them (ARGV[3], scored by the server's time in ms when
+// it first joined), and the waiters' TTL becomes the key's PTTL (0 when
+// it has none) plus ARGV[2]. Errors come in the script's order.
+func (s *Server) lockWaitLocked(out []byte, db int, sha string, keys, argv [][]byte) []byte {
+	if len(keys) == 0 {
+		return appendScriptError(out, errScriptArgs, sha)
+	}
+	now := s.nowMs()
+	mark := len(out)
+	out, set := s.lockKeysLocked(out, db, sha, keys[:1], argv, now)
+	if set {
+		if len(keys) < 2 || len(argv) < 3 {
+			return appendScriptError(out, errScriptArgs, sha)
+		}
+		if msg := s.scriptZremLocked(db, keys[1], argv[2], now); msg != "" {
+			return appendScriptError(out, msg, sha)
+		}
+		return append(out, replyOne...)
+	}
+	if len(out) == mark || out[mark] != '*' {
+		return out // an error
+	}
+	if len(keys) < 2 || len(argv) < 3 {
+		return appendScriptError(out[:mark], errScriptArgs, sha)
+	}
+	z, wrongType := s.lookupZsetLocked(db, keys[1], now)
+	if wrongType {
+		return appendScriptError(out[:mark], errWrongType, sha)
+	}
+	if z == nil || !z.has(argv[2]) {
+		if msg := s.scriptZaddLocked(db, keys[1], float64(now), argv[2], now); msg != "" {
+			return appendScriptError(out[:mark], msg, sha)
+		}
+	}
+	ttl, err := strconv.ParseInt(string(argv[1]), 10, 64)
+	if err != nil {
+		return appendScriptError(out[:mark], errLuaArithString, sha)
+	}
+	pttl := max(s.scriptPttlLocked(db, keys[0], now), 0)
+	if msg := s.scriptPexpireLocked(db, keys[1], strconv.AppendInt(nil, pttl+ttl, 10), now); msg != "" {
+		return appendScriptError(out[:mark], msg, sha)
+	}
+	return out
 }
 
 // handoverAct sets the key to the next token, ARGV[2], for ARGV[3] ms.
@@ -370,9 +425,9 @@ func extendAct(c *client, sha string, keys, argv [][]byte, now int64) {
 // semaphore's record; for scripts.RWRUnlock, it is the writer's key, and
 // token the reader's): the release's id on the key's shard channel
 // (SPUBLISH).
-func (c *client) publishReleaseLocked(key, token []byte) {
+func (c *client) publishReleaseLocked(key, token []byte, next string) {
 	channel := append([]byte(releasedChannelPrefix), key...)
-	c.s.publishLocked(c, shard, channel, []byte(holderID(token)))
+	c.s.publishLocked(c, shard, channel, []byte(holderID(token)+next))
 }
 
 // appendHolder appends what the lock scripts answer when a key is taken,
@@ -480,7 +535,7 @@ func (c *client) releaseMultiLocked(sha string, keys, argv [][]byte, publish boo
 			delete(s.dbs[c.db], string(k))
 			n++
 			if publish {
-				c.publishReleaseLocked(k, argv[0])
+				c.publishReleaseLocked(k, argv[0], "")
 			}
 		}
 	}

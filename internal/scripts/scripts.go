@@ -49,9 +49,13 @@ var (
 	// its waiters: it publishes (SPUBLISH) the release's id (the first 16
 	// hex digits of ARGV[1]'s SHA-1; the token itself never leaves the
 	// master) on the shard channel ReleasedChannelPrefix followed by the key,
-	// in the key's slot on a cluster, and returns 1. Else it returns 0. It
+	// in the key's slot on a cluster, followed by the id of the Client
+	// that has waited longest, which it takes off the waiters' sorted set
+	// KEYS[2] (see LockWait; nothing follows when it is empty): that
+	// Client attempts, the others wait on. It returns 1, else 0. It
 	// publishes with redis.pcall, so that an ACL that forbids SPUBLISH
-	// costs the waiters their retry delay, not the release.
+	// costs the waiters their retry delay, not the release. (It is sent
+	// with EVAL on every Unlock, so its file carries no comment.)
 	Release = load("release")
 	// ReleaseQuiet is Release without the wake-up: it deletes KEYS[1] if
 	// it holds ARGV[1] and returns DEL's reply (1), else 0. It releases a
@@ -71,7 +75,11 @@ var (
 	// LockWait is the attempt of a Lock that waits: SET NX PX, and when
 	// the key is taken, what a waiter needs to know. If KEYS[1] does not
 	// exist, it sets it to the token ARGV[1] with a TTL of ARGV[2]
-	// milliseconds and returns 1; else it returns the holder's id (the
+	// milliseconds, takes the Client id ARGV[3] off the key's waiters
+	// KEYS[2], and returns 1; else it adds ARGV[3] to the waiters (a
+	// sorted set scored by when each Client first joined, in the server's
+	// milliseconds; one that is there keeps its place), extends their TTL
+	// to the key's PTTL plus ARGV[2], and returns the holder's id (the
 	// first 16 hex digits of the SHA-1 of the key's value) and the key's
 	// PTTL, an array of a bulk string and an integer.
 	LockWait = load("lock_wait")

@@ -1,0 +1,65 @@
+package redlock
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+
+	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/resp"
+)
+
+// The waiters of a key across Clients. A Lock that waits makes its
+// attempts with scripts.LockWait, which, when the key is taken, enrolls
+// its Client's id (Client.waiterID) in the key's waiters: a sorted set on
+// each master, named the key followed by waitersSuffix (in the key's slot
+// on a cluster), scored by when the Client first joined. A release
+// (scripts.Release) takes the Client that has waited longest off the set
+// and names it in the message it publishes. A Client that a quorum of a
+// release's messages reached wakes its longest waiting Lock only if a
+// message named it, or if none named anyone (no Client was enrolled: a
+// native release, or waiters that only joined locally); the others wait
+// on. So one release sends one Client's waiter at the masters, not one
+// per Client, whatever the number of processes; masters that disagree on
+// whom to name wake at most one Client each. The set lives as long as
+// the key plus a TTL, renewed by each enrolling attempt; a Client leaves
+// it when its attempt takes the key (the script), when a release names
+// it, or when its last waiter of the key leaves without the lock
+// (leaveWaiters). Every wait stays bounded by RetryDelay, so a wake-up
+// lost to a Client that no longer waits (it crashed, say) costs the
+// others at most that.
+
+// waitersSuffix follows a key in the name of its waiters' sorted set.
+const waitersSuffix = ":volley:waiters"
+
+// waiterIDLen is the length of a Client's id among a key's waiters: hex
+// digits of 64 random bits.
+const waiterIDLen = 16
+
+// newWaiterID returns a random Client id for the waiters' sets.
+func newWaiterID() (id [waiterIDLen]byte) {
+	var b [waiterIDLen / 2]byte
+	rand.Read(b[:])
+	hex.Encode(id[:], b[:])
+	return id
+}
+
+// namesMe reports whether next, the Client a release's message names
+// (empty for none), is this Client.
+func (c *Client) namesMe(next []byte) bool { return string(next) == string(c.waiterID[:]) }
+
+// leaveWaiters takes this Client off key's waiters on every master,
+// without waiting: its last waiter of key left without the lock.
+func (c *Client) leaveWaiters(key string) {
+	var w wire
+	w.at(c, key)
+	w.b = resp.AppendArrayHeader(w.b, 3)
+	w.b = resp.AppendBulkString(w.b, "ZREM")
+	w.keyWith(c, key, waitersSuffix)
+	w.b = resp.AppendBulk(w.b, c.waiterID[:])
+	var scratch []byte
+	for i := range c.masters {
+		r := conn.NewRequest()
+		r.Cmd = append(r.Cmd[:0], c.forMaster(&w, i, &scratch)...)
+		c.connFor(i, w.place).SendForget(r)
+	}
+}
