@@ -656,3 +656,27 @@ func TestRenewalWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandStats: the commandstats lines of an INFO reply, by command;
+// other sections' fields are left out, a bad number is an error.
+func TestCommandStats(t *testing.T) {
+	info := "# Stats\r\ntotal_connections_received:12\r\n\r\n# Commandstats\r\n" +
+		"cmdstat_evalsha:calls=10,usec=55,usec_per_call=5.50,rejected_calls=2,failed_calls=1\r\n" +
+		"cmdstat_set:calls=7,usec=14.5,usec_per_call=2.07,rejected_calls=0,failed_calls=0\r\n" +
+		"cmdstat_del:calls=3,usec=3,usec_per_call=1.00\r\n"
+	stats, err := commandStats(info)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]commandStat{
+		"evalsha": {Calls: 10, Rejected: 2, Usec: 55},
+		"set":     {Calls: 7, Usec: 14.5},
+		"del":     {Calls: 3, Usec: 3},
+	}, stats)
+	assert.Equal(t, "12", infoFields(info)["total_connections_received"])
+
+	stats, err = commandStats("# Server\r\nredis_version:7.0.15\r\n")
+	require.NoError(t, err)
+	assert.Empty(t, stats)
+
+	_, err = commandStats("cmdstat_set:calls=x7,usec=1\r\n")
+	require.ErrorContains(t, err, "cmdstat_set")
+}
