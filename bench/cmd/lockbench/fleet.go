@@ -43,6 +43,11 @@ import (
 //     connected_clients;
 //   - overlaps, which fail the mode with ErrOverlap, as in the handoff
 //     mode.
+//
+// A process whose first lock (on a key of its own, before the window)
+// failed runs all the same (handoffJob.ProbeMayFail): with dozens of
+// processes setting up at once, a contender that cannot lock then is
+// measured, and the table says how many processes failed it.
 
 const modeFleet = "fleet"
 
@@ -95,6 +100,10 @@ type FleetResult struct {
 	Errors       int     `json:"errors"` // Lock calls that failed before the end of the window
 	UnlockErrors int     `json:"unlock_errors,omitempty"`
 	FirstError   string  `json:"first_error,omitempty"`
+	// ProbeFailures is the processes whose first lock, before the window,
+	// failed (the worst round's); FirstProbeError the first one's error.
+	ProbeFailures   int    `json:"probe_failures,omitempty"`
+	FirstProbeError string `json:"first_probe_error,omitempty"`
 }
 
 // masterCount is what one master counted up to a moment.
@@ -334,6 +343,8 @@ func (r *Runner) fleetProcs(ctx context.Context, argv []string, procs int, cases
 	errs := map[string]int{}
 	unlockErrs := map[string]int{}
 	firstErr := map[string]string{}
+	probeErrs := map[string]int{}
+	firstProbeErr := map[string]string{}
 	skipped := map[string]bool{}
 	err = eachRound(ctx, r, label, cases, func(round int, c fleetCase) error {
 		if skipped[c.def.name] {
@@ -342,14 +353,18 @@ func (r *Runner) fleetProcs(ctx context.Context, argv []string, procs int, cases
 		s := r.opts.Setup
 		s.Defaults = true
 		s.MaxTTL = s.TTL
+		// Keys of this job alone: a first lock whose release did not
+		// reach the masters leaves no key for the next job's.
+		id := c.def.name + ":fleet:" + strconv.Itoa(procs) + ":" + c.hold.String() + ":" + strconv.Itoa(round)
 		job := handoffJob{
-			Contender: c.def.name,
-			Setup:     s,
-			Key:       "lb:" + r.run + ":" + c.def.name + ":fleet:" + strconv.Itoa(procs) + ":" + c.hold.String() + ":" + strconv.Itoa(round),
-			Probe:     "lb:" + r.run + ":probe:" + c.def.name + ":fleet:",
-			G:         g,
-			Hold:      c.hold,
-			Duration:  d,
+			Contender:    c.def.name,
+			Setup:        s,
+			Key:          "lb:" + r.run + ":" + id,
+			Probe:        "lb:" + r.run + ":probe:" + id + ":",
+			G:            g,
+			Hold:         c.hold,
+			Duration:     d,
+			ProbeMayFail: true,
 		}
 		var before []masterCount
 		after := make(chan masterWindow, 1) // its timer may fire after a failed run
@@ -382,6 +397,10 @@ func (r *Runner) fleetProcs(ctx context.Context, argv []string, procs int, cases
 		if firstErr[k] == "" {
 			firstErr[k] = out.firstError
 		}
+		probeErrs[k] = max(probeErrs[k], out.probeErrs)
+		if firstProbeErr[k] == "" {
+			firstProbeErr[k] = out.probeErr
+		}
 		return nil
 	})
 	if err != nil {
@@ -398,6 +417,7 @@ func (r *Runner) fleetProcs(ctx context.Context, argv []string, procs int, cases
 		}
 		x := fleetResult(c.def.name, notes[k], procs, g, c.hold, figs[k], errs[k], unlockErrs[k])
 		x.FirstError = firstErr[k]
+		x.ProbeFailures, x.FirstProbeError = probeErrs[k], firstProbeErr[k]
 		res = append(res, x)
 	}
 	return res, nil

@@ -37,6 +37,8 @@ type handoffWorker struct {
 type handoffRun struct {
 	setupErr     string // why a child could not set up (then nothing ran)
 	note         string // the contender's Note, as a child built it
+	probeErrs    int    // children whose first lock failed, and that ran (handoffJob.ProbeMayFail)
+	probeErr     string // the first of those, "process i: ..."
 	start, end   int64  // Unix ns
 	events       []holdEvent
 	lockErrors   int
@@ -114,6 +116,11 @@ func (h *handoffWorkers) run(job handoffJob, lead time.Duration, atStart func(st
 		}
 		if rd.Err != "" && res.setupErr == "" {
 			res.setupErr = fmt.Sprintf("process %d: %s", i, rd.Err)
+		}
+		if rd.ProbeErr != "" {
+			if res.probeErrs++; res.probeErr == "" {
+				res.probeErr = fmt.Sprintf("process %d: %s", i, rd.ProbeErr)
+			}
 		}
 		res.note = rd.Note
 	}

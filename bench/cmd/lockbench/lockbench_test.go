@@ -751,6 +751,45 @@ func TestHandoffChildEndsWithStdin(t *testing.T) {
 	require.Equal(t, 0, <-code)
 }
 
+// probeFails is broken, but its first lock fails.
+type probeFails struct{ broken }
+
+func (probeFails) LockUnlock(context.Context, string, time.Duration) error {
+	return errors.New("no quorum")
+}
+
+// TestHandoffChildProbeMayFail: a child whose first lock failed refuses
+// the job (the run is skipped), unless the job says the first lock may
+// fail: then it says so and runs.
+func TestHandoffChildProbeMayFail(t *testing.T) {
+	defs := []contenderDef{{name: "probe-fails", new: func(Setup) (Contender, error) { return probeFails{}, nil }}}
+	for _, mayFail := range []bool{false, true} {
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		code := make(chan int, 1)
+		go func() { code <- handoffChild(defs, inR, outW, io.Discard) }()
+		enc, dec := json.NewEncoder(inW), json.NewDecoder(outR)
+		job := handoffJob{Contender: "probe-fails", Key: "k", Probe: "p", G: 2, Duration: 20 * time.Millisecond, ProbeMayFail: mayFail}
+		require.NoError(t, enc.Encode(handoffMsg{Job: &job}))
+		var ready handoffReady
+		require.NoError(t, dec.Decode(&ready))
+		require.NoError(t, enc.Encode(handoffMsg{Go: &handoffGo{StartNs: time.Now().UnixNano()}}))
+		var out handoffOut
+		require.NoError(t, dec.Decode(&out))
+		require.NoError(t, inW.Close())
+		require.Equal(t, 0, <-code)
+		if mayFail {
+			assert.Empty(t, ready.Err)
+			assert.Equal(t, "first lock failed: no quorum", ready.ProbeErr)
+			assert.NotEmpty(t, out.Events, "it ran")
+		} else {
+			assert.Equal(t, "first lock failed: no quorum", ready.Err)
+			assert.Empty(t, ready.ProbeErr)
+			assert.Empty(t, out.Events, "it did not run")
+		}
+	}
+}
+
 // The renewal window covers whole renewal periods, at least one (#29: a
 // 3s window under a 10s TTL saw no renewal).
 func TestRenewalWindow(t *testing.T) {

@@ -59,13 +59,14 @@ func editEdges(r *Report) {
 	h := r.handoff(nameVolley, settingDefaults)
 	h.Handoff.N, h.UnlockErrors, h.FirstError = 0, 2, "first line\n\tsecond   line"
 	// Fleet: a row whose masters' counters were not read, and one without
-	// a grant, with an error.
+	// a grant, with an error and processes whose first lock failed.
 	x := r.fleetOf(nameVolley, 4, 0)
 	x.CommandsPerGrant, x.CommandsPerSec, x.Accepted, x.Closed = -1, -1, nil, nil
 	x = r.fleetOf(nameVolley, 16, 0)
 	x.GrantsPerSec, x.CommandsPerGrant, x.Wait = 0, 0, Latency{}
 	x.ProcsWithout, x.LongestWithoutMs = 16, 2000
 	x.FirstError = "process 3: redlock: lock \"k\": context deadline exceeded"
+	x.ProbeFailures, x.FirstProbeError = 2, "process 5: first lock failed: redlock: lock not acquired"
 	r.Semaphore[0].UnlockErrors = 1
 	r.Semaphore[0].FirstError = strings.Repeat("a long error ", 20)
 	r.ClusterRecovery[0].PromoteError = "no replica took over"

@@ -464,6 +464,10 @@ func fleetTable(r *Report) section {
 		}
 	}
 	for _, x := range r.Fleet {
+		if x.ProbeFailures > 0 {
+			after = append(after, fmt.Sprintf("first lock before the window failed, %s P=%d hold %v: in %d processes (ran all the same); %s",
+				x.Name, x.Procs, dur(x.HoldMs), x.ProbeFailures, oneLine(x.FirstProbeError)))
+		}
 		if x.FirstError != "" {
 			after = append(after, fmt.Sprintf("first error, %s P=%d hold %v: %s", x.Name, x.Procs, dur(x.HoldMs), oneLine(x.FirstError)))
 		}
