@@ -211,7 +211,9 @@ fuzz:
 ## bench: the main job: lockbench's quick pass on five local masters
 ## (real redis-server, or embedded fake masters without it), Volley against
 ## redsync and peers, interleaved; table on stdout, JSON and the figure (SVG
-## and PNG) in bench/results.
+## and PNG) in bench/results. Its fleet mode (many processes, one lock)
+## runs at 16 and 64 processes of one goroutine, no hold, one 3 s window
+## per contender (-quick's settings for that mode).
 bench: deps
 	cd bench && $(GO) run ./cmd/lockbench -quick -json results/lockbench-quick.json -plot results/lockbench-quick
 

@@ -359,23 +359,11 @@ func lockCommands(addr string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	var calls int64
-	for _, line := range strings.Split(string(vals[0].Bytes), "\n") {
-		name, stats, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok || (name != "cmdstat_set" && name != "cmdstat_eval" && name != "cmdstat_evalsha") {
-			continue
-		}
-		for _, f := range strings.Split(stats, ",") {
-			if v, ok := strings.CutPrefix(f, "calls="); ok {
-				n, err := strconv.ParseInt(v, 10, 64)
-				if err != nil {
-					return 0, fmt.Errorf("%s: INFO commandstats: %q", addr, line)
-				}
-				calls += n
-			}
-		}
+	stats, err := commandStats(string(vals[0].Bytes))
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", addr, err)
 	}
-	return calls, nil
+	return stats["set"].Calls + stats["eval"].Calls + stats["evalsha"].Calls, nil
 }
 
 // indexOf returns the index of a cluster contender by name.

@@ -69,6 +69,9 @@ type Setup struct {
 	// its semaphores admit at once (its key names a semaphore); 0 for the
 	// others.
 	Permits int
+	// MaxTTL is Volley's Config.MaxTTL; 0 for the TTL or 30s, whichever
+	// is longer (the fleet mode sets it to the TTL).
+	MaxTTL time.Duration
 }
 
 // retryDelay draws the shared retry pause.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"time"
 
@@ -21,6 +22,7 @@ type volley struct {
 	c        *redlock.Client
 	defaults bool
 	fencing  bool
+	maxTTL   time.Duration // the Config's, for the defaults' note
 }
 
 func newVolley(s Setup) (Contender, error) { return newVolleyWith(s, redlock.Hooks{}) }
@@ -39,7 +41,7 @@ func newVolleyConfig(s Setup, hooks redlock.Hooks, fencing bool) (Contender, err
 	cfg := redlock.Config{
 		Hooks:               hooks,
 		Addrs:               s.Addrs,
-		MaxTTL:              max(s.TTL, 30*time.Second),
+		MaxTTL:              cmp.Or(s.MaxTTL, max(s.TTL, 30*time.Second)),
 		DisableRestartGuard: true, // the masters were just started
 		Fencing:             fencing,
 	}
@@ -52,7 +54,7 @@ func newVolleyConfig(s Setup, hooks redlock.Hooks, fencing bool) (Contender, err
 	if err != nil {
 		return nil, err
 	}
-	return &volley{c: c, defaults: s.Defaults, fencing: fencing}, nil
+	return &volley{c: c, defaults: s.Defaults, fencing: fencing, maxTTL: cfg.MaxTTL}, nil
 }
 
 func (v *volley) Name() string {
@@ -67,7 +69,7 @@ func (v *volley) Note() string {
 		return "DisableRestartGuard (fresh masters); Config.Fencing: one round per Lock while its proposed token exceeds the counters, two otherwise"
 	}
 	if v.defaults {
-		return "DisableRestartGuard (fresh masters); defaults: redlock.Config zero values but Addrs, MaxTTL and DisableRestartGuard"
+		return "DisableRestartGuard (fresh masters); defaults: redlock.Config zero values but Addrs, MaxTTL " + v.maxTTL.String() + " and DisableRestartGuard"
 	}
 	return "DisableRestartGuard (fresh masters)"
 }

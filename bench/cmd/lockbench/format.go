@@ -89,3 +89,16 @@ func delays(ds []time.Duration) string {
 	}
 	return strings.Join(s, "/") + "ms"
 }
+
+// perMaster formats a count per master, "3/0/0/0/0"; "-" when not
+// measured.
+func perMaster(ns []int64) string {
+	if ns == nil {
+		return "-"
+	}
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = strconv.FormatInt(n, 10)
+	}
+	return strings.Join(s, "/")
+}

@@ -230,7 +230,7 @@ func (r *Runner) handoff(ctx context.Context) error {
 			Hold:      r.opts.Hold,
 			Duration:  r.opts.Duration,
 		}
-		out, err := ws.run(job, handoffStartDelay)
+		out, err := ws.run(job, handoffStartDelay, nil)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()

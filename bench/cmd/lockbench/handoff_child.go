@@ -51,6 +51,11 @@ type handoffJob struct {
 	G         int           `json:"g"`
 	Hold      time.Duration `json:"hold_ns"`
 	Duration  time.Duration `json:"duration_ns"`
+	// ProbeMayFail runs the job even where the first lock failed (the
+	// child says so in handoffReady.ProbeErr): in the fleet mode, dozens
+	// of processes set up at once, and a contender that cannot lock then
+	// is measured, not skipped.
+	ProbeMayFail bool `json:"probe_may_fail,omitempty"`
 }
 
 // handoffGo starts (or skips) the job every child is ready for.
@@ -67,8 +72,9 @@ type handoffMsg struct {
 
 // handoffReady is the child's answer to a job.
 type handoffReady struct {
-	Note string `json:"note,omitempty"`
-	Err  string `json:"err,omitempty"`
+	Note     string `json:"note,omitempty"`
+	Err      string `json:"err,omitempty"`
+	ProbeErr string `json:"probe_err,omitempty"` // the first lock failed, and the job runs (ProbeMayFail)
 }
 
 // handoffOut is the child's run: every acquisition as [goroutine, Lock
@@ -126,9 +132,13 @@ func serveHandoffJob(ctx context.Context, defs []contenderDef, job handoffJob, m
 		defer c.Close()
 	}
 	ready := handoffReady{}
-	if setupErr != nil {
+	switch {
+	case setupErr != nil && c != nil && job.ProbeMayFail:
+		ready.Note, ready.ProbeErr = c.Note(), setupErr.Error()
+		setupErr = nil
+	case setupErr != nil:
 		ready.Err = setupErr.Error()
-	} else {
+	default:
 		ready.Note = c.Note()
 	}
 	if err := enc.Encode(ready); err != nil {
@@ -164,6 +174,7 @@ func serveHandoffJob(ctx context.Context, defs []contenderDef, job handoffJob, m
 
 // newHandoffContender builds the job's contender and takes a first lock,
 // which proves it works (and loads scripts, dials pools) before the start.
+// When only that lock failed, it returns the contender with the error.
 func newHandoffContender(ctx context.Context, defs []contenderDef, job handoffJob) (Contender, error) {
 	for _, d := range defs {
 		if d.name != job.Contender {

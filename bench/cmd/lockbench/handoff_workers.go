@@ -37,6 +37,8 @@ type handoffWorker struct {
 type handoffRun struct {
 	setupErr     string // why a child could not set up (then nothing ran)
 	note         string // the contender's Note, as a child built it
+	probeErrs    int    // children whose first lock failed, and that ran (handoffJob.ProbeMayFail)
+	probeErr     string // the first of those, "process i: ..."
 	start, end   int64  // Unix ns
 	events       []holdEvent
 	lockErrors   int
@@ -90,7 +92,12 @@ func startHandoffWorkers(ctx context.Context, name string, argv []string, n int)
 // child whose setup failed makes every child skip the run (setupErr). A
 // child that does not answer within the job's duration plus
 // handoffGoTimeout is killed, with every other, and run fails.
-func (h *handoffWorkers) run(job handoffJob, lead time.Duration) (handoffRun, error) {
+//
+// atStart, when not nil, is called once every child is ready and the
+// start is set, before it is sent, with the run's start and end (a run
+// that skips gets no call); its time counts in lead. The fleet mode reads
+// the masters' counters there.
+func (h *handoffWorkers) run(job handoffJob, lead time.Duration, atStart func(start, end time.Time)) (handoffRun, error) {
 	limit := job.Duration + handoffGoTimeout
 	watchdog := time.AfterFunc(limit, func() { h.cancel(fmt.Errorf("no answer within %v", limit)) })
 	defer watchdog.Stop()
@@ -110,11 +117,19 @@ func (h *handoffWorkers) run(job handoffJob, lead time.Duration) (handoffRun, er
 		if rd.Err != "" && res.setupErr == "" {
 			res.setupErr = fmt.Sprintf("process %d: %s", i, rd.Err)
 		}
+		if rd.ProbeErr != "" {
+			if res.probeErrs++; res.probeErr == "" {
+				res.probeErr = fmt.Sprintf("process %d: %s", i, rd.ProbeErr)
+			}
+		}
 		res.note = rd.Note
 	}
 	start := time.Now().Add(lead)
 	res.start, res.end = start.UnixNano(), start.Add(job.Duration).UnixNano()
 	g := handoffGo{StartNs: res.start, Skip: res.setupErr != ""}
+	if atStart != nil && !g.Skip {
+		atStart(start, start.Add(job.Duration))
+	}
 	for i, w := range h.ws {
 		if err := w.enc.Encode(handoffMsg{Go: &g}); err != nil {
 			return res, h.fail(i, err)

@@ -48,6 +48,9 @@ func smokeOptions(defs []contenderDef) Options {
 		RenewalTTL:      300 * time.Millisecond,
 		HandoffProcs:    2,
 		HandoffG:        2,
+		FleetProcs:      []int{2},
+		FleetG:          2,
+		FleetHolds:      []time.Duration{0, time.Millisecond},
 		ElectionTTL:     300 * time.Millisecond,
 		ElectionRounds:  1,
 		SemaphoreContenders: slices.DeleteFunc(slices.Clone(semaphoreContenders), func(c semaphoreContender) bool {
@@ -211,6 +214,28 @@ func TestHarnessSmoke(t *testing.T) {
 	for _, h := range rep.Handoff {
 		assert.Positive(t, h.AcqPerSec, "%s %s", h.Name, h.Setting)
 		assert.Zero(t, h.Overlaps, "%s %s", h.Name, h.Setting)
+	}
+	// Fleet: redsync-goredis and Volley, those of defs, at each hold; the
+	// masters' counters on real servers only.
+	fleet := 0
+	for _, d := range defs {
+		if slices.Contains(fleetContenders, d.name) {
+			fleet++
+		}
+	}
+	require.Len(t, rep.Fleet, 2*fleet)
+	for _, x := range rep.Fleet {
+		assert.Equal(t, 2, x.Procs, x.Name)
+		assert.Positive(t, x.GrantsPerSec, "%s hold %vms", x.Name, x.HoldMs)
+		assert.Positive(t, x.Wait.N, "%s hold %vms", x.Name, x.HoldMs)
+		assert.Zero(t, x.Overlaps, "%s hold %vms", x.Name, x.HoldMs)
+		if ms.Kind == kindFake {
+			assert.Equal(t, -1.0, x.CommandsPerGrant, x.Name)
+			assert.Nil(t, x.Accepted, x.Name)
+		} else {
+			assert.GreaterOrEqual(t, x.CommandsPerGrant, 2.0, "%s hold %vms: a grant takes a command on a quorum at least", x.Name, x.HoldMs)
+			assert.Len(t, x.Accepted, len(ms.Addrs), x.Name)
+		}
 	}
 	// Cluster: on real servers only, every cluster contender, and Volley
 	// locks again after a primary's death while a quorum of primaries is up.
@@ -494,6 +519,90 @@ func TestHandoffFigures(t *testing.T) {
 	require.NoError(t, err)
 }
 
+// TestFleetFigures: the merge of every process's events and the
+// masters' counters into one round's fleet figures, and the rounds into
+// a result.
+func TestFleetFigures(t *testing.T) {
+	msNs := func(msec float64) int64 { return int64(msec * float64(time.Millisecond)) }
+	start, end := int64(0), msNs(100)
+	granted := []holdEvent{
+		hold(0, 0, 0, 10, 12),
+		hold(0, 0, 12, 40, 41),
+		hold(0, 0, 41, 95, 97), // without it 41 -> 95: 54
+		hold(0, 1, 0, 20, 30),  // and nothing after 30: 70, the longest
+		hold(1, 0, 0, 60, 61),
+		hold(1, 1, 0, 65, 66),
+		hold(1, 0, 61, 120, 121), // after the end: no grant; without it 61 -> 100
+	}
+	w := masterWindow{
+		before: []masterCount{{Commands: 100, Accepted: 10, Open: 4}, {Commands: 200, Accepted: 20, Open: 5}},
+		// Master 0: two new connections that stayed; master 1: one
+		// closed and one accepted, a reconnect. Each also accepted the
+		// connection that read it.
+		after: []masterCount{{Commands: 160, Accepted: 13, Open: 6}, {Commands: 250, Accepted: 22, Open: 5}},
+		until: msNs(80),
+	}
+	rev := slices.Clone(granted)
+	slices.Reverse(rev) // order must not matter
+	f := fleetFigures(rev, start, end, 2, 2, w)
+	assert.Equal(t, 6, f.Acquired)
+	assert.InDelta(t, 60.0, f.AcqPerSec, 1e-9)
+	assert.Zero(t, f.Overlaps)
+	assert.Equal(t, 7, f.Wait.N, "every acquisition's wait, the one after the end too")
+	assert.Equal(t, 70*time.Millisecond, f.LongestWithout)
+	assert.Zero(t, f.ProcsWithout)
+	assert.Equal(t, int64(110), f.Commands)
+	assert.Equal(t, 5, f.Counted, "grants before the second read")
+	assert.InDelta(t, 0.08, f.Seconds, 1e-9)
+	assert.Equal(t, []int64{2, 1}, f.Accepted)
+	assert.Equal(t, []int64{0, 1}, f.Closed)
+
+	// A process whose only acquisition came after the end had no grant:
+	// its goroutines went the whole window without the lock, as did a
+	// goroutine of a process that never got one; counters not measured.
+	late := append(slices.Clone(granted), hold(2, 0, 0, 101, 102))
+	g := fleetFigures(late, start, end, 4, 2, masterWindow{})
+	assert.Equal(t, 2, g.ProcsWithout)
+	assert.Equal(t, 100*time.Millisecond, g.LongestWithout)
+	assert.Equal(t, int64(-1), g.Commands)
+	assert.Zero(t, g.Counted)
+	assert.Nil(t, g.Accepted)
+
+	// Rounds: rates and commands are medians over the rounds that have
+	// them, the longest time without, the processes without and each
+	// master's connections the worst round's.
+	none := fleetFigures(nil, start, end, 2, 2, masterWindow{
+		before: []masterCount{{Commands: 0, Accepted: 1}, {Accepted: 1}},
+		after:  []masterCount{{Commands: 90, Accepted: 5}, {Commands: 10, Accepted: 2}},
+		until:  msNs(90),
+	})
+	assert.Equal(t, 2, none.ProcsWithout)
+	res := fleetResult("x", "note", 2, 2, time.Millisecond, []fleetFigure{f, none, g}, 3, 1)
+	assert.Equal(t, []float64{60, 0, 60}, res.Rounds)
+	assert.Equal(t, 60.0, res.GrantsPerSec)
+	assert.Equal(t, 1.0, res.HoldMs)
+	assert.InDelta(t, 22.0, res.CommandsPerGrant, 1e-9, "110 commands over 5 grants; the round without a grant left out")
+	assert.InDelta(t, (110/0.08+100/0.09)/2, res.CommandsPerSec, 1e-9)
+	assert.Equal(t, 100.0, res.LongestWithoutMs)
+	assert.Equal(t, 2, res.ProcsWithout)
+	assert.Equal(t, []int64{3, 1}, res.Accepted)
+	assert.Equal(t, []int64{3, 1}, res.Closed)
+	assert.Equal(t, 3, res.Errors)
+	assert.Equal(t, 1, res.UnlockErrors)
+
+	// No grant in any round: no commands per grant (0), the rate still;
+	// nothing measured: -1 for both. Never NaN.
+	res = fleetResult("x", "", 2, 2, 0, []fleetFigure{none}, 0, 0)
+	assert.Zero(t, res.CommandsPerGrant)
+	assert.InDelta(t, 100/0.09, res.CommandsPerSec, 1e-9)
+	assert.Zero(t, res.Wait.N)
+	res = fleetResult("x", "", 2, 2, 0, []fleetFigure{g}, 0, 0)
+	assert.Equal(t, -1.0, res.CommandsPerGrant)
+	assert.Equal(t, -1.0, res.CommandsPerSec)
+	_, err := json.Marshal(res)
+	require.NoError(t, err)
+}
+
 // TestSemaphoreFigures: with P permits, an acquisition is over P when it
 // makes more than P holders at once; a release at the instant of an
 // acquisition does not hold with it.
@@ -642,6 +751,45 @@ func TestHandoffChildEndsWithStdin(t *testing.T) {
 	require.Equal(t, 0, <-code)
 }
 
+// probeFails is broken, but its first lock fails.
+type probeFails struct{ broken }
+
+func (probeFails) LockUnlock(context.Context, string, time.Duration) error {
+	return errors.New("no quorum")
+}
+
+// TestHandoffChildProbeMayFail: a child whose first lock failed refuses
+// the job (the run is skipped), unless the job says the first lock may
+// fail: then it says so and runs.
+func TestHandoffChildProbeMayFail(t *testing.T) {
+	defs := []contenderDef{{name: "probe-fails", new: func(Setup) (Contender, error) { return probeFails{}, nil }}}
+	for _, mayFail := range []bool{false, true} {
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		code := make(chan int, 1)
+		go func() { code <- handoffChild(defs, inR, outW, io.Discard) }()
+		enc, dec := json.NewEncoder(inW), json.NewDecoder(outR)
+		job := handoffJob{Contender: "probe-fails", Key: "k", Probe: "p", G: 2, Duration: 20 * time.Millisecond, ProbeMayFail: mayFail}
+		require.NoError(t, enc.Encode(handoffMsg{Job: &job}))
+		var ready handoffReady
+		require.NoError(t, dec.Decode(&ready))
+		require.NoError(t, enc.Encode(handoffMsg{Go: &handoffGo{StartNs: time.Now().UnixNano()}}))
+		var out handoffOut
+		require.NoError(t, dec.Decode(&out))
+		require.NoError(t, inW.Close())
+		require.Equal(t, 0, <-code)
+		if mayFail {
+			assert.Empty(t, ready.Err)
+			assert.Equal(t, "first lock failed: no quorum", ready.ProbeErr)
+			assert.NotEmpty(t, out.Events, "it ran")
+		} else {
+			assert.Equal(t, "first lock failed: no quorum", ready.Err)
+			assert.Empty(t, ready.ProbeErr)
+			assert.Empty(t, out.Events, "it did not run")
+		}
+	}
+}
+
 // The renewal window covers whole renewal periods, at least one (#29: a
 // 3s window under a 10s TTL saw no renewal).
 func TestRenewalWindow(t *testing.T) {
@@ -655,4 +803,28 @@ func TestRenewalWindow(t *testing.T) {
 			t.Errorf("renewalWindow(%v, %v) = %v, want %v", tt.d, tt.ttl, got, tt.want)
 		}
 	}
+}
+
+// TestCommandStats: the commandstats lines of an INFO reply, by command;
+// other sections' fields are left out, a bad number is an error.
+func TestCommandStats(t *testing.T) {
+	info := "# Stats\r\ntotal_connections_received:12\r\n\r\n# Commandstats\r\n" +
+		"cmdstat_evalsha:calls=10,usec=55,usec_per_call=5.50,rejected_calls=2,failed_calls=1\r\n" +
+		"cmdstat_set:calls=7,usec=14.5,usec_per_call=2.07,rejected_calls=0,failed_calls=0\r\n" +
+		"cmdstat_del:calls=3,usec=3,usec_per_call=1.00\r\n"
+	stats, err := commandStats(info)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]commandStat{
+		"evalsha": {Calls: 10, Rejected: 2, Usec: 55},
+		"set":     {Calls: 7, Usec: 14.5},
+		"del":     {Calls: 3, Usec: 3},
+	}, stats)
+	assert.Equal(t, "12", infoFields(info)["total_connections_received"])
+
+	stats, err = commandStats("# Server\r\nredis_version:7.0.15\r\n")
+	require.NoError(t, err)
+	assert.Empty(t, stats)
+
+	_, err = commandStats("cmdstat_set:calls=x7,usec=1\r\n")
+	require.ErrorContains(t, err, "cmdstat_set")
 }

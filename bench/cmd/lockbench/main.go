@@ -16,6 +16,12 @@
 // contended from child processes against other semaphores, among them the
 // npm package redis-semaphore run by node where node is installed (npm
 // installs it once into the user's cache directory, see semaphore_node.go).
+//
+// The fleet mode (fleet.go) has P processes, each with a Client of its
+// own, contend for one key, Volley against redsync, each with its
+// library's own retry settings:
+//
+//	go run ./cmd/lockbench -mode fleet -fleet-procs 16,64 -fleet-g 1 -fleet-hold 0,1ms -fleet-duration 10s -fleet-rounds 3
 package main
 
 import (
@@ -62,7 +68,7 @@ func run(args []string) int {
 		fake          = fs.Bool("fake", false, "use in-process fake masters even if redis-server is installed")
 		server        = fs.String("server", "redis", "local masters' server: redis (redis-server), valkey (valkey-server), or a server binary's path")
 		modes         = fs.String("mode", "all", "comma-separated modes: "+strings.Join(allModes, ",")+" or all")
-		quick         = fs.Bool("quick", false, "the short pass of make bench: -rounds 3 -duration 400ms (latency mode: 7 rounds x 1s) unless set")
+		quick         = fs.Bool("quick", false, "the short pass of make bench: -rounds 3 -duration 400ms (latency mode: 7 rounds x 1s; fleet mode: 1 round x 3s, hold 0) unless set")
 		duration      = fs.Duration("duration", time.Second, "length of one measurement (one contender, one round)")
 		rounds        = fs.Int("rounds", 5, "interleaved rounds; figures are medians over rounds")
 		goroutines    = fs.String("goroutines", "1,16,64,256", "throughput mode goroutine counts")
@@ -87,6 +93,11 @@ func run(args []string) int {
 		hoProcs       = fs.Int("handoff-procs", 4, "handoff and semaphore modes: child processes contending for one key")
 		hoG           = fs.Int("handoff-g", 4, "handoff and semaphore modes: goroutines per child process")
 		semHold       = fs.Duration("semaphore-hold", 5*time.Millisecond, "semaphore mode: how long each holder keeps its permit")
+		fleetProcs    = fs.String("fleet-procs", "16,64", "fleet mode: child processes contending for one key, each with a Client of its own")
+		fleetG        = fs.Int("fleet-g", 1, "fleet mode: goroutines per child process")
+		fleetHolds    = fs.String("fleet-hold", "0,1ms", "fleet mode: comma-separated holds (how long each holder keeps the lock)")
+		fleetRounds   = fs.Int("fleet-rounds", 0, "fleet mode: rounds (default -rounds)")
+		fleetDuration = fs.Duration("fleet-duration", 0, "fleet mode: the window of one measurement (default -duration)")
 		electionTTL   = fs.Duration("election-ttl", 2*time.Second, "election mode: the leaders' lease")
 		electionRnds  = fs.Int("election-rounds", 5, "election mode: rounds (each: a resignation and a crash per election)")
 		primaries     = fs.String("primaries", "3,6", "cluster mode: cluster sizes (primaries); every contender on the first, Volley on each")
@@ -129,6 +140,18 @@ func run(args []string) int {
 		if !set["election-rounds"] {
 			*electionRnds = 3
 		}
+		// The fleet mode's windows are seconds long: a contender whose
+		// grants collapse with P shows it only over a window of a few
+		// of its retry delays.
+		if !set["fleet-rounds"] {
+			*fleetRounds = 1
+		}
+		if !set["fleet-duration"] {
+			*fleetDuration = 3 * time.Second
+		}
+		if !set["fleet-hold"] {
+			*fleetHolds = "0"
+		}
 	}
 	ms, err := parseModes(*modes)
 	if err != nil {
@@ -148,6 +171,16 @@ func run(args []string) int {
 	gs, err := parseInts(*goroutines)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "lockbench: -goroutines:", err)
+		return 2
+	}
+	fps, err := parseInts(*fleetProcs)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "lockbench: -fleet-procs:", err)
+		return 2
+	}
+	fhs, err := parseDurations(*fleetHolds)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "lockbench: -fleet-hold:", err)
 		return 2
 	}
 	defs := allContenders()
@@ -216,6 +249,12 @@ func run(args []string) int {
 		HandoffProcs:  *hoProcs,
 		HandoffG:      *hoG,
 		SemaphoreHold: *semHold,
+
+		FleetProcs:    fps,
+		FleetG:        *fleetG,
+		FleetHolds:    fhs,
+		FleetRounds:   *fleetRounds,
+		FleetDuration: *fleetDuration,
 		Setup: Setup{
 			MasterTimeout: *masterTimeout,
 			TTL:           *ttl,
@@ -305,6 +344,20 @@ func parseInts(s string) ([]int, error) {
 			return nil, fmt.Errorf("bad count %q", f)
 		}
 		out = append(out, v)
+	}
+	return out, nil
+}
+
+// parseDurations parses comma-separated durations, none negative ("0"
+// is one).
+func parseDurations(s string) ([]time.Duration, error) {
+	var out []time.Duration
+	for _, f := range strings.Split(s, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(f))
+		if err != nil || d < 0 {
+			return nil, fmt.Errorf("bad duration %q", f)
+		}
+		out = append(out, d)
 	}
 	return out, nil
 }

@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
+	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -69,42 +69,29 @@ func readMasters(addrs []string, withPublish bool) masterCounters {
 		if err != nil {
 			return masterCounters{}
 		}
-		stats, err := redistest.Do(a, "INFO", "commandstats")
+		info, err := redistest.Do(a, "INFO", "commandstats")
 		if err != nil {
 			return masterCounters{}
 		}
-		for line := range strings.Lines(string(cpu[0].Bytes)) {
-			k, v, _ := strings.Cut(strings.TrimSpace(line), ":")
-			if k == "used_cpu_sys" || k == "used_cpu_user" {
+		fields := infoFields(string(cpu[0].Bytes))
+		for _, k := range []string{"used_cpu_sys", "used_cpu_user"} {
+			if v, ok := fields[k]; ok {
 				f, _ := strconv.ParseFloat(v, 64)
 				m.cpuUs += f * 1e6
 			}
 		}
-		for line := range strings.Lines(string(stats[0].Bytes)) {
-			k, v, _ := strings.Cut(strings.TrimSpace(line), ":")
-			name, ok := strings.CutPrefix(k, "cmdstat_")
-			if !ok || !contains(topLevel, name) || name == "spublish" && !withPublish {
-				continue
-			}
-			for _, f := range strings.Split(v, ",") {
-				if us, ok := strings.CutPrefix(f, "usec="); ok {
-					n, _ := strconv.ParseFloat(us, 64)
-					m.cmdUs += n
-				}
+		stats, err := commandStats(string(info[0].Bytes))
+		if err != nil {
+			return masterCounters{}
+		}
+		for name, st := range stats {
+			if slices.Contains(topLevel, name) && (name != "spublish" || withPublish) {
+				m.cmdUs += st.Usec
 			}
 		}
 	}
 	m.ok = true
 	return m
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if x == y {
-			return true
-		}
-	}
-	return false
 }
 
 // serverOf returns the server and version of the master at addr.

@@ -32,6 +32,7 @@ type Report struct {
 	Election         []*ElectionResult `json:"election,omitempty"`
 	ElectionTTL      time.Duration     `json:"election_ttl_ns,omitempty"`
 	Handoff          []HandoffResult   `json:"handoff,omitempty"`
+	Fleet            []FleetResult     `json:"fleet,omitempty"`
 	ClusterLatency   []ClusterLatency  `json:"cluster_latency,omitempty"`
 	ClusterRecovery  []ClusterRecovery `json:"cluster_recovery,omitempty"`
 	ClusterSpread    []ClusterSpread   `json:"cluster_spread,omitempty"`
@@ -65,6 +66,9 @@ type ReportConfig struct {
 	LatencyDurationMs float64 `json:"latency_duration_ms,omitempty"`
 	// SemaphoreHoldMs is how long a semaphore mode holder kept its permit.
 	SemaphoreHoldMs float64 `json:"semaphore_hold_ms,omitempty"`
+	// The fleet mode's rounds and window.
+	FleetRounds     int     `json:"fleet_rounds,omitempty"`
+	FleetDurationMs float64 `json:"fleet_duration_ms,omitempty"`
 }
 
 // ContenderInfo names a contender and how it was set up.
@@ -144,6 +148,7 @@ func newReport(o Options, m Masters) *Report {
 			HandoffProcs: o.HandoffProcs, HandoffG: o.HandoffG,
 			LatencyRounds: o.LatencyRounds, LatencyDurationMs: ms(o.LatencyDuration),
 			SemaphoreHoldMs: ms(o.SemaphoreHold),
+			FleetRounds:     o.FleetRounds, FleetDurationMs: ms(o.FleetDuration),
 		},
 	}
 }
@@ -190,6 +195,15 @@ func (r *Report) handoff(name, setting string) *HandoffResult {
 	for i := range r.Handoff {
 		if h := &r.Handoff[i]; h.Name == name && h.Setting == setting {
 			return h
+		}
+	}
+	return nil
+}
+
+func (r *Report) fleetOf(name string, procs int, holdMs float64) *FleetResult {
+	for i := range r.Fleet {
+		if x := &r.Fleet[i]; x.Name == name && x.Procs == procs && x.HoldMs == holdMs {
+			return x
 		}
 	}
 	return nil

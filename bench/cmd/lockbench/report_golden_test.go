@@ -18,8 +18,10 @@ var updateGolden = flag.Bool("update", false, "rewrite testdata/report-*.golden"
 
 // goldenVariants are the reports TestReportGolden writes: testdata/report.json
 // (a quick run on five redis-server masters, its per-round figures and CDFs
-// dropped, native rows and 10,000-lock renewal rows added by hand) as it is,
-// and edits of it that take the branches that run did not.
+// dropped, native rows and 10,000-lock renewal rows added by hand, and the
+// fleet rows of a run of the fleet mode alone, P=4 and 16, 2s windows,
+// without their first errors) as it is, and edits of it that take the
+// branches that run did not.
 var goldenVariants = []struct {
 	name string
 	edit func(*Report)
@@ -56,6 +58,15 @@ func editEdges(r *Report) {
 	r.degraded(nameVolley).Recovered = false
 	h := r.handoff(nameVolley, settingDefaults)
 	h.Handoff.N, h.UnlockErrors, h.FirstError = 0, 2, "first line\n\tsecond   line"
+	// Fleet: a row whose masters' counters were not read, and one without
+	// a grant, with an error and processes whose first lock failed.
+	x := r.fleetOf(nameVolley, 4, 0)
+	x.CommandsPerGrant, x.CommandsPerSec, x.Accepted, x.Closed = -1, -1, nil, nil
+	x = r.fleetOf(nameVolley, 16, 0)
+	x.GrantsPerSec, x.CommandsPerGrant, x.Wait = 0, 0, Latency{}
+	x.ProcsWithout, x.LongestWithoutMs = 16, 2000
+	x.FirstError = "process 3: redlock: lock \"k\": context deadline exceeded"
+	x.ProbeFailures, x.FirstProbeError = 2, "process 5: first lock failed: redlock: lock not acquired"
 	r.Semaphore[0].UnlockErrors = 1
 	r.Semaphore[0].FirstError = strings.Repeat("a long error ", 20)
 	r.ClusterRecovery[0].PromoteError = "no replica took over"

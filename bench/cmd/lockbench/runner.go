@@ -28,7 +28,7 @@ const (
 	modeHandoff    = "handoff"
 )
 
-var allModes = []string{modeLatency, modeThroughput, modeContended, modeAllocs, modeSkew, modeDegraded, modeAdapters, modeMulti, modeRenewal, modeHandoff, modeSemaphore, modeCluster, modeNative, modeElection}
+var allModes = []string{modeLatency, modeThroughput, modeContended, modeAllocs, modeSkew, modeDegraded, modeAdapters, modeMulti, modeRenewal, modeHandoff, modeFleet, modeSemaphore, modeCluster, modeNative, modeElection}
 
 // Options configure one run of the harness.
 type Options struct {
@@ -70,6 +70,16 @@ type Options struct {
 	// contend for one key in the handoff mode.
 	HandoffProcs int
 	HandoffG     int
+
+	// FleetProcs [16, 64] are the fleet mode's process counts, FleetG [1]
+	// the goroutines of each process, FleetHolds [0, 1ms] how long a
+	// holder keeps the lock, FleetRounds [Rounds] and FleetDuration
+	// [Duration] its rounds and window.
+	FleetProcs    []int
+	FleetG        int
+	FleetHolds    []time.Duration
+	FleetRounds   int
+	FleetDuration time.Duration
 
 	// SemaphoreHold [5ms] is how long a holder keeps its permit in the
 	// semaphore mode, whose child processes are the handoff mode's;
@@ -147,6 +157,21 @@ func NewRunner(opts Options, masters Masters, p *progress) *Runner {
 	}
 	if opts.HandoffG <= 0 {
 		opts.HandoffG = 4
+	}
+	if len(opts.FleetProcs) == 0 {
+		opts.FleetProcs = []int{16, 64}
+	}
+	if opts.FleetG <= 0 {
+		opts.FleetG = 1
+	}
+	if len(opts.FleetHolds) == 0 {
+		opts.FleetHolds = []time.Duration{0, time.Millisecond}
+	}
+	if opts.FleetRounds <= 0 {
+		opts.FleetRounds = opts.Rounds
+	}
+	if opts.FleetDuration <= 0 {
+		opts.FleetDuration = opts.Duration
 	}
 	if opts.SemaphoreHold <= 0 {
 		opts.SemaphoreHold = 5 * time.Millisecond
@@ -261,6 +286,11 @@ func (r *Runner) Run(ctx context.Context) (*Report, error) {
 	}
 	if want[modeHandoff] {
 		if err := r.handoff(ctx); err != nil {
+			return rep, err
+		}
+	}
+	if want[modeFleet] {
+		if err := r.fleet(ctx); err != nil {
 			return rep, err
 		}
 	}

@@ -338,7 +338,7 @@ func (r *Runner) semaphoreContended(ctx context.Context) error {
 			Hold:      r.opts.SemaphoreHold,
 			Duration:  r.opts.Duration,
 		}
-		res, err := c.ws.run(job, handoffStartDelay)
+		res, err := c.ws.run(job, handoffStartDelay, nil)
 		switch {
 		case ctx.Err() != nil:
 			return ctx.Err()

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -31,7 +32,7 @@ func (r *Report) WriteTables(w io.Writer) {
 var reportTables = []func(r *Report) section{
 	contenderTable, latencyTable, throughputTable, throughputCostTable,
 	contendedTable, allocsTable, skewTable, degradedTable, adaptersTable,
-	multiTable, nativeTable, renewalTable, electionTable, handoffTable,
+	multiTable, nativeTable, renewalTable, electionTable, handoffTable, fleetTable,
 	semaphoreLatencyTable, semaphoreTable, clusterTable,
 	semaphoreAttemptsTable, clusterSpreadTable, clusterRecoveryTable,
 	targetsTable,
@@ -446,6 +447,70 @@ func handoffTable(r *Report) section {
 			{"overlaps", func(h HandoffResult) string { return itoa(h.Overlaps) }},
 			{"errors", func(h HandoffResult) string { return itoa(h.Errors) }},
 			{"", func(h HandoffResult) string { return countNote(h.UnlockErrors, "unlock errors") }},
+		},
+	}
+}
+
+func fleetTable(r *Report) section {
+	if len(r.Fleet) == 0 {
+		return table[FleetResult]{}
+	}
+	after := []string{"setup:"}
+	var noted []string
+	for _, x := range r.Fleet {
+		if !slices.Contains(noted, x.Name) {
+			noted = append(noted, x.Name)
+			after = append(after, "  "+x.Name+": "+x.Note)
+		}
+	}
+	for _, x := range r.Fleet {
+		if x.ProbeFailures > 0 {
+			after = append(after, fmt.Sprintf("first lock before the window failed, %s P=%d hold %v: in %d processes (ran all the same); %s",
+				x.Name, x.Procs, dur(x.HoldMs), x.ProbeFailures, oneLine(x.FirstProbeError)))
+		}
+		if x.FirstError != "" {
+			after = append(after, fmt.Sprintf("first error, %s P=%d hold %v: %s", x.Name, x.Procs, dur(x.HoldMs), oneLine(x.FirstError)))
+		}
+	}
+	wait := func(get func(*Latency) float64) func(FleetResult) string {
+		return func(x FleetResult) string {
+			if x.Wait.N == 0 {
+				return "-"
+			}
+			return f3(get(&x.Wait))
+		}
+	}
+	return table[FleetResult]{
+		title: fmt.Sprintf("FLEET: P processes of G=%d on one key, each process a Client of its own with its library's own retry settings; %d rounds x %v windows;\n"+
+			"cmds: every command the masters ran from just before the start to %v before the end, a script's inner calls included (INFO commandstats);\n"+
+			"wait = Lock call began -> acquired; longest without: the longest any goroutine went without the lock (no grant: the whole window);\n"+
+			"conns accepted, closed: per master over the same span (accepted: a reconnect, a Client's first pub/sub connection, a pool that grows)",
+			r.Fleet[0].Goroutines, r.Config.FleetRounds, dur(r.Config.FleetDurationMs), fleetCountLead(dur(r.Config.FleetDurationMs))),
+		rows: r.Fleet, after: after,
+		columns: []column[FleetResult]{
+			{"contender", func(x FleetResult) string { return x.Name }},
+			{"P", func(x FleetResult) string { return itoa(x.Procs) }},
+			{"hold", func(x FleetResult) string { return dur(x.HoldMs).String() }},
+			{"grants/s", func(x FleetResult) string { return f0(x.GrantsPerSec) }},
+			{"ratio", func(x FleetResult) string {
+				return ratio(x.GrantsPerSec, field(r.fleetOf(baseline, x.Procs, x.HoldMs), func(b *FleetResult) float64 { return b.GrantsPerSec }))
+			}},
+			{"cmds/grant", func(x FleetResult) string { return measuredFigure(x.CommandsPerGrant) }},
+			{"cmds/s", func(x FleetResult) string {
+				if x.CommandsPerSec < 0 {
+					return "-"
+				}
+				return f0(x.CommandsPerSec)
+			}},
+			{"wait p50 ms", wait(func(l *Latency) float64 { return l.P50 })},
+			{"wait p99 ms", wait(func(l *Latency) float64 { return l.P99 })},
+			{"longest without ms", func(x FleetResult) string { return f1(x.LongestWithoutMs) }},
+			{"procs without", func(x FleetResult) string { return itoa(x.ProcsWithout) }},
+			{"conns accepted", func(x FleetResult) string { return perMaster(x.Accepted) }},
+			{"closed", func(x FleetResult) string { return perMaster(x.Closed) }},
+			{"overlaps", func(x FleetResult) string { return itoa(x.Overlaps) }},
+			{"errors", func(x FleetResult) string { return itoa(x.Errors) }},
+			{"", func(x FleetResult) string { return countNote(x.UnlockErrors, "unlock errors") }},
 		},
 	}
 }
