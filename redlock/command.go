@@ -20,12 +20,9 @@ type command struct {
 	// NOSCRIPT answer, if it came after the decision, would go unseen and
 	// leave the key for its TTL.
 	eval bool
-	// waiters: the key's waiters' key (see waitersSuffix) follows the
-	// key, and a Lock's attempt (a command with arg) names this Client
-	// (Client.waiterID) after its TTL: the attempt enrolls the Client
-	// among the key's waiters, the release wakes the one that waited
-	// longest (scripts.LockWait, scripts.Release).
-	waiters bool
+	// enroll: the attempt enrolls this Client among the key's waiters
+	// (see waiters.go): the Client's id (Client.waiterID) follows the TTL.
+	enroll bool
 	// release: the command gives a held value up, checked against its
 	// token, so running it twice is running it once. A connection reset
 	// that drops it sends it again after the reconnect (see
@@ -76,14 +73,14 @@ type command struct {
 // The commands.
 var (
 	cmdSet           = command{arg: true, guarded: true, answer: answerSet}
-	cmdLockWait      = command{script: &scripts.LockWait, waiters: true, arg: true, guarded: true, answer: answerLock}
+	cmdLockWait      = command{script: &scripts.LockWait, enroll: true, arg: true, guarded: true, answer: answerLock}
 	cmdLockMulti     = command{script: &scripts.LockMulti, arg: true, guarded: true, answer: answerLock}
 	cmdFenceLock     = command{script: &scripts.FenceLock, fenceKey: true, vouched: &scripts.FenceLockVouched, arg: true, propose: true, guarded: true, answer: answerFenceLock}
 	cmdFenceWrite    = command{script: &scripts.FenceWrite, fenceKey: true, vouched: &scripts.FenceWriteVouched, arg: true, guarded: true, answer: answerFenceWrite}
 	cmdExtend        = command{script: &scripts.Extend, arg: true, guarded: true, answer: answerVote, batch: &scripts.ExtendBatch, natives: extendNatives}
 	cmdExtendMulti   = command{script: &scripts.ExtendMulti, arg: true, guarded: true, answer: answerVote, batch: &scripts.ExtendBatch}
 	cmdHandover      = command{script: &scripts.Handover, guarded: true, answer: answerVote} // encoded by encodeHandover
-	cmdRelease       = command{script: &scripts.Release, eval: true, release: true, waiters: true, answer: answerVote, natives: releaseNatives, wake: true}
+	cmdRelease       = command{script: &scripts.Release, eval: true, release: true, answer: answerVote, natives: releaseNatives, wake: true}
 	cmdReleaseMulti  = command{script: &scripts.ReleaseMulti, eval: true, release: true, answer: answerVote}
 	cmdReleaseQuiet  = command{script: &scripts.ReleaseQuiet, eval: true, release: true, answer: answerVote, natives: releaseNatives}
 	cmdReleaseMultiQ = command{script: &scripts.ReleaseMultiQuiet, eval: true, release: true, answer: answerVote}
@@ -179,7 +176,7 @@ func (o *op) encode(cmd *command, key string, keys []string, tok *token, arg, ar
 	if !cmd.propose {
 		proposal = nil
 	}
-	if cmd.waiters && cmd.arg {
+	if cmd.enroll {
 		arg2 = o.c.waiterID[:]
 	}
 	o.encodeNatives(cmd, key, keys, tok, arg)
@@ -202,10 +199,10 @@ func (o *op) encode(cmd *command, key string, keys []string, tok *token, arg, ar
 		o.cmd.b = resp.AppendBulkString(o.cmd.b, "PX")
 		o.cmd.b = resp.AppendBulk(o.cmd.b, arg)
 	case cmd.eval:
-		o.cmd.script(o.c, "EVAL", script.Source, key, keys, cmd.waiters, tail, tok, arg, arg2, proposal)
+		o.cmd.script(o.c, "EVAL", script.Source, key, keys, tail, tok, arg, arg2, proposal)
 	default:
-		o.cmd.script(o.c, "EVALSHA", script.SHA, key, keys, cmd.waiters, tail, tok, arg, arg2, proposal)
-		o.alt.script(o.c, "EVAL", script.Source, key, keys, cmd.waiters, tail, tok, arg, arg2, proposal)
+		o.cmd.script(o.c, "EVALSHA", script.SHA, key, keys, tail, tok, arg, arg2, proposal)
+		o.alt.script(o.c, "EVAL", script.Source, key, keys, tail, tok, arg, arg2, proposal)
 	}
 }
 
@@ -241,13 +238,9 @@ func (w *wire) handover(c *Client, verb, script, key string, old, next *token, t
 
 // script appends "EVAL[SHA] script numkeys key... token [arg] [arg2]
 // [proposal]": the keys are keys, or key alone when keys is nil, then
-// with waiters key's waiters' key (see waitersSuffix), then tail's; each
-// of arg, arg2 and proposal when not nil.
-func (w *wire) script(c *Client, verb, script, key string, keys []string, waiters bool, tail []string, tok *token, arg, arg2, proposal []byte) {
+// tail's; each of arg, arg2 and proposal when not nil.
+func (w *wire) script(c *Client, verb, script, key string, keys []string, tail []string, tok *token, arg, arg2, proposal []byte) {
 	nkeys := max(1, len(keys)) + len(tail)
-	if waiters {
-		nkeys++
-	}
 	n := 4 + nkeys
 	for _, a := range [...][]byte{arg, arg2, proposal} {
 		if a != nil {
@@ -268,9 +261,6 @@ func (w *wire) script(c *Client, verb, script, key string, keys []string, waiter
 	}
 	for _, k := range keys {
 		w.key(c, k)
-	}
-	if waiters {
-		w.keyWith(c, key, waitersSuffix)
 	}
 	for _, k := range tail {
 		w.key(c, k)

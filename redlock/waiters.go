@@ -5,14 +5,15 @@ import (
 	"encoding/hex"
 
 	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/internal/scripts"
 	"github.com/volleylock/volley/resp"
 )
 
 // The waiters of a key across Clients. A Lock that waits makes its
 // attempts with scripts.LockWait, which, when the key is taken, enrolls
 // its Client's id (Client.waiterID) in the key's waiters: a sorted set on
-// each master, named the key followed by waitersSuffix (in the key's slot
-// on a cluster), scored by when the Client first joined. A release
+// each master, named the key followed by scripts.WaitersSuffix (in the
+// key's slot on a cluster), scored by when the Client first joined. A release
 // (scripts.Release) takes the Client that has waited longest off the set
 // and names it in the message it publishes. A Client that a quorum of a
 // release's messages reached wakes its longest waiting Lock only if a
@@ -27,9 +28,6 @@ import (
 // (leaveWaiters). Every wait stays bounded by RetryDelay, so a wake-up
 // lost to a Client that no longer waits (it crashed, say) costs the
 // others at most that.
-
-// waitersSuffix follows a key in the name of its waiters' sorted set.
-const waitersSuffix = ":volley:waiters"
 
 // waiterIDLen is the length of a Client's id among a key's waiters: hex
 // digits of 64 random bits.
@@ -54,7 +52,7 @@ func (c *Client) leaveWaiters(key string) {
 	w.at(c, key)
 	w.b = resp.AppendArrayHeader(w.b, 3)
 	w.b = resp.AppendBulkString(w.b, "ZREM")
-	w.keyWith(c, key, waitersSuffix)
+	w.keyWith(c, key, scripts.WaitersSuffix)
 	w.b = resp.AppendBulk(w.b, c.waiterID[:])
 	var scratch []byte
 	for i := range c.masters {

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/volleylock/volley/internal/redistest"
+	"github.com/volleylock/volley/internal/scripts"
 )
 
 // One release wakes one Client of a fleet, not one per Client: eight
@@ -39,7 +40,7 @@ func TestReleaseWakesOneClientOfAFleet(t *testing.T) {
 		}()
 	}
 	waiters := func(s *redistest.Server) int {
-		vals, err := redistest.Do(s.Addr(), "ZCARD", "fleet"+waitersSuffix)
+		vals, err := redistest.Do(s.Addr(), "ZCARD", "fleet"+scripts.WaitersSuffix)
 		if err != nil || len(vals) != 1 {
 			return -1
 		}

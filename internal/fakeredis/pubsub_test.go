@@ -263,7 +263,7 @@ func TestPubSubPublishToSelf(t *testing.T) {
 	require.Equal(t, ":1\r\n", c.read())
 
 	require.Equal(t, "+OK\r\n", c.do("SET", "lock", "tok"))
-	c.send("EVAL", scripts.Release.Source, "2", "lock", "lock:w", "tok")
+	c.send("EVAL", scripts.Release.Source, "1", "lock", "tok")
 	require.Equal(t, shardNS.message(true, "volley:released:lock", holderID([]byte("tok"))), c.read())
 	require.Equal(t, ":1\r\n", c.read())
 }
@@ -288,9 +288,9 @@ func TestReleaseScriptsPublish(t *testing.T) {
 		require.Equal(t, ":1\r\n", c.do(args...), "%v", args)
 	}
 	require.Equal(t, "+OK\r\n", c.do("SET", "a", "tok"))
-	require.Equal(t, ":1\r\n", c.do("EVAL", scripts.Release.Source, "2", "a", "a:w", "tok"))
+	require.Equal(t, ":1\r\n", c.do("EVAL", scripts.Release.Source, "1", "a", "tok"))
 	require.Equal(t, shardNS.message(false, "volley:released:a", id), sub.read())
-	require.Equal(t, ":0\r\n", c.do("EVAL", scripts.Release.Source, "2", "a", "a:w", "tok"), "released twice")
+	require.Equal(t, ":0\r\n", c.do("EVAL", scripts.Release.Source, "1", "a", "tok"), "released twice")
 
 	require.Equal(t, "+OK\r\n", c.do("SET", "a", "tok"))
 	require.Equal(t, "+OK\r\n", c.do("SET", "b", "tok"))
@@ -309,16 +309,16 @@ func TestLockWaitScript(t *testing.T) {
 	require.Equal(t, bulk(scripts.LockWait.SHA), sha)
 	sha = sha[len("$40\r\n") : len(sha)-2]
 
-	require.Equal(t, ":1\r\n", c.do("EVALSHA", sha, "2", "lock", "lock:w", "tok", "1000", "me"))
+	require.Equal(t, ":1\r\n", c.do("EVALSHA", sha, "1", "lock", "tok", "1000"))
 	clock.Advance(250 * time.Millisecond)
 	holder := "*2\r\n" + bulk(holderID([]byte("tok"))) + ":750\r\n"
-	require.Equal(t, holder, c.do("EVALSHA", sha, "2", "lock", "lock:w", "other", "1000", "you"))
+	require.Equal(t, holder, c.do("EVALSHA", sha, "1", "lock", "other", "1000"))
 	require.Equal(t, holder, c.do("EVAL", scripts.LockMulti.Source, "2", "free", "lock", "other", "1000"))
 	require.Equal(t, ":0\r\n", c.do("EXISTS", "free"), "scripts.LockMulti set a key though one was taken")
 	require.Regexp(t, `^%7\r\n`, c.do("HELLO", "3"))
-	require.Equal(t, holder, c.do("EVALSHA", sha, "2", "lock", "lock:w", "other", "1000", "you"), "RESP3")
+	require.Equal(t, holder, c.do("EVALSHA", sha, "1", "lock", "other", "1000"), "RESP3")
 	clock.Advance(751 * time.Millisecond)
-	require.Equal(t, ":1\r\n", c.do("EVALSHA", sha, "2", "lock", "lock:w", "other", "1000", "you"), "after the holder expired")
+	require.Equal(t, ":1\r\n", c.do("EVALSHA", sha, "1", "lock", "other", "1000"), "after the holder expired")
 }
 
 func TestDropMessages(t *testing.T) {

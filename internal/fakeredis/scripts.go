@@ -329,32 +329,31 @@ func runTokenScript(act tokenAct) scriptRunner {
 }
 
 // releaseAct deletes the key; with wake, it takes the longest waiting
-// Client off the key's waiters, KEYS[2] (see lockWaitLocked), and
-// publishes the release, naming that Client.
+// Client off the key's waiters (see lockWaitLocked) and publishes the
+// release, naming that Client. As the script's redis.pcall, a waiters'
+// key of another type names nobody.
 func releaseAct(wake bool) tokenAct {
-	return func(c *client, sha string, keys, argv [][]byte, now int64) {
+	return func(c *client, _ string, keys, argv [][]byte, now int64) {
 		delete(c.s.dbs[c.db], string(keys[0]))
 		if wake {
-			if len(keys) < 2 {
-				c.out = appendScriptError(c.out, errScriptArgs, sha)
-				return
-			}
-			next, wrongType := c.s.zpopminLocked(c.db, keys[1], now)
-			if wrongType {
-				c.out = appendScriptError(c.out, errWrongType, sha)
-				return
-			}
+			next, _ := c.s.zpopminLocked(c.db, waitersKey(keys[0]), now)
 			c.publishReleaseLocked(keys[0], argv[0], next)
 		}
 		c.out = append(c.out, replyOne...)
 	}
 }
 
+// waitersKey is the name of key's waiters' sorted set (scripts.WaitersSuffix).
+func waitersKey(key []byte) []byte {
+	return append(append([]byte(nil), key...), scripts.WaitersSuffix...)
+}
+
 // lockWaitLocked runs scripts.LockWait: LockMulti's attempt on KEYS[1];
-// a Client that sets it leaves the key's waiters KEYS[2], one that finds
-// it taken joins them (ARGV[3], scored by the server's time in ms when
-// it first joined), and the waiters' TTL becomes the key's PTTL (0 when
-// it has none) plus ARGV[2]. Errors come in the script's order.
+// with a Client id ARGV[3], a Client that sets the key leaves its
+// waiters, one that finds it taken joins them (scored by the server's
+// time in ms when it first joined), and the waiters' TTL becomes the
+// key's PTTL (0 when it has none) plus ARGV[2]. As the script's
+// redis.pcall, a waiters' key of another type is left alone.
 func (s *Server) lockWaitLocked(out []byte, db int, sha string, keys, argv [][]byte) []byte {
 	if len(keys) == 0 {
 		return appendScriptError(out, errScriptArgs, sha)
@@ -362,38 +361,30 @@ func (s *Server) lockWaitLocked(out []byte, db int, sha string, keys, argv [][]b
 	now := s.nowMs()
 	mark := len(out)
 	out, set := s.lockKeysLocked(out, db, sha, keys[:1], argv, now)
+	id, enroll := luaArg(argv, 2)
+	wk := waitersKey(keys[0])
 	if set {
-		if len(keys) < 2 || len(argv) < 3 {
-			return appendScriptError(out, errScriptArgs, sha)
-		}
-		if msg := s.scriptZremLocked(db, keys[1], argv[2], now); msg != "" {
-			return appendScriptError(out, msg, sha)
+		if enroll {
+			s.scriptZremLocked(db, wk, id, now)
 		}
 		return append(out, replyOne...)
 	}
-	if len(out) == mark || out[mark] != '*' {
-		return out // an error
+	if !enroll || len(out) == mark || out[mark] != '*' {
+		return out // an error, or no Client to enroll
 	}
-	if len(keys) < 2 || len(argv) < 3 {
-		return appendScriptError(out[:mark], errScriptArgs, sha)
-	}
-	z, wrongType := s.lookupZsetLocked(db, keys[1], now)
+	z, wrongType := s.lookupZsetLocked(db, wk, now)
 	if wrongType {
-		return appendScriptError(out[:mark], errWrongType, sha)
+		return out
 	}
-	if z == nil || !z.has(argv[2]) {
-		if msg := s.scriptZaddLocked(db, keys[1], float64(now), argv[2], now); msg != "" {
-			return appendScriptError(out[:mark], msg, sha)
-		}
+	if z == nil || !z.has(id) {
+		s.scriptZaddLocked(db, wk, float64(now), id, now)
 	}
 	ttl, err := strconv.ParseInt(string(argv[1]), 10, 64)
 	if err != nil {
 		return appendScriptError(out[:mark], errLuaArithString, sha)
 	}
 	pttl := max(s.scriptPttlLocked(db, keys[0], now), 0)
-	if msg := s.scriptPexpireLocked(db, keys[1], strconv.AppendInt(nil, pttl+ttl, 10), now); msg != "" {
-		return appendScriptError(out[:mark], msg, sha)
-	}
+	s.scriptPexpireLocked(db, wk, strconv.AppendInt(nil, pttl+ttl, 10), now)
 	return out
 }
 

@@ -25,11 +25,20 @@ type Script struct {
 // replaces, and the lock layer and the fake master subscribe with it.
 const ReleasedChannelPrefix = "volley:released:"
 
+// WaitersSuffix follows a key in the name of its waiters' sorted set (see
+// LockWait and Release), which the scripts make from KEYS[1]: the files
+// name it "$WAITERS". The set is not among the scripts' declared KEYS, so
+// that a release stays a one-key command (a cluster answers a command on
+// several keys in a slot under migration with TRYAGAIN unless all of them
+// are there); made from the key, it is in the key's slot.
+const WaitersSuffix = ":volley:waiters"
+
 //go:embed *.lua
 var files embed.FS
 
 // load reads name.lua: the file's content without its final newline, with
-// "$RELEASED" replaced by ReleasedChannelPrefix, and its SHA-1. A missing
+// "$RELEASED" replaced by ReleasedChannelPrefix and "$WAITERS" by
+// WaitersSuffix, and its SHA-1. A missing
 // file is a build mistake: it panics.
 func load(name string) Script {
 	b, err := files.ReadFile(name + ".lua")
@@ -37,6 +46,7 @@ func load(name string) Script {
 		panic("scripts: " + err.Error())
 	}
 	src := strings.ReplaceAll(strings.TrimSuffix(string(b), "\n"), "$RELEASED", ReleasedChannelPrefix)
+	src = strings.ReplaceAll(src, "$WAITERS", WaitersSuffix)
 	sum := sha1.Sum([]byte(src))
 	return Script{Name: name, Source: src, SHA: hex.EncodeToString(sum[:])}
 }
@@ -50,12 +60,12 @@ var (
 	// hex digits of ARGV[1]'s SHA-1; the token itself never leaves the
 	// master) on the shard channel ReleasedChannelPrefix followed by the key,
 	// in the key's slot on a cluster, followed by the id of the Client
-	// that has waited longest, which it takes off the waiters' sorted set
-	// KEYS[2] (see LockWait; nothing follows when it is empty): that
-	// Client attempts, the others wait on. It returns 1, else 0. It
-	// publishes with redis.pcall, so that an ACL that forbids SPUBLISH
-	// costs the waiters their retry delay, not the release. (It is sent
-	// with EVAL on every Unlock, so its file carries no comment.)
+	// that has waited longest, which it takes off the key's waiters (see
+	// LockWait and WaitersSuffix; nothing follows when there is none):
+	// that Client attempts, the others wait on. It returns 1, else 0. It
+	// touches the waiters and publishes with redis.pcall, so that an ACL
+	// that forbids ZPOPMIN or SPUBLISH costs the waiters their retry
+	// delay, not the release.
 	Release = load("release")
 	// ReleaseQuiet is Release without the wake-up: it deletes KEYS[1] if
 	// it holds ARGV[1] and returns DEL's reply (1), else 0. It releases a
@@ -75,13 +85,16 @@ var (
 	// LockWait is the attempt of a Lock that waits: SET NX PX, and when
 	// the key is taken, what a waiter needs to know. If KEYS[1] does not
 	// exist, it sets it to the token ARGV[1] with a TTL of ARGV[2]
-	// milliseconds, takes the Client id ARGV[3] off the key's waiters
-	// KEYS[2], and returns 1; else it adds ARGV[3] to the waiters (a
-	// sorted set scored by when each Client first joined, in the server's
-	// milliseconds; one that is there keeps its place), extends their TTL
-	// to the key's PTTL plus ARGV[2], and returns the holder's id (the
-	// first 16 hex digits of the SHA-1 of the key's value) and the key's
-	// PTTL, an array of a bulk string and an integer.
+	// milliseconds, takes the Client id ARGV[3] (when given) off the key's
+	// waiters (see WaitersSuffix), and returns 1; else it adds ARGV[3] to
+	// the waiters (a sorted set scored by when each Client first joined,
+	// in the server's milliseconds; one that is there keeps its place),
+	// extends their TTL to the key's PTTL plus ARGV[2], and returns the
+	// holder's id (the first 16 hex digits of the SHA-1 of the key's
+	// value) and the key's PTTL, an array of a bulk string and an
+	// integer. It touches the
+	// waiters with redis.pcall: an ACL that forbids those commands costs
+	// only the waking of one Client per release.
 	LockWait = load("lock_wait")
 )
 
