@@ -108,8 +108,13 @@
 // the release, not the token). A Client with a waiting Lock subscribes
 // (SSUBSCRIBE) on one pub/sub connection per master, opened when its first
 // Lock waits and closed by Close. A release heard from a quorum wakes the
-// longest-waiting Lock of the key in each Client, which attempts at once:
-// a key is taken about a round trip after its release. A new Lock of a
+// longest-waiting Lock of the key in one Client, which attempts at once:
+// a key is taken about a round trip after its release. Which Client: a
+// waiting Lock's attempt enrolls its Client among the key's waiters, a
+// sorted set on each master named key + ":volley:waiters", and the
+// release names the Client that has waited longest, so one release sends
+// one waiter at the masters however many processes wait (a release that
+// names nobody, as a native command's, wakes one waiter in each Client). A new Lock of a
 // key queues behind the Client's waiters for it rather than barging in.
 // When waiters of several processes split the votes, they agree on one to
 // try again at once; the others back off.
