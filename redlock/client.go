@@ -90,7 +90,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	// that ReplyLatency tells a slow master (above MasterTimeout) exactly.
 	c.group = conn.NewGroup(conns, c.cfg.MasterTimeout/2)
 	c.ops.New = func() any { return c.newOp() }
-	c.room.c = c
+	c.room.c, c.room.done = c, make(chan struct{})
 	c.renew = newRenewer(c)
 	if cluster != nil || slices.ContainsFunc(c.masters, func(m *master) bool { return m.sentinel != nil }) {
 		c.locate = newLocator(c, cluster)

@@ -118,7 +118,9 @@
 // of its own in one round trip and without a release, at most
 // Config.LocalHandoffs times in a row (default 3), so that other Clients'
 // waiters get their turn. Locks on several keys and fenced locks are not
-// handed over. An uncontended Lock never touches any of this.
+// handed over. An uncontended Lock never touches any of this, nor does
+// one that too few masters could vote on (see ErrNoQuorum): it waits the
+// retry delay, subscribed to nothing, and attempts again.
 //
 // # How much a Lock sends
 //
@@ -299,6 +301,15 @@
 //   - [ErrNotAcquired]: the lock or permit is held by others: TryLock's
 //     one attempt, or Lock's Config.Tries counted attempts, failed. A
 //     plain contention failure returns it as is, without allocating.
+//   - [ErrNoQuorum]: an outage, not contention: in the last attempt of a
+//     Lock, TryLock, LockMulti, Semaphore, RWMutex or Campaign, the
+//     masters that gave no vote (timed out, connection failed or refused,
+//     answered with a server error, or slow and not awaited) were more
+//     than N - quorum, so the others could not have made a quorum
+//     whatever they answered. A Lock keeps attempting meanwhile, each
+//     Config.RetryDelay or so, without waiting for releases; when ctx
+//     ends first its error matches ErrNoQuorum beside ctx's. It never
+//     matches ErrNotAcquired.
 //   - [ErrNotHeld]: the lock is no longer the caller's (expired, released
 //     or taken over), from Extend and Unlock; Do cancels its function's
 //     context with it as the cause when the lock is lost, and returns it.

@@ -177,10 +177,12 @@ func (l *Leadership) Resign(ctx context.Context) error {
 // leadership, whose record (its term and value) followers read with
 // Leader and Observe. While another leads, it waits for that leader's
 // release, which wakes it (see "Waiting" in the package documentation),
-// or for the lease's end. It tries until ctx ends, and then returns an
-// *Error matching ctx's error (errors.Is(err, context.Canceled) or
-// context.DeadlineExceeded) that says what each master answered last;
-// an attempt under way is released. It returns ErrClosed once the
+// or for the lease's end; while too few masters can vote (an outage,
+// see ErrNoQuorum) it attempts again every Config.RetryDelay or so. It
+// tries until ctx ends, and then returns an *Error matching ctx's error
+// (errors.Is(err, context.Canceled) or context.DeadlineExceeded), and
+// ErrNoQuorum too when the last answers showed an outage, that says what
+// each master answered last; an attempt under way is released. It returns ErrClosed once the
 // Client is closed, and ErrWrongKind or ErrNoPermission in an *Error when
 // the masters refuse the election's keys.
 //

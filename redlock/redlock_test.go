@@ -239,7 +239,8 @@ func TestMajorityDownFailsFastWithOutcomes(t *testing.T) {
 	start := time.Now()
 	_, err := c.TryLock(bg, "k", 10*time.Second)
 	assert.Less(t, time.Since(start), 5*time.Second, "a dead majority should fail fast")
-	require.ErrorIs(t, err, ErrNotAcquired)
+	require.ErrorIs(t, err, ErrNoQuorum)
+	require.NotErrorIs(t, err, ErrNotAcquired, "a dead majority is no contention")
 	var le *Error
 	require.ErrorAs(t, err, &le)
 	require.Len(t, le.Masters, 5)

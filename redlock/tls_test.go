@@ -85,7 +85,7 @@ func TestTLSMismatchIsNamed(t *testing.T) {
 			_, err = c.TryLock(bg, "k", time.Second)
 			var e *Error
 			require.ErrorAs(t, err, &e)
-			require.ErrorIs(t, err, ErrNotAcquired)
+			require.ErrorIs(t, err, ErrNoQuorum)
 			assert.Contains(t, err.Error(), tc.want, "Lock's *Error")
 			t.Logf("TryLock: %v", err)
 		})
