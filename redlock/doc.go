@@ -313,6 +313,9 @@
 //   - [ErrNotHeld]: the lock is no longer the caller's (expired, released
 //     or taken over), from Extend and Unlock; Do cancels its function's
 //     context with it as the cause when the lock is lost, and returns it.
+//     A Do's lock or a Leadership whose validity ran out while too few
+//     masters could vote on its extensions is lost with an error that
+//     matches ErrNoQuorum as well.
 //   - [ErrExtendFailed]: Extend reached no quorum in time, yet no quorum
 //     said the lock was lost; it keeps its previous validity.
 //   - [ErrUnlockFailed]: Unlock reached no quorum in time; the masters

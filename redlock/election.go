@@ -132,8 +132,9 @@ func (l *Leadership) Value() string { return l.value }
 // was lost (a quorum of masters no longer holds it, or its renewals,
 // every ttl*Config.ExtendFraction but at least every half TTL, kept
 // failing until a tenth of its TTL was left of its validity), also
-// matching ErrClosed when the Client was closed; ErrResigned after
-// Resign. It is cancelled before the lease can have run out on the
+// matching ErrNoQuorum when the last of those renewals failed because too
+// few masters could vote (an outage; its *Error says what each did), or
+// ErrClosed when the Client was closed; ErrResigned after Resign. It is cancelled before the lease can have run out on the
 // masters, so a leader that stops acting when it is done has ended
 // before anyone else can lead. It carries the values of Campaign's
 // context, but not its cancellation, and the term as FenceFrom's token.

@@ -218,6 +218,20 @@ func (e *Error) Error() string {
 // Unwrap returns the kind of failure.
 func (e *Error) Unwrap() error { return e.Err }
 
+// errLostNoQuorum is why a value that Do or an Election's renewer kept
+// extended is lost when its validity ran out while too few masters could
+// vote on its extensions (see ErrNoQuorum): it matches ErrNotHeld and
+// ErrNoQuorum.
+var errLostNoQuorum error = lostNoQuorum{}
+
+type lostNoQuorum struct{}
+
+func (lostNoQuorum) Error() string {
+	return "redlock: lock not held: its validity ran out while too few masters could vote to extend it"
+}
+
+func (lostNoQuorum) Unwrap() []error { return []error{ErrNotHeld, ErrNoQuorum} }
+
 // endedNoQuorum is the kind of an acquisition that its context ended
 // while its latest answers showed too few masters that could vote: it
 // matches the context's error (see ctxerr.Of) and ErrNoQuorum.

@@ -225,3 +225,60 @@ func TestEveryAcquisitionTellsNoQuorum(t *testing.T) {
 		assert.ErrorAs(t, err, &e, name)
 	}
 }
+
+// TestLostToOutageSaysNoQuorum: a leadership, and a Do's lock, whose
+// validity runs out while too few masters can vote on their renewals are
+// lost with a cause that matches ErrNoQuorum beside ErrNotHeld, and says
+// what each master did; one that a quorum no longer holds is lost with
+// ErrNotHeld alone.
+func TestLostToOutageSaysNoQuorum(t *testing.T) {
+	const ttl = 400 * time.Millisecond
+	servers, addrs := fakeMasters(t, 3)
+	c := fakeClient(t, addrs, Config{Fencing: true, DisableRestartGuard: true, MasterTimeout: 50 * time.Millisecond})
+	el, err := c.Election("el", ttl)
+	require.NoError(t, err)
+	l, err := el.Campaign(bg, "me")
+	require.NoError(t, err)
+	started := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- c.Do(bg, "k", ttl, func(ctx context.Context) error {
+			close(started)
+			<-ctx.Done()
+			return nil
+		})
+	}()
+	<-started
+	breakMasters(t, c, servers, healthy, closes, hangs)
+
+	<-l.Context().Done()
+	cause := context.Cause(l.Context())
+	t.Log(cause)
+	require.ErrorIs(t, cause, ErrNotHeld)
+	require.ErrorIs(t, cause, ErrNoQuorum)
+	var e *Error
+	require.ErrorAs(t, cause, &e)
+	require.Len(t, e.Masters, 3)
+	assert.Equal(t, OutcomeOK, e.Masters[0].Outcome)
+	assert.ErrorIs(t, l.Resign(bg), ErrNoQuorum, "Resign returns why it was lost")
+
+	err = <-done
+	require.ErrorIs(t, err, ErrNotHeld)
+	require.ErrorIs(t, err, ErrNoQuorum)
+
+	// Masters that answer, but no longer hold it: not an outage.
+	servers, addrs = fakeMasters(t, 3)
+	c = fakeClient(t, addrs, Config{Fencing: true, DisableRestartGuard: true, MasterTimeout: 50 * time.Millisecond})
+	el, err = c.Election("el", ttl)
+	require.NoError(t, err)
+	l, err = el.Campaign(bg, "me")
+	require.NoError(t, err)
+	for _, s := range servers {
+		s.Restart() // forgets the keys
+	}
+	<-l.Context().Done()
+	cause = context.Cause(l.Context())
+	t.Log(cause)
+	require.ErrorIs(t, cause, ErrNotHeld)
+	require.NotErrorIs(t, cause, ErrNoQuorum)
+}

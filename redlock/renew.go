@@ -48,6 +48,10 @@ type renewal struct {
 	active    bool            // registered
 	ok, taken int             // the current batch's votes
 	index     int             // position in renewer.entries
+	// unreached holds, when its latest extension failed because too few
+	// masters could vote (see ErrNoQuorum), what each master did then;
+	// nil otherwise. If the validity runs out meanwhile, the loss says so.
+	unreached []MasterResult
 }
 
 // renewer extends the registered renewals. Its goroutine starts with the
@@ -266,7 +270,12 @@ func (r *renewer) prepare() (next, deadline time.Time) {
 		e := r.entries[i]
 		until := e.v.until.Add(-e.early)
 		if !now.Before(until) {
-			r.loseLocked(e, &Error{Op: OpExtend, Key: e.h.name, Err: ErrNotHeld, Attempts: e.extensions})
+			err := &Error{Op: OpExtend, Key: e.h.name, Err: ErrNotHeld, Attempts: e.extensions}
+			if e.unreached != nil {
+				// Run out while too few masters could vote.
+				err.Err, err.Masters = errLostNoQuorum, e.unreached
+			}
+			r.loseLocked(e, err)
 			continue // e's slot now holds another entry
 		}
 		i++
@@ -434,6 +443,21 @@ func (r *renewer) count(req *conn.Request) Outcome {
 func (r *renewer) apply(start time.Time) {
 	c := r.c
 	n, q := len(c.masters), c.quorum
+	// What the masters did, when too few could vote on this batch: shared
+	// by its renewals (made once, on this failure path only).
+	var unreached []MasterResult
+	silent := 0
+	for _, out := range r.outcomes {
+		if out != OutcomeOK && out != OutcomeGuarded {
+			silent++
+		}
+	}
+	if silent > n-q {
+		unreached = make([]MasterResult, n)
+		for i, out := range r.outcomes {
+			unreached[i] = MasterResult{Addr: r.fan.sentTo[i].Addr(), Outcome: out}
+		}
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	now := time.Now()
@@ -448,13 +472,21 @@ func (r *renewer) apply(start time.Time) {
 			e.v.until, e.v.ttl = until, e.ttl
 			e.extensions++
 			e.due = now.Add(e.every)
+			e.unreached = nil
 			if c.cfg.Hooks.Event != nil {
 				r.extended = append(r.extended, e.h.name)
 			}
-		case e.taken > n-q || !now.Before(e.v.until.Add(-e.early)):
+		case e.taken > n-q:
 			r.loseLocked(e, &Error{Op: OpExtend, Key: e.h.name, Err: ErrNotHeld, Attempts: e.extensions})
+		case !now.Before(e.v.until.Add(-e.early)):
+			err := &Error{Op: OpExtend, Key: e.h.name, Err: ErrNotHeld, Attempts: e.extensions}
+			if unreached != nil {
+				err.Err, err.Masters = errLostNoQuorum, unreached
+			}
+			r.loseLocked(e, err)
 		default:
 			e.due = now.Add(e.retry)
+			e.unreached = unreached
 		}
 	}
 	r.batch = r.batch[:0]
