@@ -141,7 +141,10 @@ func (l *Leadership) Value() string { return l.value }
 func (l *Leadership) Context() context.Context { return l.ctx }
 
 // Until returns when the leadership's validity ends, as extended so far
-// (a monotonic clock reading, see Lock.Until).
+// (a monotonic clock reading, see Lock.Until). Once the leadership is
+// lost or resigned, it returns when that was known (its Context's end),
+// or the end of its validity if that came first: never a time after
+// the leadership ended.
 func (l *Leadership) Until() time.Time {
 	r := l.e.c.renew
 	r.mu.Lock()
@@ -167,6 +170,9 @@ func (l *Leadership) Resign(ctx context.Context) error {
 	l.cancel(ErrResigned) // the leader stops before anyone else may lead
 	c := l.e.c
 	lostErr := c.renew.unregister(l.renewal)
+	c.renew.mu.Lock() // Until reads it under the renewer's mu
+	l.hold.lostAt(time.Now())
+	c.renew.mu.Unlock()
 	_, err := c.releaseHeld(ctx, &l.e.release, &l.hold.tok)
 	if lostErr != nil {
 		return lostErr

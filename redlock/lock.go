@@ -296,8 +296,10 @@ func (o *op) sendForget(skipTaken bool) {
 // and succeeds if a quorum did within the validity, which it then renews
 // (counted from the moment Extend sent its commands). It never re-creates a
 // key that expired. It returns ErrNotHeld (possibly inside an *Error) when
-// the lock is lost, ErrExtendFailed when a quorum could not be reached but
-// the lock is not known lost (its previous validity stands), or ctx's error.
+// the lock is lost (Until is then the moment that was known, or earlier,
+// and Validity not positive), ErrExtendFailed when a quorum could not be
+// reached but the lock is not known lost (its previous validity stands),
+// or ctx's error.
 func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	if l.c == nil || l.Validity() <= 0 {
 		return ErrNotHeld

@@ -282,3 +282,40 @@ func TestLostToOutageSaysNoQuorum(t *testing.T) {
 	require.ErrorIs(t, cause, ErrNotHeld)
 	require.NotErrorIs(t, cause, ErrNoQuorum)
 }
+
+// TestLostHoldsStopReportingValidity: a leadership lost (here: the
+// masters forgot it) or resigned, and a Lock whose Extend found it lost,
+// report as Until the moment that was known, or earlier, not the end of
+// the validity they had; the Lock's Validity is then not positive.
+func TestLostHoldsStopReportingValidity(t *testing.T) {
+	const ttl = time.Second
+	servers, addrs := fakeMasters(t, 3)
+	c := fakeClient(t, addrs, Config{Fencing: true, DisableRestartGuard: true, MasterTimeout: 50 * time.Millisecond})
+	el, err := c.Election("el", ttl)
+	require.NoError(t, err)
+	l, err := el.Campaign(bg, "me")
+	require.NoError(t, err)
+	k, err := c.TryLock(bg, "k", 10*time.Second)
+	require.NoError(t, err)
+	require.Greater(t, k.Validity(), time.Duration(0))
+	for _, s := range servers {
+		s.Restart() // forgets the keys: the next extensions say so
+	}
+
+	<-l.Context().Done()
+	known := time.Now()
+	require.ErrorIs(t, context.Cause(l.Context()), ErrNotHeld)
+	assert.False(t, l.Until().After(known), "a lost leadership reports the validity it had: %v after its loss", l.Until().Sub(known))
+
+	require.ErrorIs(t, k.Extend(bg, 10*time.Second), ErrNotHeld)
+	known = time.Now()
+	assert.False(t, k.Until().After(known), "a lost Lock reports the validity it had")
+	assert.LessOrEqual(t, k.Validity(), time.Duration(0))
+	require.ErrorIs(t, k.Extend(bg, 10*time.Second), ErrNotHeld, "known lost: nothing sent")
+
+	l, err = el.Campaign(bg, "me")
+	require.NoError(t, err)
+	require.True(t, l.Until().After(time.Now()))
+	require.NoError(t, l.Resign(bg))
+	assert.False(t, l.Until().After(time.Now()), "a resigned leadership reports the validity it had")
+}

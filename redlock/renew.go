@@ -167,6 +167,7 @@ var errClosedWhileHeld = fmt.Errorf("%w (%w)", ErrNotHeld, ErrClosed)
 // registered can no longer be kept: their work is cancelled at once.
 func (r *renewer) close() {
 	r.mu.Lock()
+	now := time.Now()
 	r.closed = true
 	running := r.running
 	var lost []*renewal
@@ -174,6 +175,7 @@ func (r *renewer) close() {
 		e := r.entries[len(r.entries)-1]
 		e.err = &Error{Op: OpExtend, Key: e.h.name, Err: errClosedWhileHeld, Attempts: e.extensions}
 		r.removeLocked(e)
+		e.v.lostAt(now)
 		lost = append(lost, e)
 	}
 	r.mu.Unlock()
@@ -193,11 +195,13 @@ func (r *renewer) poke() {
 	}
 }
 
-// loseLocked loses e (under mu): it will not be renewed again; EventLost
+// loseLocked loses e (under mu), known lost at now: it will not be
+// renewed again, and its validity ends at now if it had not yet; EventLost
 // and its lost callback run once mu is released.
-func (r *renewer) loseLocked(e *renewal, err error) {
+func (r *renewer) loseLocked(e *renewal, err error, now time.Time) {
 	e.err = err
 	r.removeLocked(e)
+	e.v.lostAt(now)
 	key, lost := e.h.name, e.lost
 	r.lostFn = append(r.lostFn, func() {
 		r.c.event(EventLost, key)
@@ -275,7 +279,7 @@ func (r *renewer) prepare() (next, deadline time.Time) {
 				// Run out while too few masters could vote.
 				err.Err, err.Masters = errLostNoQuorum, e.unreached
 			}
-			r.loseLocked(e, err)
+			r.loseLocked(e, err, now)
 			continue // e's slot now holds another entry
 		}
 		i++
@@ -477,13 +481,13 @@ func (r *renewer) apply(start time.Time) {
 				r.extended = append(r.extended, e.h.name)
 			}
 		case e.taken > n-q:
-			r.loseLocked(e, &Error{Op: OpExtend, Key: e.h.name, Err: ErrNotHeld, Attempts: e.extensions})
+			r.loseLocked(e, &Error{Op: OpExtend, Key: e.h.name, Err: ErrNotHeld, Attempts: e.extensions}, now)
 		case !now.Before(e.v.until.Add(-e.early)):
 			err := &Error{Op: OpExtend, Key: e.h.name, Err: ErrNotHeld, Attempts: e.extensions}
 			if unreached != nil {
 				err.Err, err.Masters = errLostNoQuorum, unreached
 			}
-			r.loseLocked(e, err)
+			r.loseLocked(e, err, now)
 		default:
 			e.due = now.Add(e.retry)
 			e.unreached = unreached
