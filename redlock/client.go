@@ -43,7 +43,9 @@ type Client struct {
 // since services often start before their Redis and locks need only a
 // quorum; Masters reports them, and WaitQuorum waits for a quorum.
 //
-// New fails on a bad Config (an error matching ErrConfig); on a master
+// New fails on a bad Config (an error matching ErrConfig, also for an
+// address whose host cannot be one, as in the typo
+// redis//10.0.0.1:7001, rather than dialling it); on a master
 // that no retry can make usable (an error matching ErrMasterUnusable that
 // names it: credentials refused, or a password sent to a server that has
 // none; a handshake command, EVAL or EVALSHA denied by an ACL (New runs

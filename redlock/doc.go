@@ -327,7 +327,8 @@
 //     under two entries, or a cluster or Sentinel setup that cannot work
 //     (see those sections). A master that is merely down does not fail
 //     New: Client.Masters reports it, and Client.WaitQuorum waits.
-//   - [ErrConfig]: an invalid Config, address or argument (an empty key,
+//   - [ErrConfig]: an invalid Config, address or argument (an address
+//     whose host cannot be one, as in redis//10.0.0.1:7001, an empty key,
 //     a TTL out of range or no longer than its drift allowance, a number
 //     of permits), refused before anything is sent.
 //   - [ErrNoKeys]: LockMulti, TryLockMulti or DoMulti got no key; it
