@@ -322,7 +322,9 @@
 //     that did not answer may keep the key until its TTL ends.
 //   - [ErrMasterUnusable]: from New, a master no retry can make usable:
 //     refused credentials, an ACL that denies a handshake command or
-//     EVAL, a TLS certificate that does not verify, a refused database, a
+//     EVAL, a TLS certificate that does not verify, a TLS mismatch
+//     (rediss:// to a port without TLS, redis:// to a TLS port: the
+//     error says which scheme to use), a refused database, a
 //     cluster node, Sentinel or replica given as a master, one server
 //     under two entries, or a cluster or Sentinel setup that cannot work
 //     (see those sections). A master that is merely down does not fail
