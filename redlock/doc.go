@@ -259,7 +259,11 @@
 // New fails (ErrMasterUnusable) when N is above the number of primaries,
 // when a seed is not a cluster node, when the cluster does not serve every
 // slot, and when another Client placed another N or another layout of
-// copies. A slot that changed hands (a failover, a resharding) is
+// copies, which it learns from a record it writes on the cluster; a
+// cluster that answers that write with CLUSTERDOWN, TRYAGAIN or MOVED (a
+// failover or a resharding under way) is asked again after a short
+// random back-off, at the node a MOVED names, for up to
+// Connection.DialTimeout within New's ctx. A slot that changed hands (a failover, a resharding) is
 // followed, and the node that took it over is held out for that copy like
 // a restarted master until MaxTTL + Config.FailoverGrace after the Client
 // learned of the move
