@@ -310,10 +310,12 @@
 //     masters that gave no vote (timed out, connection failed or refused,
 //     answered with a server error, or slow and not awaited) were more
 //     than N - quorum, so the others could not have made a quorum
-//     whatever they answered. A Lock keeps attempting meanwhile, each
-//     Config.RetryDelay or so, without waiting for releases; when ctx
-//     ends first its error matches ErrNoQuorum beside ctx's. It never
-//     matches ErrNotAcquired.
+//     whatever they answered (a master not awaited because the outcome
+//     was decided without it counts as one that may have voted). A Lock
+//     keeps attempting meanwhile, each Config.RetryDelay or so, without
+//     waiting for releases; when ctx ends first its error matches
+//     ErrNoQuorum beside ctx's if its last answers showed an outage. It
+//     never matches ErrNotAcquired.
 //   - [ErrNotHeld]: the lock is no longer the caller's (expired, released
 //     or taken over), from Extend and Unlock; Do cancels its function's
 //     context with it as the cause when the lock is lost, and returns it.
