@@ -37,6 +37,7 @@ type op struct {
 	alt wire        // the EVAL form of an EVALSHA command, for NOSCRIPT; empty for others
 	nat nativeForms // the command's native forms, for the masters that have them (see native.go)
 	num []byte      // scratch for formatting the TTL
+	who []byte      // scratch for the enrolment of a waiting attempt (see waiters.go)
 }
 
 func (c *Client) newOp() *op {

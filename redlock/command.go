@@ -21,7 +21,7 @@ type command struct {
 	// leave the key for its TTL.
 	eval bool
 	// enroll: the attempt enrolls this Client among the key's waiters
-	// (see waiters.go): the Client's id (Client.waiterID) follows the TTL.
+	// (see waiters.go): its enrolment (op.enrolment) follows the TTL.
 	enroll bool
 	// release: the command gives a held value up, checked against its
 	// token, so running it twice is running it once. A connection reset
@@ -177,7 +177,7 @@ func (o *op) encode(cmd *command, key string, keys []string, tok *token, arg, ar
 		proposal = nil
 	}
 	if cmd.enroll {
-		arg2 = o.c.waiterID[:]
+		arg2 = o.enrolment()
 	}
 	o.encodeNatives(cmd, key, keys, tok, arg)
 	var tail []string

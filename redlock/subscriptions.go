@@ -396,10 +396,12 @@ func (room *waitRoom) staleLocked(w *waiter) bool {
 }
 
 // released reports whether w has seen the release of the holder with id
-// (a quorum of messages on one of its keys' channels). A waiter whose
-// attempt still finds that holder (a release published by some masters
-// can reach others after the attempt) must not wait for a release that
-// came.
+// (a quorum of messages on one of its keys' channels) and the release is
+// for this Client: it named this Client, or no Client (see waiters.go). A
+// waiter whose attempt still finds that holder (a release published by
+// some masters can reach others after the attempt) must not wait for a
+// release that came for it; one named for another Client is that
+// Client's to take, and this one waits on.
 func (room *waitRoom) released(w *waiter, id [releaseIDLen]byte) bool {
 	room.mu.Lock()
 	defer room.mu.Unlock()
@@ -410,7 +412,7 @@ func (room *waitRoom) released(w *waiter, id [releaseIDLen]byte) bool {
 func (room *waitRoom) releasedLocked(w *waiter, id [releaseIDLen]byte) bool {
 	for _, k := range w.keys {
 		if kw := room.keys[k]; kw != nil {
-			if r := kw.release(id); r != nil && r.messages >= room.enoughLocked(kw, k) {
+			if r := kw.release(id); r != nil && (r.mine || !r.named) && r.messages >= room.enoughLocked(kw, k) {
 				return true
 			}
 		}

@@ -3,6 +3,8 @@ package redlock
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"strconv"
+	"time"
 
 	"github.com/volleylock/volley/conn"
 	"github.com/volleylock/volley/internal/scripts"
@@ -39,6 +41,15 @@ func newWaiterID() (id [waiterIDLen]byte) {
 	rand.Read(b[:])
 	hex.Encode(id[:], b[:])
 	return id
+}
+
+// enrolment returns a waiting attempt's enrolment argument (see
+// scripts.LockWait): "<unix ms>:<Client id>", in the op's scratch.
+func (o *op) enrolment() []byte {
+	o.who = strconv.AppendInt(o.who[:0], time.Now().UnixMilli(), 10)
+	o.who = append(o.who, ':')
+	o.who = append(o.who, o.c.waiterID[:]...)
+	return o.who
 }
 
 // namesMe reports whether next, the Client a release's message names

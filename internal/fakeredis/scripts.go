@@ -348,10 +348,32 @@ func waitersKey(key []byte) []byte {
 	return append(append([]byte(nil), key...), scripts.WaitersSuffix...)
 }
 
+// enrolment reads LockWait's ARGV[3], "<score>:<id>" as the script's
+// string.match(ARGV[3], "^(%d+):(.+)$"); ok is false when it is missing or
+// of another form.
+func enrolment(argv [][]byte) (score float64, id []byte, ok bool) {
+	a, ok := luaArg(argv, 2)
+	if !ok {
+		return 0, nil, false
+	}
+	digits := 0
+	for digits < len(a) && '0' <= a[digits] && a[digits] <= '9' {
+		digits++
+	}
+	if digits == 0 || digits+1 >= len(a) || a[digits] != ':' {
+		return 0, nil, false
+	}
+	n, err := strconv.ParseFloat(string(a[:digits]), 64)
+	if err != nil {
+		return 0, nil, false
+	}
+	return n, a[digits+1:], true
+}
+
 // lockWaitLocked runs scripts.LockWait: LockMulti's attempt on KEYS[1];
-// with a Client id ARGV[3], a Client that sets the key leaves its
-// waiters, one that finds it taken joins them (scored by the server's
-// time in ms when it first joined), and the waiters' TTL becomes the
+// with an enrolment ARGV[3] ("<score>:<id>"), a Client that sets the key
+// leaves its waiters, one that finds it taken joins them with that score
+// unless it is there, and the waiters' TTL becomes the
 // key's PTTL (0 when it has none) plus ARGV[2]. As the script's
 // redis.pcall, a waiters' key of another type is left alone.
 func (s *Server) lockWaitLocked(out []byte, db int, sha string, keys, argv [][]byte) []byte {
@@ -361,7 +383,7 @@ func (s *Server) lockWaitLocked(out []byte, db int, sha string, keys, argv [][]b
 	now := s.nowMs()
 	mark := len(out)
 	out, set := s.lockKeysLocked(out, db, sha, keys[:1], argv, now)
-	id, enroll := luaArg(argv, 2)
+	score, id, enroll := enrolment(argv)
 	wk := waitersKey(keys[0])
 	if set {
 		if enroll {
@@ -377,7 +399,7 @@ func (s *Server) lockWaitLocked(out []byte, db int, sha string, keys, argv [][]b
 		return out
 	}
 	if z == nil || !z.has(id) {
-		s.scriptZaddLocked(db, wk, float64(now), id, now)
+		s.scriptZaddLocked(db, wk, score, id, now)
 	}
 	ttl, err := strconv.ParseInt(string(argv[1]), 10, 64)
 	if err != nil {

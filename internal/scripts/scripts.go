@@ -85,12 +85,14 @@ var (
 	// LockWait is the attempt of a Lock that waits: SET NX PX, and when
 	// the key is taken, what a waiter needs to know. If KEYS[1] does not
 	// exist, it sets it to the token ARGV[1] with a TTL of ARGV[2]
-	// milliseconds, takes the Client id ARGV[3] (when given) off the key's
-	// waiters (see WaitersSuffix), and returns 1; else it adds ARGV[3] to
-	// the waiters (a sorted set scored by when each Client first joined,
-	// in the server's milliseconds; one that is there keeps its place),
-	// extends their TTL to the key's PTTL plus ARGV[2], and returns the
-	// holder's id (the first 16 hex digits of the SHA-1 of the key's
+	// milliseconds, takes the waiting Client off the key's waiters (see
+	// WaitersSuffix) when ARGV[3] enrolls one, and returns 1; else it
+	// enrolls the Client that ARGV[3] names, "<score>:<id>": id joins the
+	// waiters (a sorted set) with that score (when it first waited, in the
+	// Client's unix ms: the same on every master, so that they agree on
+	// the order) unless it is there already, their TTL becomes the key's
+	// PTTL plus ARGV[2], and it returns the holder's id (the first 16 hex
+	// digits of the SHA-1 of the key's
 	// value) and the key's PTTL, an array of a bulk string and an
 	// integer. It touches the
 	// waiters with redis.pcall: an ACL that forbids those commands costs
