@@ -207,11 +207,9 @@ func (c *Conn) Close() error {
 // goroutine; otherwise r joins the batch of the next write, so that under
 // load many callers' commands share one syscall.
 //
-// When the oldest request on the socket has waited longer than ReadTimeout,
-// the master is behind: r fails at once with ErrReadTimeout instead of
-// queueing behind the backlog (unless r asked for replay, see
-// Request.ReplayUntil); when besides no reply has come for ReadTimeout,
-// the socket is reset and reconnected (see Options.ReadTimeout).
+// When a reply is owed and none has come for ReadTimeout, the master is
+// hung: r fails at once with ErrReadTimeout, and the socket is reset and
+// reconnected (see Options.ReadTimeout).
 func (c *Conn) Send(r *Request, notify chan *Request) { c.send(r, notify, nil, monoNow()) }
 
 // SendWith is Send of r followed by then, a command whose answer nobody
@@ -277,25 +275,18 @@ func (c *Conn) send(r *Request, notify chan *Request, then *Request, at int64) {
 		failBoth(r, then, err)
 		return
 	}
-	if r.replayBy == 0 && c.late(r.sent) {
-		// The master answers, but its oldest pending request has waited
-		// longer than ReadTimeout: r would wait at least as long. Shed it
-		// rather than lengthen the backlog; the socket stays (see late).
-		c.mu.Unlock()
-		failBoth(r, then, c.lagError())
-		return
-	}
 	if c.inflight.len()+len(c.queue)+n > c.opts.MaxPending {
 		c.mu.Unlock()
 		failBoth(r, then, &Error{Addr: c.opts.Addr, Op: OpLimit, Err: ErrTooManyPending})
 		return
 	}
 	s.needReader()
-	if s.writing || len(c.queue) > 0 || c.inflight.len() > 1 && s.reading != readByCaller {
+	if s.writing || len(c.queue) > 0 || c.inflight.len() > 1 && s.reading != readByCaller || c.late(r.sent) {
 		// Someone is writing, or the socket is busy with replies pending:
 		// join the next batch, which the writer sends with everything queued
 		// by then in one syscall. (One pending reply is the common straggler
 		// of a lock decided at quorum; it does not make the socket busy.)
+		// Or the master is behind: the writer holds the queue (see late).
 		c.queue = append(c.queue, r)
 		if then != nil {
 			c.queue = append(c.queue, then)
@@ -341,13 +332,11 @@ func failBoth(r, then *Request, err error) {
 
 // late reports whether the oldest request written to the current socket
 // has waited for its reply for longer than ReadTimeout at now: the master
-// answers slower than requests arrive (or not at all), and every request
-// queued behind that one would wait at least as long. Send sheds new
-// requests then, but a socket that still delivers replies is kept: a
-// reset would drop the backlog the master is working through and make it
-// answer a reconnect's handshake on top of it (a fleet of clients
-// resetting at once is how a slow moment becomes an outage). c.mu must
-// be held.
+// answers slower than requests arrive, and every request written behind
+// that one would wait at least as long. The writer then holds what is
+// queued until the master catches up, so that the backlog on the master
+// stops growing and requests whose callers give up meanwhile are never
+// sent. c.mu must be held.
 func (c *Conn) late(now int64) bool {
 	oldest := c.inflight.peek()
 	return oldest != nil && time.Duration(now-oldest.sent) > c.opts.ReadTimeout
@@ -356,14 +345,17 @@ func (c *Conn) late(now int64) bool {
 // stalled reports whether the socket makes no progress at now: a reply is
 // owed, and none has arrived for ReadTimeout, nor was the oldest owed one
 // sent within it. The master is hung, paused or cut off; the socket is
-// reset (see watch). c.mu must be held.
+// reset (see watch). A socket that still delivers replies is kept however
+// far behind it is: a reset would drop the backlog the master is working
+// through and make it answer a reconnect's handshake on top of it (a
+// fleet of clients resetting at once is how a slow moment becomes an
+// outage); it is late instead (see late). c.mu must be held.
 func (c *Conn) stalled(now int64) bool {
 	oldest := c.inflight.peek()
 	return oldest != nil && time.Duration(now-max(oldest.sent, c.progress)) > c.opts.ReadTimeout
 }
 
-// lagError is the failure of a socket that fell behind (see late and
-// stalled).
+// lagError is the failure of a socket that stalled (see stalled).
 func (c *Conn) lagError() error {
 	return &Error{Addr: c.opts.Addr, Op: OpTimeout, Err: ErrReadTimeout}
 }

@@ -27,9 +27,10 @@
 // requests fail at once with that error until a background reconnect (with
 // jittered exponential backoff) succeeds. A lock never queues behind a dead
 // master. A master whose oldest pending request has waited longer than
-// Options.ReadTimeout is behind: new requests fail at once (they would
-// wait as long) while the socket works through its backlog. One that has
-// besides answered nothing for ReadTimeout is hung, paused or cut off,
+// Options.ReadTimeout is behind: new requests wait in the Conn's queue
+// until it catches up, and those their callers abandon meanwhile are never
+// sent. One that has besides answered nothing for ReadTimeout is hung,
+// paused or cut off,
 // and fails the same way as an I/O error: its backlog dies with the
 // socket, and a fresh one is dialed after a random wait of at most
 // ReconnectMin. A request marked for replay (Request.ReplayUntil) that a

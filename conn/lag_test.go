@@ -255,48 +255,48 @@ func TestStalledFailsFastAndReconnects(t *testing.T) {
 }
 
 // A socket whose oldest request is past ReadTimeout but that still
-// delivers replies is behind, not dead: a new request fails at once with
-// ErrReadTimeout (shed, not queued behind the backlog), a request that
-// asked for replay is queued anyway, and the socket is kept: the backlog
-// is answered in order once the master catches up.
-func TestLateShedsButKeepsTheSocket(t *testing.T) {
+// delivers replies is behind, not dead: new requests wait in the queue
+// (they neither fail nor join the master's backlog), and the socket is
+// kept. Once a reply comes they are written, in order, except those
+// whose callers abandoned them meanwhile, which are never sent.
+func TestLateHoldsTheQueueAndKeepsTheSocket(t *testing.T) {
 	c, _, p := newPipeConn(t, Options{ReadTimeout: time.Hour})
+	answer := make(chan struct{})
 	peerDone := make(chan struct{})
 	go func() {
 		defer close(peerDone)
 		p.expect("PING")
-		p.expect("ECHO", "release")
-		p.send("+PONG\r\n$7\r\nrelease\r\n")
+		<-answer
+		p.send("+PONG\r\n")
+		p.expect("ECHO", "queued") // not "abandoned": it was never sent
+		p.send("$6\r\nqueued\r\n")
 	}()
 	r := NewRequest()
 	r.Cmd = resp.AppendCommand(r.Cmd[:0], "PING")
 	c.Send(r, nil)
 	c.mu.Lock()
-	c.inflight.peek().sent = monoNow() - int64(2*time.Hour) // old, but a reply came lately
+	c.inflight.peek().sent = monoNow() - int64(2*time.Hour) // late, but not stalled
 	c.progress = monoNow()
 	c.mu.Unlock()
 
-	shed := NewRequest()
-	shed.Cmd = resp.AppendCommand(shed.Cmd[:0], "PING")
-	c.Send(shed, nil)
-	select {
-	case <-shed.own:
-	case <-time.After(5 * time.Second):
-		t.Fatal("Send onto a late socket was not shed")
-	}
-	assert.ErrorIs(t, shed.Err(), ErrReadTimeout)
-	shed.Release()
-
-	kept := NewRequest()
-	kept.Cmd = resp.AppendCommand(kept.Cmd[:0], "ECHO", "release")
-	kept.ReplayUntil = time.Now().Add(time.Hour)
-	c.Send(kept, nil)
+	gaveUp := NewRequest()
+	gaveUp.Cmd = resp.AppendCommand(gaveUp.Cmd[:0], "ECHO", "abandoned")
+	c.Send(gaveUp, nil)
+	queued := NewRequest()
+	queued.Cmd = resp.AppendCommand(queued.Cmd[:0], "ECHO", "queued")
+	c.Send(queued, nil)
+	require.True(t, gaveUp.Abandon(), "a request to a late socket did not wait in the queue")
+	c.mu.Lock()
+	held := len(c.queue)
+	c.mu.Unlock()
+	assert.Equal(t, 2, held, "the writer wrote to a late socket")
+	close(answer)
 	<-peerDone
 	require.NoError(t, c.Wait(context.Background(), r))
-	require.NoError(t, c.Wait(context.Background(), kept))
-	assert.Equal(t, "release", string(kept.Reply()[0].Bytes))
+	require.NoError(t, c.Wait(context.Background(), queued))
+	assert.Equal(t, "queued", string(queued.Reply()[0].Bytes))
 	assert.NoError(t, c.Err())
 	assert.Equal(t, uint64(1), c.Info().Generation, "a socket that still answered was reset")
 	r.Release()
-	kept.Release()
+	queued.Release()
 }

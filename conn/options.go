@@ -96,20 +96,20 @@ type Options struct {
 	// nesting depth). Zero fields mean resp's defaults.
 	Limits resp.Limits
 
-	// ReadTimeout judges whether the master keeps up. When the oldest
-	// pending request has waited longer than it, the master is behind:
-	// new requests fail at once with ErrReadTimeout (they would wait at
-	// least as long) until it catches up, except those that asked for
-	// replay (Request.ReplayUntil), which queue. When besides no reply at
-	// all has come for ReadTimeout, the master is hung, paused or cut off:
-	// the socket is reset, which fails the pending requests with
-	// ErrReadTimeout and drops the backlog, and it reconnects after a
-	// random wait of at most ReconnectMin. A master that answers, however
-	// slowly, keeps its socket. It also bounds the wait for the
-	// handshake's replies. It is not a per-request timeout (callers bound
-	// their own waits with a context or timer). Set it above the longest
-	// command you send (a blocking BLPOP, say). Default 3s; the redlock
-	// package defaults it to twice its MasterTimeout.
+	// ReadTimeout judges whether the master is alive. When a reply is
+	// owed and none has come for ReadTimeout (the master is hung, paused
+	// or cut off), the socket is reset, which fails the pending requests
+	// with ErrReadTimeout and drops the backlog, requests fail fast until
+	// it reconnects, and it reconnects after a random wait of at most
+	// ReconnectMin. A master that answers, however slowly, keeps its
+	// socket; while its oldest pending request has waited longer than
+	// ReadTimeout, new requests wait in the Conn's queue instead of
+	// joining the master's backlog, and those their callers abandon
+	// meanwhile are never sent. It also bounds the wait for the handshake's
+	// replies. It is not a per-request timeout (callers bound their own
+	// waits with a context or timer). Set it above the longest command you
+	// send (a blocking BLPOP, say). Default 3s; the redlock package
+	// defaults it to twice its MasterTimeout.
 	ReadTimeout time.Duration
 	// MaxPending bounds the requests written but not yet answered; a request
 	// beyond it fails at once with ErrTooManyPending. Default 65536.

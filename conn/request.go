@@ -110,6 +110,14 @@ func (r *Request) recycle() {
 	requestPool.Put(r)
 }
 
+// unwanted reports whether nobody waits for r any more and nothing is
+// lost if it is never sent: its caller abandoned it, it is not a command
+// sent for its effect alone (SendForget, SendWith's second), and it did
+// not ask for replay.
+func (r *Request) unwanted() bool {
+	return r.state.Load() == stateAbandoned && !r.forget && r.replayBy == 0
+}
+
 // Abandon gives up on a pending Request. It reports true if the Conn now owns
 // r (and will recycle it); false if r had already completed, in which case r
 // is, or is about to be, on its notify channel and the caller still owns it.

@@ -156,7 +156,10 @@ func (s *socket) writeLoop() {
 		}
 		for {
 			c.mu.Lock()
-			if c.sock != s || s.writing || len(c.queue) == 0 {
+			if c.sock != s || s.writing || len(c.queue) == 0 || c.late(monoNow()) {
+				// Nothing to write, or the master is behind: what is queued
+				// waits until it catches up (a reply wakes the writer, see
+				// deliver), and its callers may give up on it meanwhile.
 				c.mu.Unlock()
 				break
 			}
@@ -165,11 +168,22 @@ func (s *socket) writeLoop() {
 			// complete it, and its owner may then reuse its Cmd.
 			buf := s.wbuf[:0]
 			for i, r := range c.queue {
+				c.queue[i] = nil
+				if r.unwanted() {
+					// Its caller gave up before it left: the master is
+					// spared the work (under load, most of the backlog).
+					r.recycle()
+					continue
+				}
 				buf = append(buf, r.Cmd...)
 				c.inflight.push(r)
-				c.queue[i] = nil
 			}
 			c.queue = c.queue[:0]
+			if len(buf) == 0 {
+				s.writing = false
+				c.mu.Unlock()
+				continue
+			}
 			c.mu.Unlock()
 
 			_, err := s.w.Write(buf)
@@ -234,7 +248,11 @@ func (s *socket) deliver(vals []resp.Value) bool {
 	}
 	r := c.inflight.pop()
 	c.progress = now
+	held := len(c.queue) > 0 && !s.writing // the writer may have held them (see late)
 	c.mu.Unlock()
+	if held {
+		s.wakeWriter()
+	}
 	if r == nil {
 		c.fail(s, &Error{Addr: c.opts.Addr, Op: OpRead, Err: ErrUnexpectedReply})
 		return false

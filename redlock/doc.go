@@ -87,8 +87,9 @@
 // A master that is slow but alive neither stalls other callers nor grants
 // anything. When its oldest pending request has waited 2 x MasterTimeout
 // (the conn package's Options.ReadTimeout; a read_timeout address
-// parameter sets it for one master), new commands to it fail at once
-// until it catches up; its connection is reset only when it has besides
+// parameter sets it for one master), new commands to it wait in the
+// client until it catches up, and those given up meanwhile (MasterTimeout)
+// are never sent; its connection is reset only when it has besides
 // answered nothing for as long (hung, paused, cut off), and reconnects
 // after a short random wait, with a backoff that grows while it cannot
 // answer the handshake in time. A release that a reset drops is sent
