@@ -343,7 +343,7 @@ func (c *Conn) late(now int64) bool {
 }
 
 // stalled reports whether the socket makes no progress at now: a reply is
-// owed, and none has arrived for ReadTimeout, nor was the oldest owed one
+// owed, and none has arrived for stallAfter, nor was the oldest owed one
 // sent within it. The master is hung, paused or cut off; the socket is
 // reset (see watch). A socket that still delivers replies is kept however
 // far behind it is: a reset would drop the backlog the master is working
@@ -352,8 +352,21 @@ func (c *Conn) late(now int64) bool {
 // outage); it is late instead (see late). c.mu must be held.
 func (c *Conn) stalled(now int64) bool {
 	oldest := c.inflight.peek()
-	return oldest != nil && time.Duration(now-max(oldest.sent, c.progress)) > c.opts.ReadTimeout
+	return oldest != nil && time.Duration(now-max(oldest.sent, c.progress)) > c.opts.stallAfter()
 }
+
+// minStall is the least time without a reply that makes a socket stalled
+// (see Options.stallAfter).
+const minStall = time.Second
+
+// stallAfter is how long a socket that owes a reply may deliver none
+// before it is reset: ReadTimeout, but at least minStall. A shorter
+// ReadTimeout (redlock's is 100 ms) still holds the queue of a late
+// master (see Conn.late); a reset is for a master that stopped, and on a
+// machine so busy that the client's own reader is off the processor for
+// a fraction of a second, a reset is the wrong cure (every client of
+// every master reconnecting at once, #53).
+func (o *Options) stallAfter() time.Duration { return max(o.ReadTimeout, minStall) }
 
 // lagError is the failure of a socket that stalled (see stalled).
 func (c *Conn) lagError() error {

@@ -103,7 +103,8 @@ func notTLS(err error) bool {
 }
 
 // watch returns when s dies. It fails s when a reply is owed and the
-// socket has delivered none for ReadTimeout (see stalled): a master that
+// socket has delivered none for ReadTimeout, and at least a second (see
+// stalled): a master that
 // stopped answering (hung, paused, partitioned) is recycled, so its
 // backlog dies with the socket. A master that answers, however slowly,
 // keeps its socket (see late). Send makes the same check on every

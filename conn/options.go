@@ -97,8 +97,8 @@ type Options struct {
 	Limits resp.Limits
 
 	// ReadTimeout judges whether the master is alive. When a reply is
-	// owed and none has come for ReadTimeout (the master is hung, paused
-	// or cut off), the socket is reset, which fails the pending requests
+	// owed and none has come for ReadTimeout, and at least a second (the
+	// master is hung, paused or cut off), the socket is reset, which fails the pending requests
 	// with ErrReadTimeout and drops the backlog, requests fail fast until
 	// it reconnects, and it reconnects after a random wait of at most
 	// ReconnectMin. A master that answers, however slowly, keeps its
