@@ -19,6 +19,15 @@ var (
 	// reply: the replies were out of step with the requests, and the
 	// socket was closed before any later reply was handed out.
 	ErrReplyMismatch = errors.New("conn: reply does not fit its request: replies out of step")
+	// ErrTLSMismatch is the cause when a connect proved that the server
+	// speaks the other protocol on its port: without Options.TLS, it
+	// closed the connection at the first command and then answered a TLS
+	// handshake (OpHandshake); with Options.TLS, its TLS handshake went
+	// unanswered or failed and it answered a PING sent without TLS
+	// (OpTLS). The error's text says which scheme to use. The Conn keeps
+	// reconnecting, as after any failure, but no reconnect succeeds until
+	// the server or the Options change.
+	ErrTLSMismatch = errors.New("conn: TLS mismatch")
 )
 
 // Op names the step an Error happened in. The set is closed: these
@@ -50,7 +59,8 @@ const (
 // password. A failure that looks like a TLS mismatch (OpTLS on a server
 // that does not answer TLS; OpHandshake when a server without Options.TLS
 // closes the connection at the first command) says in its text which
-// scheme the server likely needs.
+// scheme the server likely needs; when the server then answered in the
+// other protocol, its cause is ErrTLSMismatch.
 //
 // Most Ops are failures of the connection itself and sticky (see the Op
 // constants); OpWait and OpLimit concern one request only and leave the
@@ -75,8 +85,17 @@ func (e *Error) Unwrap() error { return e.Err }
 func (e *Error) ConnUsable() bool { return e.Op == OpWait || e.Op == OpLimit }
 
 // Hints that an Error's cause carries when the failure looks like a TLS
-// mismatch: TLS on a port without it, or none on a TLS port.
+// mismatch: TLS on a port without it, or none on a TLS port. When a probe
+// proves it (see mismatch.go), the cause is ErrTLSMismatch with
+// mismatchPlain or mismatchTLS instead.
 const (
 	hintNotTLS = "is the server without TLS on this port? then use redis://, not rediss://, and no TLS config"
 	hintTLS    = "the server closed the connection at the first command: is it a TLS port? then use rediss:// or a TLS config"
+
+	mismatchPlain = "the server speaks RESP without TLS on this port (it answered a PING sent in clear): use redis://, not rediss://, and no TLS config"
+	mismatchTLS   = "the server speaks TLS on this port (it closed the connection at the first command, and answered a TLS handshake): use rediss:// or a TLS config"
 )
+
+// errHintTLS marks a handshake whose first reply failed as it does on a
+// TLS port (see isTLSPort); its text is hintTLS.
+var errHintTLS = errors.New(hintTLS)

@@ -74,7 +74,7 @@ func (s *socket) handshake() (*ServerInfo, error) {
 		vals, err := s.rd.ReadReply()
 		if err != nil {
 			if i == 0 && o.TLS == nil && isTLSPort(err) {
-				return nil, fmt.Errorf("%s: %w (%s)", name, err, hintTLS)
+				return nil, fmt.Errorf("%s: %w (%w)", name, err, errHintTLS)
 			}
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}

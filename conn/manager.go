@@ -140,11 +140,7 @@ func (c *Conn) connect() (*socket, *ServerInfo, error) {
 		return nil, nil, &Error{Addr: c.opts.Addr, Op: op, Err: err}
 	}
 
-	dial := c.opts.Dialer
-	if dial == nil {
-		dial = (&net.Dialer{}).DialContext
-	}
-	nc, err := dial(ctx, c.opts.Network, c.opts.Addr)
+	nc, err := c.dial(ctx)
 	if err != nil {
 		return fail(OpDial, err)
 	}
@@ -157,11 +153,8 @@ func (c *Conn) connect() (*socket, *ServerInfo, error) {
 			}
 		}
 		tc := tls.Client(nc, cfg)
-		if err := tc.HandshakeContext(ctx); err != nil {
+		if err := c.handshakeTLS(ctx, tc); err != nil {
 			nc.Close()
-			if notTLS(err) {
-				err = fmt.Errorf("%w (%s)", err, hintNotTLS)
-			}
 			return fail(OpTLS, err)
 		}
 		nc = tc
@@ -185,6 +178,9 @@ func (c *Conn) connect() (*socket, *ServerInfo, error) {
 		nc.Close()
 		if err == nil {
 			err = ctx.Err()
+		}
+		if errors.Is(err, errHintTLS) && c.speaksTLS(ctx) {
+			err = fmt.Errorf("%w: %s", ErrTLSMismatch, mismatchTLS)
 		}
 		return fail(OpHandshake, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/volleylock/volley/internal/hostport"
 	"github.com/volleylock/volley/resp"
 )
 
@@ -193,8 +194,10 @@ func (o Options) withDefaults() (Options, error) {
 //	rediss://...                       (the same, with TLS)
 //	unix:/path/to/socket[?db=N]        (also unix:///path and a bare /path)
 //
-// Fields the address does not mention keep base's values. An error never
-// contains the password.
+// Fields the address does not mention keep base's values. A host:port
+// whose host cannot be one (a character no host name has, as in the typo
+// redis//10.0.0.1:7001) or whose port is not one is refused, with what to
+// fix. An error never contains the password.
 func ParseAddr(addr string, base Options) (Options, error) {
 	o := base
 	switch {
@@ -219,6 +222,11 @@ func ParseAddr(addr string, base Options) (Options, error) {
 				return o, errors.New("conn: address: want host:port or a redis://, rediss:// or unix: address")
 			}
 			return o, fmt.Errorf("conn: address %q: want host:port or a redis://, rediss:// or unix: address", addr)
+		}
+		// A typo ("redis//h:1") would be dialled as a host name that
+		// never resolves, the server taken for down.
+		if err := hostport.Check(addr); err != nil {
+			return o, fmt.Errorf("conn: address: %w (want host:port or a redis://, rediss:// or unix: address)", err)
 		}
 		o.Network, o.Addr = "tcp", addr
 		return o, nil

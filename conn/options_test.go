@@ -39,10 +39,14 @@ func TestParseAddr(t *testing.T) {
 	got, err := ParseAddr("rediss://h:1", base)
 	require.NoError(t, err)
 	require.NotNil(t, got.TLS, "rediss:// must turn TLS on")
+
+	// A typo is refused with what to fix, not dialled as a host name.
+	_, err = ParseAddr("redis//127.0.0.1:7001", base)
+	require.ErrorContains(t, err, "did you mean redis://127.0.0.1:7001?")
 }
 
 func TestParseAddrErrorsHidePassword(t *testing.T) {
-	for _, in := range []string{"redis://u:sekrit@h:1/notadb", "redis://u:sekrit@h:1?bogus=1", "redis://u:sekrit@[::1", "nohostport", "unix:"} {
+	for _, in := range []string{"redis://u:sekrit@h:1/notadb", "redis://u:sekrit@h:1?bogus=1", "redis://u:sekrit@[::1", "nohostport", "unix:", "redis//sekrit@h:1"} {
 		_, err := ParseAddr(in, Options{})
 		require.Error(t, err, in)
 		assert.NotContains(t, err.Error(), "sekrit")

@@ -43,21 +43,26 @@ type Client struct {
 // since services often start before their Redis and locks need only a
 // quorum; Masters reports them, and WaitQuorum waits for a quorum.
 //
-// New fails on a bad Config (an error matching ErrConfig); on a master
+// New fails on a bad Config (an error matching ErrConfig, also for an
+// address whose host cannot be one, as in the typo
+// redis//10.0.0.1:7001, rather than dialling it); on a master
 // that no retry can make usable (an error matching ErrMasterUnusable that
 // names it: credentials refused, or a password sent to a server that has
 // none; a handshake command, EVAL or EVALSHA denied by an ACL (New runs
 // a keyless script with each to know); a TLS certificate that does not
-// verify, or a TLS handshake answered without TLS; a database index
-// refused; a Redis Cluster node, Sentinel or replica where a master was
-// expected; or one server under two addresses); and when ctx ends before
-// the first attempts do (an error matching ctx's, errors.Is). A master
-// that may be a TLS mismatch but did not say so (a rediss:// address
-// whose server never answers the TLS handshake, a redis:// address whose
-// server closes the connection at the first command) counts as
-// unreachable; its error (Masters, and each Lock's *Error) says which
-// scheme it likely needs. On failure New closes what it opened. The
-// caller must Close the Client.
+// verify, or a TLS handshake answered without TLS; a TLS mismatch, which
+// the first connect attempt proves by asking the server in the other
+// protocol (a rediss:// address whose server answers a PING in clear, a
+// redis:// address whose server closes the connection at the first
+// command and answers a TLS handshake: the error says which scheme to
+// use); a database index refused; a Redis Cluster node, Sentinel or
+// replica where a master was expected; or one server under two
+// addresses); and when ctx ends before the first attempts do (an error
+// matching ctx's, errors.Is). A master that may be a TLS mismatch but
+// did not answer in the other protocol either counts as unreachable; its
+// error (Masters, and each Lock's *Error) says which scheme it likely
+// needs. On failure New closes what it opened. The caller must Close the
+// Client.
 func New(ctx context.Context, cfg Config) (*Client, error) {
 	graceSet := cfg.FailoverGrace != 0
 	cfg, err := cfg.withDefaults()
@@ -90,7 +95,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	// that ReplyLatency tells a slow master (above MasterTimeout) exactly.
 	c.group = conn.NewGroup(conns, c.cfg.MasterTimeout/2)
 	c.ops.New = func() any { return c.newOp() }
-	c.room.c = c
+	c.room.c, c.room.done = c, make(chan struct{})
 	c.renew = newRenewer(c)
 	if cluster != nil || slices.ContainsFunc(c.masters, func(m *master) bool { return m.sentinel != nil }) {
 		c.locate = newLocator(c, cluster)

@@ -1,13 +1,18 @@
 package redlock
 
 import (
+	"context"
 	"fmt"
+	"net"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/internal/fakeredis"
 	"github.com/volleylock/volley/internal/slot"
 	"github.com/volleylock/volley/resp"
 )
@@ -131,4 +136,96 @@ func TestLegacyTags(t *testing.T) {
 		assert.Regexp(t, `^\{vl\d{5}\}$`, tag)
 	}
 	assert.Less(t, slot.Of(tags[len(tags)-1]), slot.Count/6)
+}
+
+// fakeCluster starts three fake masters that answer CLUSTER SLOTS as the
+// primaries of a cluster, each serving a third of the slots (as
+// redis-cli cuts them), and returns them and a redis-cluster:// address.
+func fakeCluster(t *testing.T) ([]*fakeredis.Server, string) {
+	servers, addrs := fakeMasters(t, 3)
+	ranges := [][2]int64{{0, 5460}, {5461, 10922}, {10923, 16383}}
+	reply := resp.AppendArrayHeader(nil, len(ranges))
+	for i, r := range ranges {
+		host, port, err := net.SplitHostPort(addrs[i])
+		require.NoError(t, err)
+		p, err := strconv.ParseInt(port, 10, 64)
+		require.NoError(t, err)
+		reply = resp.AppendArrayHeader(reply, 3)
+		reply = resp.AppendInteger(reply, r[0])
+		reply = resp.AppendInteger(reply, r[1])
+		reply = resp.AppendArrayHeader(reply, 3)
+		reply = resp.AppendBulkString(reply, host)
+		reply = resp.AppendInteger(reply, p)
+		reply = resp.AppendBulkString(reply, fmt.Sprintf("%040d", i))
+	}
+	for _, s := range servers {
+		s.SetFault("CLUSTER", fakeredis.Fault{Raw: reply})
+	}
+	return servers, "redis-cluster://" + addrs[0]
+}
+
+// TestNewRetriesLayoutRecord: New records the cluster's layout on the
+// node that serves each record's slot; when the cluster is changing
+// (CLUSTERDOWN during a failover, TRYAGAIN, MOVED once a slot moved) it
+// asks again, MOVED at the node it names, within the dial timeout,
+// rather than failing.
+func TestNewRetriesLayoutRecord(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		reply func(owner, other *fakeredis.Server, s int) string
+		times int
+		moved bool // the record ends on other
+	}{
+		{"CLUSTERDOWN", func(_, _ *fakeredis.Server, _ int) string { return "-CLUSTERDOWN The cluster is down\r\n" }, 3, false},
+		{"TRYAGAIN", func(_, _ *fakeredis.Server, _ int) string {
+			return "-TRYAGAIN Multiple keys request during rehashing of slot\r\n"
+		}, 1, false},
+		{"MOVED", func(_, other *fakeredis.Server, s int) string {
+			return fmt.Sprintf("-MOVED %d %s\r\n", s, other.Addr())
+		}, 1, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			servers, addr := fakeCluster(t)
+			tag := legacyTags(3)[0]
+			i := slot.Of(tag) * 3 / slot.Count // the node that serves it
+			owner, other := servers[i], servers[(i+1)%3]
+			owner.SetFault("SET", fakeredis.Fault{Raw: []byte(tc.reply(owner, other, slot.Of(tag))), Times: tc.times})
+			c, err := New(bg, Config{Addrs: []string{addr}, DisableNativeCommands: true})
+			require.NoError(t, err)
+			defer c.Close()
+			want, at, wrong := "spread:3", owner, other
+			if tc.moved {
+				at, wrong = other, owner
+			}
+			val, _, ok := at.Lookup(tag + copiesKey)
+			assert.True(t, ok && val == want, "the record is not on %s", at.Addr())
+			_, _, ok = wrong.Lookup(tag + copiesKey)
+			assert.False(t, ok, "the record is on %s", wrong.Addr())
+		})
+	}
+
+	// MOVED to a node the map New read did not name yet: asked there, on
+	// a connection of its own.
+	servers, addr := fakeCluster(t)
+	newNode, _ := fakeMasters(t, 1)
+	tag := legacyTags(3)[0]
+	owner := servers[slot.Of(tag)*3/slot.Count]
+	owner.SetFault("SET", fakeredis.Fault{Raw: []byte(fmt.Sprintf("-MOVED %d %s\r\n", slot.Of(tag), newNode[0].Addr())), Times: 1})
+	c, err := New(bg, Config{Addrs: []string{addr}, DisableNativeCommands: true})
+	require.NoError(t, err)
+	c.Close()
+	val, _, ok := newNode[0].Lookup(tag + copiesKey)
+	assert.True(t, ok && val == "spread:3", "the record is not on the node MOVED named")
+
+	// A cluster that stays down fails New once the dial timeout is over,
+	// saying why.
+	servers, addr = fakeCluster(t)
+	for _, s := range servers {
+		s.SetFault("SET", fakeredis.Fault{Raw: []byte("-CLUSTERDOWN The cluster is down\r\n")})
+	}
+	start := time.Now()
+	_, err = New(bg, Config{Addrs: []string{addr}, DisableNativeCommands: true, Conn: Connection{DialTimeout: 300 * time.Millisecond}})
+	require.ErrorContains(t, err, "CLUSTERDOWN")
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Less(t, time.Since(start), 5*time.Second)
 }

@@ -24,7 +24,9 @@ import (
 //
 // Do returns fn's error; if the lock was lost while fn ran, the error also
 // matches ErrNotHeld (errors.Is), even when fn returned nil, because the
-// work may then have run without exclusion. The release at the end counts
+// work may then have run without exclusion, and ErrNoQuorum as well when
+// its validity ran out while too few masters could vote on its
+// extensions (an outage). The release at the end counts
 // as well when a quorum's answers show the lock gone; answers that come
 // late (slow masters) do not make Do report a loss. It returns Lock's error when the
 // lock could not be taken, without calling fn.

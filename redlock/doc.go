@@ -124,7 +124,9 @@
 // of its own in one round trip and without a release, at most
 // Config.LocalHandoffs times in a row (default 3), so that other Clients'
 // waiters get their turn. Locks on several keys and fenced locks are not
-// handed over. An uncontended Lock never touches any of this.
+// handed over. An uncontended Lock never touches any of this, nor does
+// one that too few masters could vote on (see ErrNoQuorum): it waits the
+// retry delay, subscribed to nothing, and attempts again.
 //
 // # How much a Lock sends
 //
@@ -263,7 +265,11 @@
 // New fails (ErrMasterUnusable) when N is above the number of primaries,
 // when a seed is not a cluster node, when the cluster does not serve every
 // slot, and when another Client placed another N or another layout of
-// copies. A slot that changed hands (a failover, a resharding) is
+// copies, which it learns from a record it writes on the cluster; a
+// cluster that answers that write with CLUSTERDOWN, TRYAGAIN or MOVED (a
+// failover or a resharding under way) is asked again after a short
+// random back-off, at the node a MOVED names, for up to
+// Connection.DialTimeout within New's ctx. A slot that changed hands (a failover, a resharding) is
 // followed, and the node that took it over is held out for that copy like
 // a restarted master until MaxTTL + Config.FailoverGrace after the Client
 // learned of the move
@@ -305,21 +311,38 @@
 //   - [ErrNotAcquired]: the lock or permit is held by others: TryLock's
 //     one attempt, or Lock's Config.Tries counted attempts, failed. A
 //     plain contention failure returns it as is, without allocating.
+//   - [ErrNoQuorum]: an outage, not contention: in the last attempt of a
+//     Lock, TryLock, LockMulti, Semaphore, RWMutex or Campaign, the
+//     masters that gave no vote (timed out, connection failed or refused,
+//     answered with a server error, or slow and not awaited) were more
+//     than N - quorum, so the others could not have made a quorum
+//     whatever they answered (a master not awaited because the outcome
+//     was decided without it counts as one that may have voted). A Lock
+//     keeps attempting meanwhile, each Config.RetryDelay or so, without
+//     waiting for releases; when ctx ends first its error matches
+//     ErrNoQuorum beside ctx's if its last answers showed an outage. It
+//     never matches ErrNotAcquired.
 //   - [ErrNotHeld]: the lock is no longer the caller's (expired, released
 //     or taken over), from Extend and Unlock; Do cancels its function's
 //     context with it as the cause when the lock is lost, and returns it.
+//     A Do's lock or a Leadership whose validity ran out while too few
+//     masters could vote on its extensions is lost with an error that
+//     matches ErrNoQuorum as well.
 //   - [ErrExtendFailed]: Extend reached no quorum in time, yet no quorum
 //     said the lock was lost; it keeps its previous validity.
 //   - [ErrUnlockFailed]: Unlock reached no quorum in time; the masters
 //     that did not answer may keep the key until its TTL ends.
 //   - [ErrMasterUnusable]: from New, a master no retry can make usable:
 //     refused credentials, an ACL that denies a handshake command or
-//     EVAL, a TLS certificate that does not verify, a refused database, a
+//     EVAL, a TLS certificate that does not verify, a TLS mismatch
+//     (rediss:// to a port without TLS, redis:// to a TLS port: the
+//     error says which scheme to use), a refused database, a
 //     cluster node, Sentinel or replica given as a master, one server
 //     under two entries, or a cluster or Sentinel setup that cannot work
 //     (see those sections). A master that is merely down does not fail
 //     New: Client.Masters reports it, and Client.WaitQuorum waits.
-//   - [ErrConfig]: an invalid Config, address or argument (an empty key,
+//   - [ErrConfig]: an invalid Config, address or argument (an address
+//     whose host cannot be one, as in redis//10.0.0.1:7001, an empty key,
 //     a TTL out of range or no longer than its drift allowance, a number
 //     of permits), refused before anything is sent.
 //   - [ErrNoKeys]: LockMulti, TryLockMulti or DoMulti got no key; it

@@ -132,15 +132,19 @@ func (l *Leadership) Value() string { return l.value }
 // was lost (a quorum of masters no longer holds it, or its renewals,
 // every ttl*Config.ExtendFraction but at least every half TTL, kept
 // failing until a tenth of its TTL was left of its validity), also
-// matching ErrClosed when the Client was closed; ErrResigned after
-// Resign. It is cancelled before the lease can have run out on the
+// matching ErrNoQuorum when the last of those renewals failed because too
+// few masters could vote (an outage; its *Error says what each did), or
+// ErrClosed when the Client was closed; ErrResigned after Resign. It is cancelled before the lease can have run out on the
 // masters, so a leader that stops acting when it is done has ended
 // before anyone else can lead. It carries the values of Campaign's
 // context, but not its cancellation, and the term as FenceFrom's token.
 func (l *Leadership) Context() context.Context { return l.ctx }
 
 // Until returns when the leadership's validity ends, as extended so far
-// (a monotonic clock reading, see Lock.Until).
+// (a monotonic clock reading, see Lock.Until). Once the leadership is
+// lost or resigned, it returns when that was known (its Context's end),
+// or the end of its validity if that came first: never a time after
+// the leadership ended.
 func (l *Leadership) Until() time.Time {
 	r := l.e.c.renew
 	r.mu.Lock()
@@ -166,6 +170,9 @@ func (l *Leadership) Resign(ctx context.Context) error {
 	l.cancel(ErrResigned) // the leader stops before anyone else may lead
 	c := l.e.c
 	lostErr := c.renew.unregister(l.renewal)
+	c.renew.mu.Lock() // Until reads it under the renewer's mu
+	l.hold.lostAt(time.Now())
+	c.renew.mu.Unlock()
 	_, err := c.releaseHeld(ctx, &l.e.release, &l.hold.tok)
 	if lostErr != nil {
 		return lostErr
@@ -177,10 +184,12 @@ func (l *Leadership) Resign(ctx context.Context) error {
 // leadership, whose record (its term and value) followers read with
 // Leader and Observe. While another leads, it waits for that leader's
 // release, which wakes it (see "Waiting" in the package documentation),
-// or for the lease's end. It tries until ctx ends, and then returns an
-// *Error matching ctx's error (errors.Is(err, context.Canceled) or
-// context.DeadlineExceeded) that says what each master answered last;
-// an attempt under way is released. It returns ErrClosed once the
+// or for the lease's end; while too few masters can vote (an outage,
+// see ErrNoQuorum) it attempts again every Config.RetryDelay or so. It
+// tries until ctx ends, and then returns an *Error matching ctx's error
+// (errors.Is(err, context.Canceled) or context.DeadlineExceeded), and
+// ErrNoQuorum too when the last answers showed an outage, that says what
+// each master answered last; an attempt under way is released. It returns ErrClosed once the
 // Client is closed, and ErrWrongKind or ErrNoPermission in an *Error when
 // the masters refuse the election's keys.
 //

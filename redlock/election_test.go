@@ -3,6 +3,8 @@ package redlock
 import (
 	"context"
 	"errors"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -156,18 +158,42 @@ func TestLostLeadershipCancelsContextBeforeValidity(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// The validity it had when lost: the latest of its extensions'
+			// (Until reports the loss once lost).
+			var lead atomic.Pointer[Leadership]
+			var mu sync.Mutex
+			var until time.Time
+			latest := func() {
+				if l := lead.Load(); l != nil {
+					mu.Lock()
+					if u := l.Until(); u.After(until) {
+						until = u
+					}
+					mu.Unlock()
+				}
+			}
 			servers, addrs := fakeMasters(t, 3)
-			c := fakeClient(t, addrs, Config{Fencing: true, MasterTimeout: 50 * time.Millisecond})
+			c := fakeClient(t, addrs, Config{Fencing: true, MasterTimeout: 50 * time.Millisecond, Hooks: Hooks{
+				Event: func(ev Event, _ string) {
+					if ev == EventExtended {
+						latest()
+					}
+				},
+			}})
 			e := election(t, c, "e:lost", 600*time.Millisecond)
 			l, err := e.Campaign(bg, "x")
 			require.NoError(t, err)
+			lead.Store(l)
+			latest()
 			tc.break_(servers, addrs)
 			<-l.Context().Done()
 			at := time.Now()
-			until := l.Until()
+			mu.Lock()
+			defer mu.Unlock()
 			require.ErrorIs(t, context.Cause(l.Context()), ErrNotHeld)
 			require.True(t, at.Before(until), "cancelled %v after the validity's end", at.Sub(until))
 			t.Logf("cancelled %v before the validity's end", until.Sub(at))
+			assert.False(t, l.Until().After(at), "Until reports the validity a lost leadership had")
 			for _, s := range servers {
 				s.ClearFaults()
 			}

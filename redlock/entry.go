@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/internal/hostport"
 )
 
 // parseEntry reads what a redis-cluster:// and a redis-sentinel:// entry
@@ -53,6 +54,9 @@ func hostPorts(list, scheme, what string) ([]string, error) {
 	for _, h := range strings.Split(list, ",") {
 		if _, _, err := net.SplitHostPort(h); err != nil {
 			return nil, fmt.Errorf("redlock: %s address: %s %q: want host:port", scheme, what, h)
+		}
+		if err := hostport.Check(h); err != nil {
+			return nil, fmt.Errorf("redlock: %s address: %s: %w", scheme, what, err)
 		}
 		out = append(out, h)
 	}

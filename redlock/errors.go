@@ -12,9 +12,27 @@ var (
 	// ErrNotAcquired: the lock is held by someone else. Lock and TryLock
 	// return it as is (no allocation) when every master answered and the
 	// vote was lost to contention alone; when a master failed (timeout,
-	// connection, server error, restart guard) they return an *Error that
-	// wraps it and says what each master did.
+	// connection, server error, restart guard) but enough of them could
+	// vote for a quorum to have been possible, they return an *Error that
+	// wraps it and says what each master did. Otherwise they return
+	// ErrNoQuorum.
 	ErrNotAcquired = errors.New("redlock: lock not acquired")
+	// ErrNoQuorum: too few masters could vote for a quorum to have been
+	// possible: an outage, not contention. A master votes when it answers
+	// about the key (yes, taken, or a yes that the restart guard or
+	// fencing holds out); it does not when it times out, its connection
+	// fails, is refused or its address does not resolve, it answers with
+	// a server error (LOADING, READONLY, ...), or it is slow and not
+	// awaited. An attempt fails with ErrNoQuorum when more than N - quorum
+	// of its N masters did not vote (Error gives the rule by Outcome):
+	// those left could not have made a quorum whatever they answered. The
+	// acquisitions (Lock, TryLock, LockMulti, a Semaphore's, an RWMutex's,
+	// Campaign) return it in an *Error when their last attempt failed so
+	// and, when ctx ended first, beside ctx's error if their last answers
+	// showed it. It never matches ErrNotAcquired. A Lock facing it
+	// attempts again after each retry delay, waiting for no release,
+	// until its tries or ctx run out: masters come back.
+	ErrNoQuorum = errors.New("redlock: too few masters could vote for a quorum")
 	// ErrNotHeld: the lock is no longer ours: its validity ran out, it was
 	// released, or another client took it over. Unlock and Extend return it
 	// (possibly inside an *Error), and Do cancels fn's context with it as
@@ -142,9 +160,14 @@ type MasterResult struct {
 }
 
 // Error is a failed lock, extend or unlock with each master's outcome.
-// errors.Is(err, ErrNotAcquired), ErrNotHeld, ErrExtendFailed,
-// ErrUnlockFailed, context.Canceled or context.DeadlineExceeded tells the kind. It never
-// contains the lock's token.
+// errors.Is(err, ErrNotAcquired), ErrNoQuorum, ErrNotHeld, ErrExtendFailed,
+// ErrUnlockFailed, context.Canceled or context.DeadlineExceeded tells the
+// kind. An acquisition's Error matches ErrNoQuorum, not ErrNotAcquired,
+// when the masters whose Outcome is OutcomeTimeout, OutcomeConnError,
+// OutcomeServerError or OutcomeSlow are more than len(Masters) minus the
+// quorum: too few were left that could vote (OutcomeOK, OutcomeTaken,
+// OutcomeGuarded, OutcomeUnfenced; OutcomeNone and OutcomeCancelled
+// count as masters that may have). It never contains the lock's token.
 type Error struct {
 	Op       Op
 	Key      string
@@ -194,6 +217,31 @@ func (e *Error) Error() string {
 
 // Unwrap returns the kind of failure.
 func (e *Error) Unwrap() error { return e.Err }
+
+// errLostNoQuorum is why a value that Do or an Election's renewer kept
+// extended is lost when its validity ran out while too few masters could
+// vote on its extensions (see ErrNoQuorum): it matches ErrNotHeld and
+// ErrNoQuorum.
+var errLostNoQuorum error = lostNoQuorum{}
+
+type lostNoQuorum struct{}
+
+func (lostNoQuorum) Error() string {
+	return "redlock: lock not held: its validity ran out while too few masters could vote to extend it"
+}
+
+func (lostNoQuorum) Unwrap() []error { return []error{ErrNotHeld, ErrNoQuorum} }
+
+// endedNoQuorum is the kind of an acquisition that its context ended
+// while its latest answers showed too few masters that could vote: it
+// matches the context's error (see ctxerr.Of) and ErrNoQuorum.
+type endedNoQuorum struct{ ctx error }
+
+func (e *endedNoQuorum) Error() string {
+	return e.ctx.Error() + " (" + strings.TrimPrefix(ErrNoQuorum.Error(), "redlock: ") + ")"
+}
+
+func (e *endedNoQuorum) Unwrap() []error { return []error{e.ctx, ErrNoQuorum} }
 
 var (
 	errEmptyReply      = errors.New("empty reply")

@@ -122,55 +122,76 @@ func TestLockFailsAtOnceWhenTheGuardOutlastsCtx(t *testing.T) {
 // wake it: each wait then ends by RetryDelay, and Tries bounds the
 // attempts exactly. Two cases: a TTL whose validity is spent before the
 // answers come (a quorum said yes: no split vote either), and two of three
-// masters paused (their answers unknown). The broken variant (selfWake)
-// must be caught on the second: it attempts again at each release of its
-// own. (With a 10ms TTL and answers 20ms late, the key may expire before
-// its release runs, and then nothing is published to wake anyone.)
+// masters paused (their answers unknown: an outage, ErrNoQuorum, which a
+// Lock waits out apart from the room). The broken variant (selfWake) must
+// be caught: it attempts again at each release of its own. It is checked
+// where the releases publish on every master: answers 150ms late for a
+// 250ms TTL with a drift allowance of half of it, so that the validity is
+// spent before they come but the key lives until its release. (With a
+// 10ms TTL and answers 20ms late, the key may expire before its release
+// runs, and then nothing is published to wake anyone.)
 func TestLockAttemptsAreBoundedByTries(t *testing.T) {
 	servers := masters(t, 3)
 	const tries = 3
-	t.Run("validity spent", func(t *testing.T) {
-		// Answers that come 20ms late, for a 10ms TTL (7.9ms of
-		// validity): every attempt fails with a quorum of yes votes. (A
-		// TTL that leaves no validity at all is refused: ErrConfig.)
-		cfg := Config{Tries: tries, RetryDelay: 100 * time.Millisecond, DisableRestartGuard: true}
+	// spent returns a Client whose masters' answers come late (behind a
+	// proxy each) and a TTL for which every attempt's validity is spent
+	// by then.
+	spent := func(t *testing.T, late, masterTimeout, retryDelay time.Duration, drift float64) *Client {
+		cfg := Config{Tries: tries, RetryDelay: retryDelay, DisableRestartGuard: true, MasterTimeout: masterTimeout, DriftFactor: drift}
 		for _, s := range servers {
 			p, err := faultproxy.Start(s.Addr())
 			require.NoError(t, err)
 			t.Cleanup(func() { p.Close() })
-			p.SetLatency(0, 20*time.Millisecond)
+			p.SetLatency(0, late)
 			cfg.Addrs = append(cfg.Addrs, p.Addr())
 		}
 		c, err := New(bg, cfg)
 		require.NoError(t, err)
 		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	t.Run("validity spent", func(t *testing.T) {
+		// Answers that come 20ms late, for a 10ms TTL (7.9ms of
+		// validity): every attempt fails with a quorum of yes votes. (A
+		// TTL that leaves no validity at all is refused: ErrConfig.)
+		c := spent(t, 20*time.Millisecond, 0, 100*time.Millisecond, 0)
 		attempts, commands, err := lockCost(t, c, servers, bg, 10*time.Millisecond)
 		require.ErrorIs(t, err, ErrNotAcquired)
 		assert.Equal(t, tries, attempts)
 		assert.LessOrEqual(t, commands, int64(maxFirstContactCommands))
 	})
-	for _, s := range servers[1:] {
-		require.NoError(t, s.Pause())
-		defer s.Resume()
-	}
-	check := func(t *testing.T) (attempts int, commands int64) {
-		c := client(t, servers, Config{Tries: tries, MasterTimeout: 50 * time.Millisecond, RetryDelay: 400 * time.Millisecond})
-		// Only the running master can count its commands.
-		attempts, commands, err := lockCost(t, c, servers[:1], bg, 10*time.Second)
+	// 250ms - 122.5ms of drift - 2ms: 125.5ms of validity, spent when
+	// the answers come, 100ms before the key expires. The releases'
+	// messages come 150ms late too, within the wait.
+	publishing := func(t *testing.T) (attempts int, commands int64) {
+		c := spent(t, 150*time.Millisecond, 500*time.Millisecond, time.Second, 0.49)
+		attempts, commands, err := lockCost(t, c, servers, bg, 250*time.Millisecond)
 		require.ErrorIs(t, err, ErrNotAcquired)
-		t.Logf("%d attempts, %d commands on the running master", attempts, commands)
 		return attempts, commands
 	}
-	t.Run("two masters paused", func(t *testing.T) {
-		attempts, commands := check(t)
-		assert.Equal(t, tries, attempts, "a Lock made more attempts than Tries")
+	t.Run("validity spent, releases published", func(t *testing.T) {
+		attempts, commands := publishing(t)
+		assert.Equal(t, tries, attempts, "a Lock woken by its own releases")
 		assert.LessOrEqual(t, commands, int64(maxFirstContactCommands))
 	})
 	t.Run("broken variant: self-wake", func(t *testing.T) {
 		selfWake = true
 		defer func() { selfWake = false }()
-		attempts, _ := check(t)
+		attempts, _ := publishing(t)
 		assert.Greater(t, attempts, tries, "the check did not catch a Lock woken by its own releases")
+	})
+	for _, s := range servers[1:] {
+		require.NoError(t, s.Pause())
+		defer s.Resume()
+	}
+	t.Run("two masters paused", func(t *testing.T) {
+		c := client(t, servers, Config{Tries: tries, MasterTimeout: 50 * time.Millisecond, RetryDelay: 400 * time.Millisecond})
+		// Only the running master can count its commands.
+		attempts, commands, err := lockCost(t, c, servers[:1], bg, 10*time.Second)
+		require.ErrorIs(t, err, ErrNoQuorum)
+		t.Logf("%d attempts, %d commands on the running master", attempts, commands)
+		assert.Equal(t, tries, attempts, "a Lock made more attempts than Tries")
+		assert.LessOrEqual(t, commands, int64(maxFirstContactCommands))
 	})
 }
 

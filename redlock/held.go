@@ -19,6 +19,14 @@ type hold struct {
 // validity is how long the hold is still valid.
 func (h *hold) validity() time.Duration { return time.Until(h.until) }
 
+// lostAt ends the hold's validity at now, when it was known lost (or
+// ended), unless it had ended already.
+func (h *hold) lostAt(now time.Time) {
+	if now.Before(h.until) {
+		h.until = now
+	}
+}
+
 // heldValue is a held value as Do holds it: taken by its kind's acquire,
 // kept extended by the Client's renewer, released when fn returns.
 type heldValue interface {

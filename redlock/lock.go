@@ -65,8 +65,11 @@ func (l *Lock) TTL() time.Duration { return l.ttl }
 
 // TryLock makes exactly one attempt to acquire key for ttl on a quorum of
 // masters. It returns ErrNotAcquired (as is, without allocating) when the
-// lock is held by others, an *Error wrapping ErrNotAcquired when masters
-// failed, or an *Error wrapping ctx's error when ctx ended first.
+// lock is held by others, an *Error wrapping ErrNotAcquired when it is
+// held by others and some masters failed, an *Error wrapping ErrNoQuorum
+// when too few masters could vote for a quorum to have been possible (an
+// outage, see ErrNoQuorum), or an *Error wrapping ctx's error when ctx
+// ended first.
 func (c *Client) TryLock(ctx context.Context, key string, ttl time.Duration) (Lock, error) {
 	return c.lock(ctx, key, nil, ttl, 1)
 }
@@ -81,6 +84,12 @@ func (c *Client) TryLock(ctx context.Context, key string, ttl time.Duration) (Lo
 // started less than Config.MaxTTL ago) waits for the guard's end, known
 // from their uptime, and then attempts; when ctx would end first, it
 // fails at once with ErrNotAcquired in an *Error that names the guard.
+//
+// A Lock whose attempt too few masters could vote on (ErrNoQuorum: they
+// are down, refuse connections, time out) waits Config.RetryDelay's
+// random delay and attempts again, without waiting for a release, until
+// they are back, its tries run out (it then returns ErrNoQuorum) or ctx
+// ends (its error then matches ErrNoQuorum too).
 //
 // A Lock that finds the key taken waits for the holder's release: the
 // release wakes it through pub/sub, and it attempts again at once, about a
@@ -302,8 +311,10 @@ func (o *op) sendForget(skipTaken bool) {
 // and succeeds if a quorum did within the validity, which it then renews
 // (counted from the moment Extend sent its commands). It never re-creates a
 // key that expired. It returns ErrNotHeld (possibly inside an *Error) when
-// the lock is lost, ErrExtendFailed when a quorum could not be reached but
-// the lock is not known lost (its previous validity stands), or ctx's error.
+// the lock is lost (Until is then the moment that was known, or earlier,
+// and Validity not positive), ErrExtendFailed when a quorum could not be
+// reached but the lock is not known lost (its previous validity stands),
+// or ctx's error.
 func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	if l.c == nil || l.Validity() <= 0 {
 		return ErrNotHeld

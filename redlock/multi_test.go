@@ -227,7 +227,7 @@ func TestLockMultiErrorNamesFirstKey(t *testing.T) {
 	var e *Error
 	require.True(t, errors.As(err, &e), "%v", err)
 	assert.Equal(t, "y", e.Key)
-	assert.ErrorIs(t, err, ErrNotAcquired)
+	assert.ErrorIs(t, err, ErrNoQuorum)
 }
 
 func TestDoMulti(t *testing.T) {

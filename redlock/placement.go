@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/internal/ctxerr"
 	"github.com/volleylock/volley/internal/slot"
 	"github.com/volleylock/volley/resp"
 )
@@ -305,34 +307,102 @@ const layoutPrefix = "spread:"
 // earlier layout with k copies records its own number (as a bare number)
 // and checks it, so each kind of Client refuses to start beside the
 // other. The record has no TTL; delete the keys (KEYS "{vl*}volley:copies")
-// only when no Client of the old layout or number is left.
+// only when no Client of the old layout or number is left. A cluster that
+// is changing is asked again (see recordLayout) for up to the dial
+// timeout.
 func (c *Client) agreeOnCopies(ctx context.Context) error {
 	cs := c.cluster
 	want := layoutPrefix + strconv.Itoa(cs.copies)
 	v := cs.view.Load()
+	// A cluster that is changing is asked again, for as long as New gives
+	// a master's first connect.
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Conn.dialTimeout())
+	defer cancel()
 	for _, tag := range legacyTags(len(v.nodes)) {
 		cn := v.owner[slot.Of(tag)].cn
 		if cn.Err() != nil {
 			continue
 		}
 		key := tag + copiesKey
-		vals, err := cn.Do(ctx, "SET", key, want, "NX", "GET")
-		if err == nil && len(vals) > 0 && vals[0].IsError() {
-			err = vals[0].Err()
-		}
+		at, vals, err := c.recordLayout(ctx, cn, key, want)
 		if err != nil {
-			return fmt.Errorf("redlock: recording the cluster layout on %s: %w", cn.Addr(), err)
+			return fmt.Errorf("redlock: recording the cluster layout on %s: %w", at, err)
 		}
 		got := string(vals[0].Bytes)
 		switch n, spread := strings.CutPrefix(got, layoutPrefix); {
 		case vals[0].Null || got == want:
 		case spread:
-			return fmt.Errorf("%w: %s says the Clients of this cluster place %s copies of each lock (key %s); this one would place %d: set ?copies=%s in the address", ErrMasterUnusable, cn.Addr(), n, key, cs.copies, n)
+			return fmt.Errorf("%w: %s says the Clients of this cluster place %s copies of each lock (key %s); this one would place %d: set ?copies=%s in the address", ErrMasterUnusable, at, n, key, cs.copies, n)
 		default:
-			return fmt.Errorf("%w: %s holds %s = %s, the record of Clients of Volley's earlier cluster layout (every lock's copy i in one slot): they and this Client lock under different keys and would not exclude each other. Stop every Client of the earlier version, delete the keys matching {vl*}volley:copies, then start this one (see CHANGELOG)", ErrMasterUnusable, cn.Addr(), key, got)
+			return fmt.Errorf("%w: %s holds %s = %s, the record of Clients of Volley's earlier cluster layout (every lock's copy i in one slot): they and this Client lock under different keys and would not exclude each other. Stop every Client of the earlier version, delete the keys matching {vl*}volley:copies, then start this one (see CHANGELOG)", ErrMasterUnusable, at, key, got)
 		}
 	}
 	return nil
+}
+
+// Back-off bounds between the attempts of recordLayout.
+const (
+	layoutRetryMin = 10 * time.Millisecond
+	layoutRetryMax = 200 * time.Millisecond
+)
+
+// recordLayout sets the layout record key to want unless it exists (SET
+// NX GET) on cn, the node that serves its slot in the map New read, and
+// returns the node that answered and its answer (the record's earlier
+// value, or null). A cluster that is changing is asked again after a
+// jittered back-off (from layoutRetryMin, doubling up to layoutRetryMax)
+// until ctx ends: CLUSTERDOWN (a failover under way) and TRYAGAIN at the
+// same node, MOVED (the slot moved since the map was read) at the node it
+// names. Any other error, or ctx's end, is returned with the last answer.
+func (c *Client) recordLayout(ctx context.Context, cn *conn.Conn, key, want string) (at string, vals []resp.Value, err error) {
+	backoff := layoutRetryMin
+	var moved *conn.Conn // a connection of ours to the node a MOVED named
+	defer func() {
+		if moved != nil {
+			moved.Close()
+		}
+	}()
+	for {
+		at = cn.Addr()
+		vals, err = cn.Do(ctx, "SET", key, want, "NX", "GET")
+		var se *resp.ServerError
+		if err == nil || !errors.As(err, &se) {
+			return at, vals, err
+		}
+		switch se.Prefix {
+		case "CLUSTERDOWN", "TRYAGAIN":
+		case "MOVED":
+			// "MOVED <slot> <host:port>"
+			fields := strings.Fields(se.Message)
+			if len(fields) != 3 {
+				return at, vals, err
+			}
+			to := fields[2]
+			if next := c.cluster.nodeConn(to); next != nil {
+				cn = next
+				break
+			}
+			if moved == nil || moved.Addr() != to {
+				if moved != nil {
+					moved.Close()
+				}
+				if moved, err = conn.Dial(ctx, c.cluster.entry.nodeOptions(to)); err != nil {
+					return to, nil, err
+				}
+			}
+			cn = moved
+		default:
+			return at, vals, err
+		}
+		t := time.NewTimer(backoff/2 + rand.N(backoff/2+1))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return at, vals, fmt.Errorf("%w (%w)", err, ctxerr.Of(ctx))
+		}
+		backoff = min(2*backoff, layoutRetryMax)
+	}
 }
 
 // legacyTags returns the distinct tags under which Clients of the earlier

@@ -16,10 +16,12 @@ import (
 
 // ErrMasterUnusable: New found a master that no retry can make usable:
 // it refused the credentials (or was sent a password and has none) or an
-// ACL denied a command of the handshake, its TLS certificate did not verify, it refused the database
-// index, it is not an independent master (a Redis Cluster node, a
-// Sentinel, a replica), or it is listed twice under two addresses. The
-// error wraps it and names the master.
+// ACL denied a command of the handshake, its TLS certificate did not
+// verify, it speaks TLS where its address has none or the other way
+// round (conn.ErrTLSMismatch: the error says which scheme to use), it
+// refused the database index, it is not an independent master (a Redis
+// Cluster node, a Sentinel, a replica), or it is listed twice under two
+// addresses. The error wraps it and names the master.
 var ErrMasterUnusable = errors.New("redlock: master unusable")
 
 // unusable returns why server sv can never take part in a quorum, judged
@@ -44,6 +46,11 @@ func unusable(sv server, cluster bool, err error) error {
 	var ce *conn.Error
 	if !errors.As(err, &ce) {
 		return nil
+	}
+	if errors.Is(err, conn.ErrTLSMismatch) {
+		// The server answered in the other protocol: TLS where the
+		// address has none, or plain RESP where it has TLS.
+		return fmt.Errorf("%w: %w", ErrMasterUnusable, err)
 	}
 	switch ce.Op {
 	case conn.OpHandshake:

@@ -52,6 +52,12 @@ func TestConfigErrors(t *testing.T) {
 		{"credentials without a scheme", Config{Addrs: []string{"u:s3cret@127.0.0.1:1"}}, "want host:port"},
 		{"cluster parameter", Config{Addrs: []string{"redis-cluster://127.0.0.1:1?copies=0"}}, "copies"},
 		{"sentinel without a name", Config{Addrs: []string{"redis-sentinel://127.0.0.1:1"}}, "/name"},
+		{"scheme without its colon", Config{Addrs: []string{"redis//127.0.0.1:7001"}},
+			`"redis//127.0.0.1" cannot be a host name: it contains '/': did you mean redis://127.0.0.1:7001?`},
+		{"scheme without its colon, with a password", Config{Addrs: []string{"redis//s3cret@127.0.0.1:7001"}}, "the host cannot be a host name"},
+		{"not a host", Config{Addrs: []string{"10.0.0.1 :7001"}}, `"10.0.0.1 " cannot be a host name: it contains ' '`},
+		{"port out of range", Config{Addrs: []string{"127.0.0.1:70000"}}, "port 70000"},
+		{"cluster seed not a host", Config{Addrs: []string{"redis-cluster://127.0.0.1:1,h/x:2"}}, `"h/x" cannot be a host name`},
 	} {
 		_, err := New(bg, tc.cfg)
 		require.ErrorIs(t, err, ErrConfig, tc.name)
@@ -239,7 +245,8 @@ func TestMajorityDownFailsFastWithOutcomes(t *testing.T) {
 	start := time.Now()
 	_, err := c.TryLock(bg, "k", 10*time.Second)
 	assert.Less(t, time.Since(start), 5*time.Second, "a dead majority should fail fast")
-	require.ErrorIs(t, err, ErrNotAcquired)
+	require.ErrorIs(t, err, ErrNoQuorum)
+	require.NotErrorIs(t, err, ErrNotAcquired, "a dead majority is no contention")
 	var le *Error
 	require.ErrorAs(t, err, &le)
 	require.Len(t, le.Masters, 5)

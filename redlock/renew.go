@@ -48,6 +48,10 @@ type renewal struct {
 	active    bool            // registered
 	ok, taken int             // the current batch's votes
 	index     int             // position in renewer.entries
+	// unreached holds, when its latest extension failed because too few
+	// masters could vote (see ErrNoQuorum), what each master did then;
+	// nil otherwise. If the validity runs out meanwhile, the loss says so.
+	unreached []MasterResult
 }
 
 // renewer extends the registered renewals. Its goroutine starts with the
@@ -163,6 +167,7 @@ var errClosedWhileHeld = fmt.Errorf("%w (%w)", ErrNotHeld, ErrClosed)
 // registered can no longer be kept: their work is cancelled at once.
 func (r *renewer) close() {
 	r.mu.Lock()
+	now := time.Now()
 	r.closed = true
 	running := r.running
 	var lost []*renewal
@@ -170,6 +175,7 @@ func (r *renewer) close() {
 		e := r.entries[len(r.entries)-1]
 		e.err = &Error{Op: OpExtend, Key: e.h.name, Err: errClosedWhileHeld, Attempts: e.extensions}
 		r.removeLocked(e)
+		e.v.lostAt(now)
 		lost = append(lost, e)
 	}
 	r.mu.Unlock()
@@ -189,11 +195,13 @@ func (r *renewer) poke() {
 	}
 }
 
-// loseLocked loses e (under mu): it will not be renewed again; EventLost
+// loseLocked loses e (under mu), known lost at now: it will not be
+// renewed again, and its validity ends at now if it had not yet; EventLost
 // and its lost callback run once mu is released.
-func (r *renewer) loseLocked(e *renewal, err error) {
+func (r *renewer) loseLocked(e *renewal, err error, now time.Time) {
 	e.err = err
 	r.removeLocked(e)
+	e.v.lostAt(now)
 	key, lost := e.h.name, e.lost
 	r.lostFn = append(r.lostFn, func() {
 		r.c.event(EventLost, key)
@@ -266,7 +274,12 @@ func (r *renewer) prepare() (next, deadline time.Time) {
 		e := r.entries[i]
 		until := e.v.until.Add(-e.early)
 		if !now.Before(until) {
-			r.loseLocked(e, &Error{Op: OpExtend, Key: e.h.name, Err: ErrNotHeld, Attempts: e.extensions})
+			err := &Error{Op: OpExtend, Key: e.h.name, Err: ErrNotHeld, Attempts: e.extensions}
+			if e.unreached != nil {
+				// Run out while too few masters could vote.
+				err.Err, err.Masters = errLostNoQuorum, e.unreached
+			}
+			r.loseLocked(e, err, now)
 			continue // e's slot now holds another entry
 		}
 		i++
@@ -434,6 +447,21 @@ func (r *renewer) count(req *conn.Request) Outcome {
 func (r *renewer) apply(start time.Time) {
 	c := r.c
 	n, q := len(c.masters), c.quorum
+	// What the masters did, when too few could vote on this batch: shared
+	// by its renewals (made once, on this failure path only).
+	var unreached []MasterResult
+	silent := 0
+	for _, out := range r.outcomes {
+		if out != OutcomeOK && out != OutcomeGuarded {
+			silent++
+		}
+	}
+	if silent > n-q {
+		unreached = make([]MasterResult, n)
+		for i, out := range r.outcomes {
+			unreached[i] = MasterResult{Addr: r.fan.sentTo[i].Addr(), Outcome: out}
+		}
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	now := time.Now()
@@ -448,13 +476,21 @@ func (r *renewer) apply(start time.Time) {
 			e.v.until, e.v.ttl = until, e.ttl
 			e.extensions++
 			e.due = now.Add(e.every)
+			e.unreached = nil
 			if c.cfg.Hooks.Event != nil {
 				r.extended = append(r.extended, e.h.name)
 			}
-		case e.taken > n-q || !now.Before(e.v.until.Add(-e.early)):
-			r.loseLocked(e, &Error{Op: OpExtend, Key: e.h.name, Err: ErrNotHeld, Attempts: e.extensions})
+		case e.taken > n-q:
+			r.loseLocked(e, &Error{Op: OpExtend, Key: e.h.name, Err: ErrNotHeld, Attempts: e.extensions}, now)
+		case !now.Before(e.v.until.Add(-e.early)):
+			err := &Error{Op: OpExtend, Key: e.h.name, Err: ErrNotHeld, Attempts: e.extensions}
+			if unreached != nil {
+				err.Err, err.Masters = errLostNoQuorum, unreached
+			}
+			r.loseLocked(e, err, now)
 		default:
 			e.due = now.Add(e.retry)
+			e.unreached = unreached
 		}
 	}
 	r.batch = r.batch[:0]

@@ -110,7 +110,18 @@ func (r *retry) after(o *op, k kind, br *burstResult, attempt int, err error) er
 			r.join()
 		}
 		if ok, _ := c.room.wait(r.ctx, r.w, o.timer, time.Until(end), true, nil); !ok {
-			return o.error(OpLock, r.name, ctxerr.Of(r.ctx), attempt)
+			return o.ended(r.ctx, r.name, attempt)
+		}
+		r.free, r.freeRun = false, 0
+		return nil
+	}
+	if r.w == nil && br.failed > 0 && o.noQuorum() {
+		// An outage, not contention: no release will come from masters
+		// that cannot answer, and nobody is known to hold the name. Wait
+		// the retry delay without joining the room (no subscription on
+		// masters that are down) and attempt again: they may be back.
+		if !c.room.pause(r.ctx, o.timer, c.retryDelay(attempt)) {
+			return o.ended(r.ctx, r.name, attempt)
 		}
 		r.free, r.freeRun = false, 0
 		return nil
@@ -142,7 +153,7 @@ func (r *retry) after(o *op, k kind, br *burstResult, attempt int, err error) er
 	}
 	ok, woken := c.room.wait(r.ctx, r.w, o.timer, d, split, waitFor)
 	if !ok {
-		return o.error(OpLock, r.name, ctxerr.Of(r.ctx), attempt)
+		return o.ended(r.ctx, r.name, attempt)
 	}
 	// An attempt that a release woke, or that follows a split, does not
 	// count toward tries: the lock is changing hands, not stuck. At most

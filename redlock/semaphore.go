@@ -94,8 +94,9 @@ func (s *Semaphore) Permits() int { return s.permits }
 // taking the free permit first can use up). So it fails only when no
 // permit was free on a quorum. Its errors are those of TryLock:
 // ErrNotAcquired as is when the permits were taken (contention alone), an
-// *Error wrapping ErrNotAcquired when masters failed, ErrSemaphoreMismatch
-// inside an *Error, or ctx's error.
+// *Error wrapping ErrNotAcquired when they were and masters failed, an
+// *Error wrapping ErrNoQuorum when too few masters could vote,
+// ErrSemaphoreMismatch inside an *Error, or ctx's error.
 func (s *Semaphore) TryAcquire(ctx context.Context, ttl time.Duration) (Permit, error) {
 	return s.acquire(ctx, ttl, 1)
 }

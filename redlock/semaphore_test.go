@@ -371,7 +371,7 @@ func TestSemaphoreOneMasterDown(t *testing.T) {
 	require.NoError(t, p.Release(bg))
 	servers[1].Kill()
 	_, err = s.TryAcquire(bg, time.Second)
-	require.ErrorIs(t, err, ErrNotAcquired)
+	require.ErrorIs(t, err, ErrNoQuorum)
 	var e *Error
 	require.True(t, errors.As(err, &e), "the error says what each master did: %v", err)
 	require.Contains(t, fmt.Sprint(err), "connection")

@@ -35,8 +35,9 @@ func (h *heldOp) placed() string {
 }
 
 // extendHeld extends the hold h describes, whose token is tok, for ttl, its validity *until and
-// its TTL *ttlNow updated on success; lost reports that it is known gone.
-// The caller has checked that the hold is still valid.
+// its TTL *ttlNow updated on success; lost reports that it is known gone,
+// and its validity then ends (see hold.lostAt). The caller has checked that
+// the hold is still valid.
 func (c *Client) extendHeld(ctx context.Context, h *heldOp, v *hold, ttl time.Duration) (lost bool, err error) {
 	if err := c.checkTTL(ttl); err != nil {
 		return false, err
@@ -60,8 +61,11 @@ func (c *Client) extendHeld(ctx context.Context, h *heldOp, v *hold, ttl time.Du
 	br := o.run(ctx.Done())
 	o.report(OpExtend)
 	newUntil, lost, err := o.extendVerdict(ctx, &br, h.name, ttl, v.until)
-	if err == nil {
+	switch {
+	case err == nil:
 		v.until, v.ttl = newUntil, ttl
+	case lost:
+		v.lostAt(time.Now())
 	}
 	return lost, err
 }

@@ -41,6 +41,7 @@ type waitRoom struct {
 	keys     map[string]*keyWaiters
 	joined   uint64 // waiters that joined so far: the next one's ticket
 	closed   bool
+	done     chan struct{} // closed by close: ends the pauses (see pause)
 	// own are the ids of this Client's latest failed attempts whose
 	// releases publish (see releaseAfterFailure), a ring: their messages
 	// wake no waiter of this Client (see onMessage).
@@ -344,6 +345,23 @@ func (room *waitRoom) wait(ctx context.Context, w *waiter, t *time.Timer, d time
 	}
 }
 
+// pause waits d on t, outside the room (no waiter, no subscription),
+// unless ctx ends first (false) or the Client closes (true: the caller
+// then sees it closed).
+func (room *waitRoom) pause(ctx context.Context, t *time.Timer, d time.Duration) bool {
+	t.Reset(d)
+	select {
+	case <-t.C:
+		return true
+	case <-room.done:
+		t.Stop()
+		return true
+	case <-ctx.Done():
+		t.Stop()
+		return false
+	}
+}
+
 // takeUnheardLocked takes the wake-ups that came for w's keys while
 // none of their waiters was queued (see keyWaiters.unheard), and reports
 // whether there was one (mu held).
@@ -406,6 +424,7 @@ func (room *waitRoom) leave(w *waiter, acquired bool) (gift handover, gifted boo
 func (room *waitRoom) close() {
 	room.mu.Lock()
 	room.closed = true
+	close(room.done)
 	subs := room.allSubsLocked()
 	for _, kw := range room.keys {
 		kw.alertLocked()

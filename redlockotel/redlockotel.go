@@ -10,9 +10,10 @@
 //
 //   - redlock.operation.duration (histogram, s): every Lock, TryLock,
 //     Extend, Unlock and Do, by redlock.operation (lock, extend, unlock,
-//     do) and redlock.outcome (ok, not_acquired, not_held, extend_failed, unlock_failed,
-//     canceled, error). A contended lock shows as not_acquired, and Lock's
-//     duration includes its waits.
+//     do) and redlock.outcome (ok, not_acquired, not_held, no_quorum,
+//     extend_failed, unlock_failed, canceled, error). A contended lock
+//     shows as not_acquired, one that too few masters could vote on (an
+//     outage) as no_quorum, and Lock's duration includes its waits.
 //   - redlock.master.duration (histogram, s): each master's answer that
 //     was in when the operation was decided, by redlock.operation,
 //     server.address and redlock.master.outcome (ok, taken, timeout,

@@ -11,7 +11,7 @@
 //
 //   - redlock_operation_duration_seconds (histogram) by operation (lock,
 //     extend, unlock, do) and outcome (ok, not_acquired, not_held,
-//     extend_failed, unlock_failed, canceled, error);
+//     no_quorum, extend_failed, unlock_failed, canceled, error);
 //   - redlock_master_duration_seconds (histogram) by operation, master and
 //     outcome (ok, taken, timeout, connection error, ...): each master's
 //     answer that was in when the operation was decided (answers after

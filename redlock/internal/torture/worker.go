@@ -253,6 +253,8 @@ func (s *stats) lockFailure(err error) {
 		kind = "ErrNotAcquired (contention)"
 	case isRE && errors.Is(err, redlock.ErrNotAcquired):
 		kind = "*Error ErrNotAcquired (faults)"
+	case errors.Is(err, redlock.ErrNoQuorum):
+		kind = "ErrNoQuorum (too few masters could vote)"
 	default:
 		kind = "other: " + truncate(err.Error(), 80)
 	}
