@@ -272,16 +272,38 @@ func (r *run) lead(ctx context.Context, rng *rand.Rand, holder string, el Electo
 	if rng.Float64() < 0.15 {
 		end = endCrash
 	}
+	// valid is the latest end of validity the leader was told while it
+	// led: Until of a leadership that is lost reports the moment the loss
+	// was known, which a leader that stops on Done passes by its reaction
+	// time; what it acted on is the validity it had before. Until only
+	// grows while the leadership holds, so each reading bounds it from
+	// below.
+	valid := l.Until()
 	t := time.NewTimer(hold)
-	select {
-	case <-t.C:
-	case <-l.Done():
-		end = endLost
-	case <-ctx.Done():
+	sample := time.NewTicker(time.Millisecond)
+lead:
+	for {
+		select {
+		case <-t.C:
+			break lead
+		case <-l.Done():
+			end = endLost
+			break lead
+		case <-ctx.Done():
+			break lead
+		case <-sample.C:
+			if u := l.Until(); u.After(valid) {
+				valid = u
+			}
+		}
 	}
 	t.Stop()
+	sample.Stop()
 	stop := time.Now()
 	until := l.Until()
+	if valid.After(until) {
+		until = valid
+	}
 	iv := Interval{Key: electionName, Holder: holder, Start: start, End: stop.Sub(r.epoch), Until: until.Sub(r.epoch), Unlock: -1, Fence: l.Term()}
 	if !stop.Before(until) {
 		r.stats.pastLease(PastLease{Holder: holder, End: iv.End, Until: iv.Until})
