@@ -132,8 +132,18 @@ func (e *sentinelEntry) primary(ctx context.Context) (string, error) {
 	if unknown > 0 && len(errs) == 0 {
 		return "", fmt.Errorf("%w: %s: %q", ErrMasterUnusable, errUnknownName, e.name)
 	}
-	return "", fmt.Errorf("redlock: no Sentinel of %q answered: %w", e.name, errors.Join(errs...))
+	err := errors.Join(errs...)
+	if strings.Contains(err.Error(), "NOAUTH") && e.ask.Password == "" {
+		return "", fmt.Errorf("redlock: no Sentinel of %q answered: %w (%s)", e.name, err, hintSentinelAuth)
+	}
+	return "", fmt.Errorf("redlock: no Sentinel of %q answered: %w", e.name, err)
 }
+
+// hintSentinelAuth is what a NOAUTH from a Sentinel asked without
+// credentials adds to the error: the address's own credentials are the
+// primary's, never sent to the Sentinels.
+const hintSentinelAuth = "the Sentinels require a password: give it with the address's sentinel_password parameter (and sentinel_user for an ACL user); the address's own credentials are the primary's"
+
 
 // addSentinel resolves a Sentinel entry and adds its primary to c's
 // masters.
