@@ -144,7 +144,6 @@ func (e *sentinelEntry) primary(ctx context.Context) (string, error) {
 // primary's, never sent to the Sentinels.
 const hintSentinelAuth = "the Sentinels require a password: give it with the address's sentinel_password parameter (and sentinel_user for an ACL user); the address's own credentials are the primary's"
 
-
 // addSentinel resolves a Sentinel entry and adds its primary to c's
 // masters.
 func (c *Client) addSentinel(ctx context.Context, addr string) error {
