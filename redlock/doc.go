@@ -76,10 +76,11 @@
 // the quorum (its OK is recorded as OutcomeGuarded); the Client reads each
 // master's run_id and uptime on every connect. The price: a freshly
 // started set of masters grants no lock for MaxTTL, and TTLs above MaxTTL
-// are refused (ErrConfig). A Lock that the guard alone keeps from a
-// quorum waits until the guard ends (one wait, counted as one of
-// Config.Tries), or, when ctx ends first, fails at once with the guard
-// named. Config.DisableRestartGuard turns it off: only for masters that
+// are refused (ErrConfig). A Lock that the guard keeps from a quorum
+// waits until the guard ends, or until the keys of other holders on
+// enough masters expire to make a quorum without the guarded ones, if
+// that is sooner (one wait, counted as one of Config.Tries), or, when
+// ctx ends first, fails at once with the guard named. Config.DisableRestartGuard turns it off: only for masters that
 // persist every write (appendfsync always), or in tests.
 //
 // # Slow masters
