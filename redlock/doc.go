@@ -290,8 +290,9 @@
 // the Client follows failovers and holds the new primary out for MaxTTL +
 // Config.FailoverGrace, as a restarted master. A deposed primary takes
 // writes until it knows it was deposed: bound that with
-// min-replicas-to-write and min-replicas-max-lag on the primaries, and set
-// FailoverGrace above that bound. Entries of several Sentinel groups, and
+// min-replicas-to-write and min-replicas-max-lag on the primaries, which
+// New then reads to set FailoverGrace (their max-lag plus a second),
+// unless the Config sets it. Entries of several Sentinel groups, and
 // standalone masters, make up the quorum together; one server under two
 // entries fails New.
 //

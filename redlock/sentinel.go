@@ -8,6 +8,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/volleylock/volley/conn"
 )
@@ -164,4 +165,48 @@ func (c *Client) addSentinel(ctx context.Context, addr string) error {
 	m.sentinel = e
 	c.masters = append(c.masters, m)
 	return nil
+}
+
+// sentinelGrace is FailoverGrace for a Client with Sentinel entries, read
+// at New from their primaries: how long a deposed primary may still take
+// writes. Only min-replicas-to-write bounds that (a primary cut off from
+// its replicas refuses writes once they lag min-replicas-max-lag
+// seconds); the Sentinels' own timings (down-after-milliseconds, the
+// failover timeout) bound when a failover starts, not when the old
+// primary stops. So: the largest min-replicas-max-lag of the primaries,
+// plus graceMargin, when every one has min-replicas-to-write set (CONFIG
+// GET); else Config.FailoverGrace's default, since nothing bounds it (and
+// a primary that refuses CONFIG GET tells nothing). Without Sentinel
+// entries, the default.
+func (c *Client) sentinelGrace(ctx context.Context) time.Duration {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Conn.dialTimeout())
+	defer cancel()
+	var lag time.Duration
+	for _, m := range c.masters {
+		if m.sentinel == nil {
+			continue
+		}
+		cn := m.conn()
+		if cn == nil {
+			return c.cfg.FailoverGrace
+		}
+		vals, err := cn.Do(ctx, "CONFIG", "GET", "min-replicas-*")
+		if err != nil || len(vals) == 0 || vals[0].IsError() {
+			return c.cfg.FailoverGrace
+		}
+		fields := map[string]string{}
+		for i := 1; i+1 < len(vals); i += 2 {
+			fields[string(vals[i].Bytes)] = string(vals[i+1].Bytes)
+		}
+		toWrite, err1 := strconv.Atoi(fields["min-replicas-to-write"])
+		maxLag, err2 := strconv.Atoi(fields["min-replicas-max-lag"])
+		if err1 != nil || err2 != nil || toWrite <= 0 || maxLag <= 0 {
+			return c.cfg.FailoverGrace
+		}
+		lag = max(lag, time.Duration(maxLag)*time.Second)
+	}
+	if lag == 0 {
+		return c.cfg.FailoverGrace
+	}
+	return lag + graceMargin
 }

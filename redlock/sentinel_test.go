@@ -238,3 +238,32 @@ func TestSentinelNoAuthNamesSentinelPassword(t *testing.T) {
 	require.Error(t, err)
 	assert.NotContains(t, err.Error(), "sentinel_password parameter", "the hint is for Sentinels asked without a password")
 }
+
+// FailoverGrace, unset, comes from a Sentinel-managed primary's
+// min-replicas-max-lag when min-replicas-to-write bounds a deposed
+// primary's writes, plus a second; without it, the 15 s default.
+func TestSentinelFailoverGraceFromPrimary(t *testing.T) {
+	g := redistest.StartSentinelGroupT(t, redistest.SentinelOptions{Sentinels: 1, Quorum: 1})
+	standalone := masters(t, 2)
+	cfg := Config{Addrs: append([]string{sentinelAddr(g)}, redistest.Addrs(standalone)...), DisableRestartGuard: true}
+
+	c, err := New(bg, cfg)
+	require.NoError(t, err)
+	assert.Equal(t, 15*time.Second, c.FailoverGrace(), "nothing bounds the deposed primary's writes")
+	c.Close()
+
+	p := g.Primary()
+	require.NoError(t, p.Command("CONFIG", "SET", "min-replicas-max-lag", "4"))
+	require.NoError(t, p.Command("CONFIG", "SET", "min-replicas-to-write", "1"))
+	t.Cleanup(func() { p.Command("CONFIG", "SET", "min-replicas-to-write", "0") })
+	c, err = New(bg, cfg)
+	require.NoError(t, err)
+	assert.Equal(t, 5*time.Second, c.FailoverGrace())
+	c.Close()
+
+	cfg.FailoverGrace = time.Second
+	c, err = New(bg, cfg)
+	require.NoError(t, err)
+	assert.Equal(t, time.Second, c.FailoverGrace(), "a FailoverGrace set in the Config stands")
+	c.Close()
+}
