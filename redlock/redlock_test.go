@@ -119,7 +119,11 @@ func TestArgumentErrors(t *testing.T) {
 	assert.Zero(t, sent.Load(), "nothing sent")
 	l, err := c.TryLock(ctx, "k", 3*time.Millisecond)
 	if err == nil { // a TTL above the allowance is accepted
-		require.NoError(t, l.Unlock(bg))
+		// Valid for about a millisecond: on a busy machine it may have
+		// expired by the time Unlock runs, and Unlock says so.
+		if err := l.Unlock(bg); err != nil {
+			require.ErrorIs(t, err, ErrNotHeld)
+		}
 	} else {
 		require.NotErrorIs(t, err, ErrConfig)
 	}
