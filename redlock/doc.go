@@ -91,12 +91,12 @@
 // parameter sets it for one master), new commands to it wait in the
 // client until it catches up, and those given up meanwhile (MasterTimeout)
 // are never sent; its connection is reset only when it has besides
-// answered nothing for as long (hung, paused, cut off), and reconnects
-// after a short random wait, with a backoff that grows while it cannot
-// answer the handshake in time. A release that a reset drops is sent
-// again after the reconnect, while the value it releases could still be
-// there (MaxTTL). A master whose latest reply came after MasterTimeout is not
-// awaited when the outcome hangs on it (OutcomeSlow) until it answers in
+// answered nothing for as long, and at least a second (hung, paused, cut
+// off), and reconnects after a short random wait, with a backoff that
+// grows while it cannot answer the handshake in time. A release that a
+// reset drops is sent again after the reconnect, while the value it
+// releases could still be there (MaxTTL). A master whose latest reply
+// came after MasterTimeout is not awaited when the outcome hangs on it (OutcomeSlow) until it answers in
 // time again, unless fewer than a quorum would be left to await. A late
 // SET on a slow master is followed by the failed attempt's release on the
 // same connection (sent again if a reset drops it).
