@@ -58,9 +58,9 @@ func (c *Conn) sendReplays() {
 	}
 }
 
-// Replays reports how many requests the Conn keeps to send again after
-// its next connect (see Request.ReplayUntil).
-func (c *Conn) Replays() int {
+// kept reports how many requests the Conn keeps to send again after its
+// next connect (see Request.ReplayUntil).
+func (c *Conn) kept() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.replays)

@@ -60,7 +60,7 @@ func TestResetReplaysWhatItDropped(t *testing.T) {
 	require.NoError(t, r.Err())
 	r.Release()
 	<-done
-	assert.Zero(t, c.Replays())
+	assert.Zero(t, c.kept())
 }
 
 // A request that asked for replay and was sent while the Conn was down
@@ -76,7 +76,7 @@ func TestReplayOfASendWhileDown(t *testing.T) {
 	<-r.own
 	require.Error(t, r.Err())
 	r.Release()
-	assert.Equal(t, 1, c.Replays())
+	assert.Equal(t, 1, c.kept())
 	p2 := d.accept(t)
 	p2.handshake()
 	p2.expect("ECHO", "release")

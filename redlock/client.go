@@ -80,6 +80,9 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	if err == nil && cluster != nil && !graceSet {
 		c.cfg.FailoverGrace = c.clusterGrace(ctx)
 	}
+	if err == nil && cluster == nil && !graceSet {
+		c.cfg.FailoverGrace = c.sentinelGrace(ctx)
+	}
 	if err != nil {
 		c.closeMasters()
 		return nil, err

@@ -83,9 +83,12 @@ type Config struct {
 	// New (CONFIG GET), plus a second; where no node answers CONFIG GET
 	// (a managed service, an ACL without +config|get), 15s, Redis
 	// Cluster's default node timeout (Client.FailoverGrace says which).
-	// Default otherwise 15s: with Sentinel, set it to your primaries'
-	// min-replicas-max-lag (with min-replicas-to-write set; without it
-	// nothing bounds a deposed primary's writes).
+	// With Sentinel entries: the largest min-replicas-max-lag of their
+	// primaries at New, plus a second, when every one has
+	// min-replicas-to-write set (CONFIG GET); otherwise 15s, as nothing
+	// bounds a deposed primary's writes then (the Sentinels' own timings
+	// bound when a failover starts, not when the old primary stops).
+	// Default otherwise 15s.
 	FailoverGrace time.Duration
 
 	// ExtendFraction: Do extends the lock every ttl*ExtendFraction. Default

@@ -76,10 +76,11 @@
 // the quorum (its OK is recorded as OutcomeGuarded); the Client reads each
 // master's run_id and uptime on every connect. The price: a freshly
 // started set of masters grants no lock for MaxTTL, and TTLs above MaxTTL
-// are refused (ErrConfig). A Lock that the guard alone keeps from a
-// quorum waits until the guard ends (one wait, counted as one of
-// Config.Tries), or, when ctx ends first, fails at once with the guard
-// named. Config.DisableRestartGuard turns it off: only for masters that
+// are refused (ErrConfig). A Lock that the guard keeps from a quorum
+// waits until the guard ends, or until the keys of other holders on
+// enough masters expire to make a quorum without the guarded ones, if
+// that is sooner (one wait, counted as one of Config.Tries), or, when
+// ctx ends first, fails at once with the guard named. Config.DisableRestartGuard turns it off: only for masters that
 // persist every write (appendfsync always), or in tests.
 //
 // # Slow masters
@@ -90,12 +91,12 @@
 // parameter sets it for one master), new commands to it wait in the
 // client until it catches up, and those given up meanwhile (MasterTimeout)
 // are never sent; its connection is reset only when it has besides
-// answered nothing for as long (hung, paused, cut off), and reconnects
-// after a short random wait, with a backoff that grows while it cannot
-// answer the handshake in time. A release that a reset drops is sent
-// again after the reconnect, while the value it releases could still be
-// there (MaxTTL). A master whose latest reply came after MasterTimeout is not
-// awaited when the outcome hangs on it (OutcomeSlow) until it answers in
+// answered nothing for as long, and at least a second (hung, paused, cut
+// off), and reconnects after a short random wait, with a backoff that
+// grows while it cannot answer the handshake in time. A release that a
+// reset drops is sent again after the reconnect, while the value it
+// releases could still be there (MaxTTL). A master whose latest reply
+// came after MasterTimeout is not awaited when the outcome hangs on it (OutcomeSlow) until it answers in
 // time again, unless fewer than a quorum would be left to await. A late
 // SET on a slow master is followed by the failed attempt's release on the
 // same connection (sent again if a reset drops it).
@@ -294,8 +295,9 @@
 // the Client follows failovers and holds the new primary out for MaxTTL +
 // Config.FailoverGrace, as a restarted master. A deposed primary takes
 // writes until it knows it was deposed: bound that with
-// min-replicas-to-write and min-replicas-max-lag on the primaries, and set
-// FailoverGrace above that bound. Entries of several Sentinel groups, and
+// min-replicas-to-write and min-replicas-max-lag on the primaries, which
+// New then reads to set FailoverGrace (their max-lag plus a second),
+// unless the Config sets it. Entries of several Sentinel groups, and
 // standalone masters, make up the quorum together; one server under two
 // entries fails New.
 //

@@ -204,10 +204,17 @@ func (k *lockKind) refused(o *op) error {
 func (k *lockKind) freeOnQuorum(*op) bool { return false }
 
 // guardEnds reports, after a failed attempt, whether the restart guard
-// alone kept it from a quorum: counting the masters that said yes and
-// those the guard held out, a quorum is there. end is when the guard lets
-// a quorum of them count (the quorum-th of their guards to end).
-func (o *op) guardEnds() (end time.Time, ok bool) {
+// keeps it from a quorum until end, and nothing else does longer: end is
+// when a quorum of masters can count, each master that said yes at once,
+// each that the guard held out when its guard ends, and each that said
+// taken when its key expires, where its answer told (a waiting attempt's,
+// see noteHolder). With exclusive (a kind whose waiting attempts name the
+// holder and its PTTL), a master that said taken without telling when its
+// key expires (a plain SET's answer) makes it contention, not a guard:
+// the caller waits as for any holder, and its next attempt tells. So a
+// Lock does not wait out a guard while a quorum of other masters will be
+// free sooner (#54). For other kinds a taken master counts as never free.
+func (o *op) guardEnds(exclusive bool) (end time.Time, ok bool) {
 	now := time.Now()
 	guarded := false
 	for i := range o.res {
@@ -217,6 +224,18 @@ func (o *op) guardEnds() (end time.Time, ok bool) {
 		case OutcomeGuarded:
 			o.free[i] = max(0, o.res[i].GuardedUntil.Sub(now))
 			guarded = true
+		case OutcomeTaken:
+			if !exclusive {
+				o.free[i] = never
+				break
+			}
+			if !o.hasHolder[i] {
+				return time.Time{}, false
+			}
+			o.free[i] = never
+			if o.pttl[i] >= 0 {
+				o.free[i] = o.pttl[i] + driftFloor
+			}
 		default:
 			o.free[i] = never
 		}

@@ -136,7 +136,12 @@ func TestUnlockRacesRenewal(t *testing.T) {
 	for i := range 200 {
 		l, err := other.TryLock(bg, fmt.Sprint("race:", i), time.Second)
 		require.NoError(t, err, "race:%d still held after Do returned", i)
-		require.NoError(t, l.Unlock(bg))
+		// Clean-up: on a machine under make test-stress's CPU hog every
+		// master may miss MasterTimeout (ErrUnlockFailed, as documented);
+		// the key then expires with its TTL.
+		if err := l.Unlock(bg); err != nil {
+			require.ErrorIs(t, err, ErrUnlockFailed)
+		}
 	}
 }
 

@@ -85,7 +85,7 @@ func (r *retry) gift() (handover, bool) {
 // returns.
 func (r *retry) after(o *op, k kind, br *burstResult, attempt int, err error) error {
 	c := r.c
-	end, guarded := o.guardEnds()
+	end, guarded := o.guardEnds(r.traits.exclusive)
 	// What the next attempt asks for is free on a quorum (a permit other
 	// than the one asked for): it goes at once and does not count, even
 	// for a call out of tries (TryAcquire), so that a call fails only when

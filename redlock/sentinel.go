@@ -8,6 +8,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/volleylock/volley/conn"
 )
@@ -132,8 +133,17 @@ func (e *sentinelEntry) primary(ctx context.Context) (string, error) {
 	if unknown > 0 && len(errs) == 0 {
 		return "", fmt.Errorf("%w: %s: %q", ErrMasterUnusable, errUnknownName, e.name)
 	}
-	return "", fmt.Errorf("redlock: no Sentinel of %q answered: %w", e.name, errors.Join(errs...))
+	err := errors.Join(errs...)
+	if strings.Contains(err.Error(), "NOAUTH") && e.ask.Password == "" {
+		return "", fmt.Errorf("redlock: no Sentinel of %q answered: %w (%s)", e.name, err, hintSentinelAuth)
+	}
+	return "", fmt.Errorf("redlock: no Sentinel of %q answered: %w", e.name, err)
 }
+
+// hintSentinelAuth is what a NOAUTH from a Sentinel asked without
+// credentials adds to the error: the address's own credentials are the
+// primary's, never sent to the Sentinels.
+const hintSentinelAuth = "the Sentinels require a password: give it with the address's sentinel_password parameter (and sentinel_user for an ACL user); the address's own credentials are the primary's"
 
 // addSentinel resolves a Sentinel entry and adds its primary to c's
 // masters.
@@ -155,4 +165,48 @@ func (c *Client) addSentinel(ctx context.Context, addr string) error {
 	m.sentinel = e
 	c.masters = append(c.masters, m)
 	return nil
+}
+
+// sentinelGrace is FailoverGrace for a Client with Sentinel entries, read
+// at New from their primaries: how long a deposed primary may still take
+// writes. Only min-replicas-to-write bounds that (a primary cut off from
+// its replicas refuses writes once they lag min-replicas-max-lag
+// seconds); the Sentinels' own timings (down-after-milliseconds, the
+// failover timeout) bound when a failover starts, not when the old
+// primary stops. So: the largest min-replicas-max-lag of the primaries,
+// plus graceMargin, when every one has min-replicas-to-write set (CONFIG
+// GET); else Config.FailoverGrace's default, since nothing bounds it (and
+// a primary that refuses CONFIG GET tells nothing). Without Sentinel
+// entries, the default.
+func (c *Client) sentinelGrace(ctx context.Context) time.Duration {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Conn.dialTimeout())
+	defer cancel()
+	var lag time.Duration
+	for _, m := range c.masters {
+		if m.sentinel == nil {
+			continue
+		}
+		cn := m.conn()
+		if cn == nil {
+			return c.cfg.FailoverGrace
+		}
+		vals, err := cn.Do(ctx, "CONFIG", "GET", "min-replicas-*")
+		if err != nil || len(vals) == 0 || vals[0].IsError() {
+			return c.cfg.FailoverGrace
+		}
+		fields := map[string]string{}
+		for i := 1; i+1 < len(vals); i += 2 {
+			fields[string(vals[i].Bytes)] = string(vals[i+1].Bytes)
+		}
+		toWrite, err1 := strconv.Atoi(fields["min-replicas-to-write"])
+		maxLag, err2 := strconv.Atoi(fields["min-replicas-max-lag"])
+		if err1 != nil || err2 != nil || toWrite <= 0 || maxLag <= 0 {
+			return c.cfg.FailoverGrace
+		}
+		lag = max(lag, time.Duration(maxLag)*time.Second)
+	}
+	if lag == 0 {
+		return c.cfg.FailoverGrace
+	}
+	return lag + graceMargin
 }

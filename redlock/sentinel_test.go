@@ -3,7 +3,9 @@ package redlock
 import (
 	"context"
 	"errors"
+	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 
 	"github.com/volleylock/volley/conn"
 	"github.com/volleylock/volley/internal/redistest"
+	"github.com/volleylock/volley/resp"
 )
 
 func TestParseSentinelAddr(t *testing.T) {
@@ -186,4 +189,81 @@ func TestSentinelNewRefuses(t *testing.T) {
 			assert.Equal(t, tt.isUnusable, errors.Is(err, ErrMasterUnusable))
 		})
 	}
+}
+
+// A Sentinel that requires a password, asked without one, answers
+// NOAUTH: the error names the parameter that gives the Sentinels theirs,
+// since the address's own credentials are the primary's.
+func TestSentinelNoAuthNamesSentinelPassword(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var served sync.WaitGroup
+	t.Cleanup(func() {
+		ln.Close()
+		served.Wait()
+	})
+	served.Go(func() {
+		for {
+			nc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			served.Go(func() {
+				defer nc.Close()
+				rd := resp.NewReader(nc, 0, resp.Limits{})
+				for {
+					if _, err := rd.ReadReply(); err != nil {
+						return
+					}
+					if _, err := nc.Write([]byte("-NOAUTH Authentication required.\r\n")); err != nil {
+						return
+					}
+				}
+			})
+		}
+	})
+	e, err := parseSentinelAddr("redis-sentinel://:primary-pw@"+ln.Addr().String()+"/mymaster", conn.Options{})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(bg, 5*time.Second)
+	defer cancel()
+	_, err = e.primary(ctx)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "NOAUTH")
+	assert.Contains(t, err.Error(), "sentinel_password")
+	assert.NotContains(t, err.Error(), "primary-pw", "a password in an error")
+
+	e, err = parseSentinelAddr("redis-sentinel://"+ln.Addr().String()+"/mymaster?sentinel_password=wrong", conn.Options{})
+	require.NoError(t, err)
+	_, err = e.primary(ctx)
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), "sentinel_password parameter", "the hint is for Sentinels asked without a password")
+}
+
+// FailoverGrace, unset, comes from a Sentinel-managed primary's
+// min-replicas-max-lag when min-replicas-to-write bounds a deposed
+// primary's writes, plus a second; without it, the 15 s default.
+func TestSentinelFailoverGraceFromPrimary(t *testing.T) {
+	g := redistest.StartSentinelGroupT(t, redistest.SentinelOptions{Sentinels: 1, Quorum: 1})
+	standalone := masters(t, 2)
+	cfg := Config{Addrs: append([]string{sentinelAddr(g)}, redistest.Addrs(standalone)...), DisableRestartGuard: true}
+
+	c, err := New(bg, cfg)
+	require.NoError(t, err)
+	assert.Equal(t, 15*time.Second, c.FailoverGrace(), "nothing bounds the deposed primary's writes")
+	c.Close()
+
+	p := g.Primary()
+	require.NoError(t, p.Command("CONFIG", "SET", "min-replicas-max-lag", "4"))
+	require.NoError(t, p.Command("CONFIG", "SET", "min-replicas-to-write", "1"))
+	t.Cleanup(func() { p.Command("CONFIG", "SET", "min-replicas-to-write", "0") })
+	c, err = New(bg, cfg)
+	require.NoError(t, err)
+	assert.Equal(t, 5*time.Second, c.FailoverGrace())
+	c.Close()
+
+	cfg.FailoverGrace = time.Second
+	c, err = New(bg, cfg)
+	require.NoError(t, err)
+	assert.Equal(t, time.Second, c.FailoverGrace(), "a FailoverGrace set in the Config stands")
+	c.Close()
 }
