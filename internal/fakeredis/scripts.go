@@ -334,19 +334,11 @@ func runTokenScript(act tokenAct) scriptRunner {
 // key of another type names nobody.
 func releaseAct(wake bool) tokenAct {
 	return func(c *client, _ string, keys, argv [][]byte, now int64) {
-		if !wake {
-			delete(c.s.dbs[c.db], string(keys[0]))
-			c.out = append(c.out, replyOne...)
-			return
+		delete(c.s.dbs[c.db], string(keys[0]))
+		if wake {
+			next, _ := c.s.zpopminLocked(c.db, waitersKey(keys[0]), now)
+			c.publishReleaseLocked(keys[0], argv[0], next)
 		}
-		next, _ := c.s.zpopminLocked(c.db, waitersKey(keys[0]), now)
-		if next != "" {
-			// Reserved for the Client it names (scripts.ReservedPrefix).
-			c.s.dbs[c.db][string(keys[0])] = entry{val: scripts.ReservedPrefix + next, exp: now + scripts.ReservationMs}
-		} else {
-			delete(c.s.dbs[c.db], string(keys[0]))
-		}
-		c.publishReleaseLocked(keys[0], argv[0], next)
 		c.out = append(c.out, replyOne...)
 	}
 }
@@ -390,16 +382,8 @@ func (s *Server) lockWaitLocked(out []byte, db int, sha string, keys, argv [][]b
 	}
 	now := s.nowMs()
 	mark := len(out)
-	score, id, enroll := enrolment(argv)
-	reserved, found := s.lookupLocked(db, keys[0], now)
-	mine := enroll && found && reserved.isString() && reserved.val == scripts.ReservedPrefix+string(id)
-	if mine {
-		delete(s.dbs[db], string(keys[0])) // reserved for this Client: free to it
-	}
 	out, set := s.lockKeysLocked(out, db, sha, keys[:1], argv, now)
-	if mine && !set {
-		s.dbs[db][string(keys[0])] = reserved // SET raised: the script changed nothing
-	}
+	score, id, enroll := enrolment(argv)
 	wk := waitersKey(keys[0])
 	if set {
 		if enroll {

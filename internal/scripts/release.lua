@@ -1,1 +1,1 @@
-if redis.call("get",KEYS[1])~=ARGV[1] then return 0 end local n=redis.pcall("zpopmin",KEYS[1].."$WAITERS")[1] if n then redis.call("set",KEYS[1],"$RESERVED"..n,"px",$RESERVATION) else redis.call("del",KEYS[1]) n="" end redis.pcall("spublish","$RELEASED"..KEYS[1],string.sub(redis.sha1hex(ARGV[1]),1,16)..n) return 1
+if redis.call("get",KEYS[1])~=ARGV[1] then return 0 end redis.call("del",KEYS[1]) local n=redis.pcall("zpopmin",KEYS[1].."$WAITERS")[1] or "" redis.pcall("spublish","$RELEASED"..KEYS[1],string.sub(redis.sha1hex(ARGV[1]),1,16)..n) return 1

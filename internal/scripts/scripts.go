@@ -4,7 +4,6 @@ import (
 	"crypto/sha1"
 	"embed"
 	"encoding/hex"
-	"strconv"
 	"strings"
 )
 
@@ -34,20 +33,6 @@ const ReleasedChannelPrefix = "volley:released:"
 // are there); made from the key, it is in the key's slot.
 const WaitersSuffix = ":volley:waiters"
 
-// ReservedPrefix starts the value a release leaves in a key that other
-// Clients wait for, followed by the id of the Client it names (see
-// Release): the key is reserved for that Client's next attempt (LockWait
-// takes it as free), and taken for everyone else, for ReservationMs
-// milliseconds at most. The files name them "$RESERVED" and
-// "$RESERVATION".
-const ReservedPrefix = "volley:reserved:"
-
-// ReservationMs is how long a release's reservation lasts (see
-// ReservedPrefix): long enough for the named Client to hear the release
-// and attempt under load; a Client that does not come in time (it
-// crashed, or gave up) costs the others no more than that.
-const ReservationMs = 250
-
 //go:embed *.lua
 var files embed.FS
 
@@ -62,8 +47,6 @@ func load(name string) Script {
 	}
 	src := strings.ReplaceAll(strings.TrimSuffix(string(b), "\n"), "$RELEASED", ReleasedChannelPrefix)
 	src = strings.ReplaceAll(src, "$WAITERS", WaitersSuffix)
-	src = strings.ReplaceAll(src, "$RESERVED", ReservedPrefix)
-	src = strings.ReplaceAll(src, "$RESERVATION", strconv.Itoa(ReservationMs))
 	sum := sha1.Sum([]byte(src))
 	return Script{Name: name, Source: src, SHA: hex.EncodeToString(sum[:])}
 }
@@ -72,21 +55,17 @@ func load(name string) Script {
 // compare-and-act on the lock's token: a key is the lock's only if it holds
 // the token.
 var (
-	// Release gives up KEYS[1] if it holds the token ARGV[1], then wakes
-	// its waiters. When Clients wait for the key (its waiters' sorted set,
-	// see LockWait and WaitersSuffix), it takes the one that has waited
-	// longest off the set and reserves the key for it: the key holds
-	// ReservedPrefix and that Client's id for ReservationMs (no token
-	// matches it; the named Client's LockWait takes it as free, everyone
-	// else finds it taken, so a Client that just released cannot barge in
-	// ahead of the queue). Else it deletes the key. Either way it
-	// publishes (SPUBLISH) the release's id (the first 16 hex digits of
-	// ARGV[1]'s SHA-1; the token itself never leaves the master) followed
-	// by the named Client's id, if any, on the shard channel
-	// ReleasedChannelPrefix followed by the key, in the key's slot on a
-	// cluster, and returns 1. Else it returns 0. It touches the waiters
-	// and publishes with redis.pcall, so that an ACL that forbids ZPOPMIN
-	// or SPUBLISH costs the waiters their retry delay, not the release.
+	// Release deletes KEYS[1] if it holds the token ARGV[1], then wakes
+	// its waiters: it publishes (SPUBLISH) the release's id (the first 16
+	// hex digits of ARGV[1]'s SHA-1; the token itself never leaves the
+	// master) on the shard channel ReleasedChannelPrefix followed by the key,
+	// in the key's slot on a cluster, followed by the id of the Client
+	// that has waited longest, which it takes off the key's waiters (see
+	// LockWait and WaitersSuffix; nothing follows when there is none):
+	// that Client attempts, the others wait on. It returns 1, else 0. It
+	// touches the waiters and publishes with redis.pcall, so that an ACL
+	// that forbids ZPOPMIN or SPUBLISH costs the waiters their retry
+	// delay, not the release.
 	Release = load("release")
 	// ReleaseQuiet is Release without the wake-up: it deletes KEYS[1] if
 	// it holds ARGV[1] and returns DEL's reply (1), else 0. It releases a
@@ -104,20 +83,20 @@ var (
 	// a missing key, and it publishes nothing: the key is not released.
 	Handover = load("handover")
 	// LockWait is the attempt of a Lock that waits: SET NX PX, and when
-	// the key is taken, what a waiter needs to know. ARGV[3], when given,
-	// enrolls the waiting Client: "<score>:<id>", its id and when it first
-	// waited (the Client's unix ms: the same on every master, so that
-	// they agree on the order). If KEYS[1] does not exist, or holds a
-	// reservation for this Client (see Release), it sets it to the token
-	// ARGV[1] with a TTL of ARGV[2] milliseconds, takes the Client off the
-	// key's waiters, and returns 1; else the Client joins the waiters (a
-	// sorted set, see WaitersSuffix) with its score unless it is there
-	// already, their TTL becomes the key's PTTL plus ARGV[2], and it
-	// returns the holder's id (the first 16 hex digits of the SHA-1 of the
-	// key's value) and the key's PTTL, an array of a bulk string and an
-	// integer. It touches the waiters with redis.pcall: an ACL that
-	// forbids those commands costs only the waking of one Client per
-	// release.
+	// the key is taken, what a waiter needs to know. If KEYS[1] does not
+	// exist, it sets it to the token ARGV[1] with a TTL of ARGV[2]
+	// milliseconds, takes the waiting Client off the key's waiters (see
+	// WaitersSuffix) when ARGV[3] enrolls one, and returns 1; else it
+	// enrolls the Client that ARGV[3] names, "<score>:<id>": id joins the
+	// waiters (a sorted set) with that score (when it first waited, in the
+	// Client's unix ms: the same on every master, so that they agree on
+	// the order) unless it is there already, their TTL becomes the key's
+	// PTTL plus ARGV[2], and it returns the holder's id (the first 16 hex
+	// digits of the SHA-1 of the key's
+	// value) and the key's PTTL, an array of a bulk string and an
+	// integer. It touches the
+	// waiters with redis.pcall: an ACL that forbids those commands costs
+	// only the waking of one Client per release.
 	LockWait = load("lock_wait")
 )
 
