@@ -64,6 +64,7 @@ func (c *Client) extendHeld(ctx context.Context, h *heldOp, v *hold, ttl time.Du
 	switch {
 	case err == nil:
 		v.until, v.ttl = newUntil, ttl
+		c.restoreCopies(h, &v.tok, ttl-time.Since(br.start), o.notOurs())
 	case lost:
 		v.lostAt(time.Now())
 	}
