@@ -47,7 +47,7 @@ version = $(lastword $(subst -, ,$(1)))
 # test-stress: how many times the unit suite must pass under CPU hogs in a row.
 STRESS_RUNS    ?= 3
 
-.PHONY: all test test-stress test-servers servers servers-newest deps vet cross staticcheck fmt-check unit fuzz-smoke bench bench-go bench-go-compare fuzz torture torture-cluster torture-semaphore torture-rw torture-election cover lint redis-up redis-down
+.PHONY: all test test-stress test-servers servers servers-newest deps vet cross staticcheck fmt-check unit fuzz-smoke bench bench-go bench-go-compare fuzz torture torture-cluster torture-semaphore torture-rw torture-election torture-rotation cover lint redis-up redis-down
 
 all: test
 
@@ -277,6 +277,13 @@ torture-rw: deps
 ## faults.
 torture-election: deps
 	$(GO) run ./redlock/internal/cmd/torture -election -duration $(TORTURE_TIME) $(if $(SEED),-seed $(SEED)) -json torture-election.json
+
+## torture-rotation: one election under minority partitions only, half
+## of the leaderships held for up to 30 TTLs, so that renewals meet
+## several faults that rotate among minorities; the report counts the
+## leaderships lost (with restored copies: none while a quorum is up).
+torture-rotation: deps
+	$(GO) run ./redlock/internal/cmd/torture -election -faults minority-partition -long-leads 0.5 -lead-ttls 30 -unsafe-duration 0 -duration $(TORTURE_TIME) $(if $(SEED),-seed $(SEED)) -json torture-rotation.json
 
 ## cover: tests with a coverage profile and a per-function summary.
 cover: deps

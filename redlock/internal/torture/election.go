@@ -294,6 +294,7 @@ lead:
 		case <-sample.C:
 			if u := l.Until(); u.After(valid) {
 				valid = u
+				r.live(r.now()) // renewed: the election is live
 			}
 		}
 	}
