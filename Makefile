@@ -371,10 +371,4 @@ stop-pids:
 
 ## redis-down: stop exactly the masters redis-up started, and wait for them.
 redis-down:
-	@for f in $(REDIS_DIR)/*.pid; do \
-		[ -f "$$f" ] || continue; \
-		pid=$$(cat "$$f"); rm -f "$$f"; \
-		kill "$$pid" 2>/dev/null || continue; \
-		for i in $$(seq 50); do kill -0 "$$pid" 2>/dev/null || break; sleep 0.1; done; \
-		echo "redis-down: stopped pid $$pid"; \
-	done
+	@$(MAKE) --no-print-directory stop-pids PIDDIR="$(REDIS_DIR)"
