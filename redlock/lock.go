@@ -330,8 +330,9 @@ func (o *op) sendForget(skipTaken bool) {
 // and succeeds if a quorum did within the validity, which it then renews
 // (counted from the moment Extend sent its commands). A granted extension
 // also sends the lock again, with what remains of ttl, to each master
-// that no longer had it (its key expired there while the master was cut
-// off, or the master restarted empty), where the key is absent: such a
+// that answered by the decision that it no longer had it (its key expired
+// there while the master was cut off, or the master restarted empty;
+// Do's renewals hear every master), where the key is absent: such a
 // copy is never counted as a vote (see "Restored copies" in
 // docs/design.md). A refused extension re-creates nothing.
 //

@@ -11,7 +11,9 @@ import (
 // (Lock.Extend, Do's renewer) that a quorum granted within the validity
 // may have found masters where the value is not (anymore): its key
 // expired there while the master was cut off, or the master restarted
-// empty. Each of those masters is then sent the value again, without
+// empty. (Lock.Extend returns at its decision and knows the masters that
+// answered by then; Do's renewer hears every master out.) Each of those
+// masters is then sent the value again, without
 // waiting: "SET key token NX PX left", where left is what remains of the
 // extension's TTL, so the copy ends when the extended ones do. NX leaves
 // a key that holds anything else as it is. So rotating minority faults do
