@@ -162,7 +162,7 @@ func (r *retry) after(o *op, k kind, br *burstResult, attempt int, err error) er
 			waitFor = &holder
 		}
 	}
-	lostRace := r.woken && waitFor != nil && r.held && *waitFor != r.holder
+	lostRace := r.woken && waitFor != nil && r.held && *waitFor != r.holder && c.room.alone(r.w)
 	if waitFor != nil {
 		r.holder, r.held = *waitFor, true
 	} else {
@@ -170,25 +170,26 @@ func (r *retry) after(o *op, k kind, br *burstResult, attempt int, err error) er
 	}
 	if lostRace {
 		// A release woke this call and it lost the race: another holder
-		// has come since the one it waited for, usually in another Client (a release wakes a
-		// waiter in every Client that waits; this Client's own Unlock
-		// mostly hands the lock over instead). It steps back for the retry delay, out of
-		// the queue, so that the next release wakes another of this
-		// Client's waiters or none: otherwise each release sends every
-		// contending process at the masters, and three or more racing
-		// split the votes. The attempt that follows is free, as the one
-		// a release wakes (the lock is changing hands).
+		// has come since the one it waited for, usually in another Client
+		// (a release wakes a waiter in every Client that waits; this
+		// Client's own Unlock mostly hands the lock over instead). It
+		// steps back, out of the queue and deaf to releases, for part of
+		// its wait (at most maxStepBack), so that the next releases wake
+		// another of this Client's waiters or none: otherwise each
+		// release sends every contending process at the masters, and
+		// three or more racing split the votes. Then it waits as any
+		// waiter does, for the new holder's release; one that came
+		// during the step-back ends that wait at once (see wait's holder).
+		// Only a Client's lone waiter of the key steps back: where others
+		// wait beside it, the next release wakes one of them anyway (a
+		// step-back then thins nothing, and 4 processes of 4 waiters made
+		// 10-25% fewer hand-offs with it).
 		r.woken = false
-		if !c.room.pause(r.ctx, o.timer, min(d, maxStepBack)) {
+		step := min(d, maxStepBack)
+		if !c.room.pause(r.ctx, o.timer, step) {
 			return o.ended(r.ctx, r.name, attempt)
 		}
-		r.free = r.freeRun < maxFreeAttempts
-		if r.free {
-			r.freeRun++
-		} else {
-			r.freeRun = 0
-		}
-		return nil
+		d -= step
 	}
 	ok, woken := c.room.wait(r.ctx, r.w, o.timer, d, split, waitFor)
 	if !ok {
