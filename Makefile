@@ -15,6 +15,9 @@ TORTURE_TIME   ?= 10m
 SEED           ?=
 REDIS_PORTS    ?= 7001 7002 7003 7004 7005
 REDIS_DIR      ?= .redis
+CLUSTER_UP_PORTS  ?= 7011 7012 7013 7014 7015 7016
+SENTINEL_UP_PORTS ?= 7021 7022 7023
+SENTINEL_PORTS    ?= 7031 7032 7033
 # staticcheck, pinned: run from the module proxy at this version, so that
 # neither module's go.mod carries it.
 STATICCHECK    ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
@@ -47,7 +50,7 @@ version = $(lastword $(subst -, ,$(1)))
 # test-stress: how many times the unit suite must pass under CPU hogs in a row.
 STRESS_RUNS    ?= 3
 
-.PHONY: all test test-stress test-servers servers servers-newest deps vet cross staticcheck fmt-check unit fuzz-smoke bench bench-go bench-go-compare fuzz torture torture-cluster torture-semaphore torture-rw torture-election cover lint redis-up redis-down
+.PHONY: all test test-stress test-servers servers servers-newest deps vet cross staticcheck fmt-check unit fuzz-smoke bench bench-go bench-go-compare fuzz torture torture-cluster torture-semaphore torture-rw torture-election torture-rotation cover lint redis-up redis-down cluster-up cluster-down sentinel-up sentinel-down stop-pids
 
 all: test
 
@@ -278,6 +281,13 @@ torture-rw: deps
 torture-election: deps
 	$(GO) run ./redlock/internal/cmd/torture -election -duration $(TORTURE_TIME) $(if $(SEED),-seed $(SEED)) -json torture-election.json
 
+## torture-rotation: one election under minority partitions only, half
+## of the leaderships held for up to 30 TTLs, so that renewals meet
+## several faults that rotate among minorities; the report counts the
+## leaderships lost (with restored copies: none while a quorum is up).
+torture-rotation: deps
+	$(GO) run ./redlock/internal/cmd/torture -election -faults minority-partition -long-leads 0.5 -lead-ttls 30 -unsafe-duration 0 -duration $(TORTURE_TIME) $(if $(SEED),-seed $(SEED)) -json torture-rotation.json
+
 ## cover: tests with a coverage profile and a per-function summary.
 cover: deps
 	$(GO) test -count=1 -coverprofile=cover.out ./...
@@ -297,12 +307,68 @@ redis-up: deps
 		echo "redis-up: master on 127.0.0.1:$$p"; \
 	done
 
-## redis-down: stop exactly the masters redis-up started, and wait for them.
-redis-down:
-	@for f in $(REDIS_DIR)/*.pid; do \
+## cluster-up: a local Redis Cluster for manual use: CLUSTER_UP_PORTS,
+## three primaries and a replica each (redis-cli --cluster create), fresh
+## each time, in $(REDIS_DIR)/cluster; use it as
+## redis-cluster://127.0.0.1:7011.
+## cluster-down stops exactly those servers.
+cluster-up: deps
+	@d="$(CURDIR)/$(REDIS_DIR)/cluster"; mkdir -p "$$d"; addrs=""; \
+	for p in $(CLUSTER_UP_PORTS); do \
+		rm -rf "$$d/$$p" && mkdir -p "$$d/$$p" && \
+		redis-server --port $$p --bind 127.0.0.1 --save '' --appendonly no \
+			--cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout 2000 \
+			--daemonize yes --dir "$$d/$$p" --pidfile "$$d/$$p.pid" --logfile "$$d/$$p.log" || exit 1; \
+		addrs="$$addrs 127.0.0.1:$$p"; \
+	done; \
+	for p in $(CLUSTER_UP_PORTS); do \
+		for i in $$(seq 50); do redis-cli -p $$p ping >/dev/null 2>&1 && break; sleep 0.1; done; \
+	done; \
+	redis-cli --cluster create $$addrs --cluster-replicas 1 --cluster-yes >"$$d/create.log" 2>&1 || { cat "$$d/create.log"; exit 1; }; \
+	for i in $$(seq 100); do \
+		redis-cli -p $(firstword $(CLUSTER_UP_PORTS)) cluster info 2>/dev/null | grep -q 'cluster_state:ok' && break; sleep 0.1; \
+	done; \
+	redis-cli -p $(firstword $(CLUSTER_UP_PORTS)) cluster info | grep -q 'cluster_state:ok' || { echo "cluster-up: the cluster did not come up"; exit 1; }; \
+	echo "cluster-up: redis-cluster://127.0.0.1:$(firstword $(CLUSTER_UP_PORTS)) ($(words $(CLUSTER_UP_PORTS)) nodes, 3 primaries)"
+
+cluster-down:
+	@$(MAKE) --no-print-directory stop-pids PIDDIR="$(REDIS_DIR)/cluster"
+
+## sentinel-up: a local Sentinel group for manual use: a primary and two
+## replicas on SENTINEL_UP_PORTS, three Sentinels on SENTINEL_PORTS that
+## monitor it as "mymaster" (quorum 2), in $(REDIS_DIR)/sentinel; use it
+## as redis-sentinel://127.0.0.1:7031,127.0.0.1:7032,127.0.0.1:7033/mymaster.
+## sentinel-down stops exactly those.
+sentinel-up: deps
+	@d="$(CURDIR)/$(REDIS_DIR)/sentinel"; mkdir -p "$$d"; primary=$(firstword $(SENTINEL_UP_PORTS)); \
+	for p in $(SENTINEL_UP_PORTS); do \
+		extra=""; [ $$p = $$primary ] || extra="--replicaof 127.0.0.1 $$primary"; \
+		redis-server --port $$p --bind 127.0.0.1 --save '' --appendonly no $$extra \
+			--daemonize yes --dir "$$d" --pidfile "$$d/$$p.pid" --logfile "$$d/$$p.log" || exit 1; \
+	done; \
+	for p in $(SENTINEL_PORTS); do \
+		printf 'port %s\nbind 127.0.0.1\nsentinel monitor mymaster 127.0.0.1 %s 2\nsentinel down-after-milliseconds mymaster 2000\nsentinel failover-timeout mymaster 10000\n' $$p $$primary >"$$d/sentinel-$$p.conf"; \
+		redis-server "$$d/sentinel-$$p.conf" --sentinel --daemonize yes --dir "$$d" \
+			--pidfile "$$d/$$p.pid" --logfile "$$d/$$p.log" || exit 1; \
+	done; \
+	for i in $$(seq 100); do \
+		redis-cli -p $(firstword $(SENTINEL_PORTS)) sentinel get-master-addr-by-name mymaster 2>/dev/null | grep -q $$primary && break; sleep 0.1; \
+	done; \
+	echo "sentinel-up: redis-sentinel://$$(echo $(SENTINEL_PORTS) | sed 's/\([0-9]*\)/127.0.0.1:\1/g; s/ /,/g')/mymaster"
+
+sentinel-down:
+	@$(MAKE) --no-print-directory stop-pids PIDDIR="$(REDIS_DIR)/sentinel"
+
+# stop-pids: stop the processes whose pid files are in PIDDIR, and wait.
+stop-pids:
+	@for f in $(PIDDIR)/*.pid; do \
 		[ -f "$$f" ] || continue; \
 		pid=$$(cat "$$f"); rm -f "$$f"; \
 		kill "$$pid" 2>/dev/null || continue; \
 		for i in $$(seq 50); do kill -0 "$$pid" 2>/dev/null || break; sleep 0.1; done; \
-		echo "redis-down: stopped pid $$pid"; \
+		echo "stopped pid $$pid"; \
 	done
+
+## redis-down: stop exactly the masters redis-up started, and wait for them.
+redis-down:
+	@$(MAKE) --no-print-directory stop-pids PIDDIR="$(REDIS_DIR)"

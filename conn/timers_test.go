@@ -21,7 +21,7 @@ import (
 
 // The watcher fails a socket whose oldest request has waited longer than
 // ReadTimeout (and at least minStall) without a reply, at its first tick
-// after that (ticks every ReadTimeout/4), even when no further request
+// after that (ticks every quarter of that), even when no further request
 // comes to notice it.
 func TestWatchRecyclesLaggingSocket(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -36,7 +36,7 @@ func TestWatchRecyclesLaggingSocket(t *testing.T) {
 		start := time.Now()
 		c.Send(r, notify)
 		<-notify
-		tick := rt / 4
+		tick := max(rt, minStall) / 4
 		assert.Equal(t, (max(rt, minStall)/tick+1)*tick, time.Since(start), "not failed at the first tick past the stall")
 		assert.ErrorIs(t, r.Err(), ErrReadTimeout)
 		r.Release()

@@ -293,6 +293,11 @@ type MasterStatus struct {
 	Err   error            // nil while connected
 	Info  *conn.ServerInfo // from the latest connect; nil before the first
 	Guard time.Time        // when the restart guard lets its votes count again; zero if it does now
+	// SharesWith lists, over a Redis Cluster, the other copies that are on
+	// one of this copy's primaries for some keys (by index, in order): a
+	// failure of that primary costs those keys' locks both votes (see
+	// EventCopiesShared). Nil otherwise.
+	SharesWith []int
 }
 
 // Masters reports each master's connection state, in Config.Addrs order.
@@ -307,9 +312,11 @@ func (c *Client) Masters() []MasterStatus {
 	for i, m := range c.masters {
 		var conns []*conn.Conn
 		if c.cluster != nil {
-			for _, n := range c.cluster.view.Load().byCopy[i] {
+			v := c.cluster.view.Load()
+			for _, n := range v.byCopy[i] {
 				conns = append(conns, n.cn)
 			}
+			out[i].SharesWith = c.cluster.sharesWith(v, i)
 		} else {
 			conns = []*conn.Conn{m.conn()}
 		}

@@ -463,3 +463,62 @@ func TestClusterFailoverGuardsTheMovedNodeOnly(t *testing.T) {
 	assert.True(t, states[0].Ours)
 	require.NoError(t, lb.Unlock(bg))
 }
+
+// TestClusterCopiesSharedEvent: a resharding that moves copy 1's slot to
+// copy 2's primary puts both copies of some keys on one primary: the
+// Client says so when it reads the new map (EventCopiesShared, and
+// Masters' SharesWith), and says when they are apart again.
+func TestClusterCopiesSharedEvent(t *testing.T) {
+	cl := redistest.StartClusterT(t, redistest.ClusterOptions{Replicas: -1})
+	events := make(chan Event, 16)
+	c := clusterClient(t, cl, Config{Hooks: Hooks{Event: func(ev Event, key string) {
+		if ev == EventCopiesShared || ev == EventCopiesApart {
+			assert.Empty(t, key)
+			events <- ev
+		}
+	}}})
+	for _, m := range c.Masters() {
+		assert.Empty(t, m.SharesWith, "three primaries, three copies: none shared")
+	}
+	_, tag2 := copyAt(c, 2, "k")
+	_, tag1 := copyAt(c, 1, "k")
+	from, to := cl.ShardOf(slot.Of(tag1)), cl.ShardOf(slot.Of(tag2))
+	require.NoError(t, cl.MoveSlot(slot.Of(tag1), to))
+	require.Eventually(t, func() bool {
+		if l, err := c.TryLock(bg, "k", time.Second); err == nil { // a MOVED has the Client look
+			require.NoError(t, l.Unlock(bg))
+		}
+		addr, _ := copyAt(c, 1, "k")
+		return addr == cl.Primary(to).Addr()
+	}, 5*time.Second, 10*time.Millisecond)
+	assert.Equal(t, EventCopiesShared, nextEvent(events))
+	ms := c.Masters()
+	assert.Equal(t, []int{2}, ms[1].SharesWith)
+	assert.Equal(t, []int{1}, ms[2].SharesWith)
+	assert.Empty(t, ms[0].SharesWith)
+
+	require.NoError(t, cl.MoveSlot(slot.Of(tag1), from))
+	require.Eventually(t, func() bool {
+		if l, err := c.TryLock(bg, "k", time.Second); err == nil {
+			require.NoError(t, l.Unlock(bg))
+		}
+		addr, _ := copyAt(c, 1, "k")
+		return addr == cl.Primary(from).Addr()
+	}, 5*time.Second, 10*time.Millisecond)
+	assert.Equal(t, EventCopiesApart, nextEvent(events))
+	for _, m := range c.Masters() {
+		assert.Empty(t, m.SharesWith)
+	}
+	assert.Empty(t, events, "one event per change")
+}
+
+// nextEvent returns the next event from events, or 0 if none comes
+// within two seconds.
+func nextEvent(events <-chan Event) Event {
+	select {
+	case ev := <-events:
+		return ev
+	case <-time.After(2 * time.Second):
+		return 0
+	}
+}

@@ -56,6 +56,9 @@ type command struct {
 	batch     *scripts.Script
 	batchFrom int
 	batchKeys int
+	// restore: which keys of a held value a granted extension copies
+	// again to masters that no longer have them (see restore.go).
+	restore restoreKeys
 	// natives are the command's forms without Lua, in order of
 	// preference, for a lock on one key: a master whose server has one
 	// gets the first it has instead of the script (see native.go), and
@@ -77,8 +80,8 @@ var (
 	cmdLockMulti     = command{script: &scripts.LockMulti, arg: true, guarded: true, answer: answerLock}
 	cmdFenceLock     = command{script: &scripts.FenceLock, fenceKey: true, vouched: &scripts.FenceLockVouched, arg: true, propose: true, guarded: true, answer: answerFenceLock}
 	cmdFenceWrite    = command{script: &scripts.FenceWrite, fenceKey: true, vouched: &scripts.FenceWriteVouched, arg: true, guarded: true, answer: answerFenceWrite}
-	cmdExtend        = command{script: &scripts.Extend, arg: true, guarded: true, answer: answerVote, batch: &scripts.ExtendBatch, natives: extendNatives}
-	cmdExtendMulti   = command{script: &scripts.ExtendMulti, arg: true, guarded: true, answer: answerVote, batch: &scripts.ExtendBatch}
+	cmdExtend        = command{script: &scripts.Extend, arg: true, guarded: true, answer: answerVote, batch: &scripts.ExtendBatch, natives: extendNatives, restore: restoreAll}
+	cmdExtendMulti   = command{script: &scripts.ExtendMulti, arg: true, guarded: true, answer: answerVote, batch: &scripts.ExtendBatch, restore: restoreAll}
 	cmdHandover      = command{script: &scripts.Handover, guarded: true, answer: answerVote} // encoded by encodeHandover
 	cmdRelease       = command{script: &scripts.Release, eval: true, release: true, answer: answerVote, natives: releaseNatives, wake: true}
 	cmdReleaseMulti  = command{script: &scripts.ReleaseMulti, eval: true, release: true, answer: answerVote}
@@ -103,7 +106,7 @@ var (
 	// renewer extends a leadership with the batch script alone (there is
 	// no Extend of one); a release's arg is its wake flag.
 	cmdElectAnnounce = command{script: &scripts.ElectAnnounce, arg: true, guarded: true, answer: answerVote}
-	cmdElectExtend   = command{guarded: true, answer: answerVote, batch: &scripts.ElectExtendBatch}
+	cmdElectExtend   = command{guarded: true, answer: answerVote, batch: &scripts.ElectExtendBatch, restore: restoreFirst}
 	cmdElectRelease  = command{script: &scripts.ElectRelease, eval: true, release: true, arg: true, answer: answerVote}
 )
 

@@ -184,9 +184,19 @@ const (
 	EventLost                        // Extend found the lock gone, or Do's validity ran out
 	EventReleased                    // Unlock released the lock on the masters
 	EventHandedOver                  // Unlock handed the lock to a Lock of the same Client (see Lock.Unlock)
+	// EventCopiesShared: a Redis Cluster's slot map (at New, or read
+	// after a change) puts two or more copies of some keys on one primary,
+	// where the map before did not; key is empty. A lock of those keys
+	// loses that many votes when the primary fails: Masters says which
+	// copies (MasterStatus.SharesWith). It comes from New's goroutine or
+	// the Client's locator goroutine.
+	EventCopiesShared
+	// EventCopiesApart: the slot map no longer puts two copies of any key
+	// on one primary, after EventCopiesShared; key is empty.
+	EventCopiesApart
 )
 
-var eventNames = [...]string{"", "acquired", "failed", "extended", "lost", "released", "handed over"}
+var eventNames = [...]string{"", "acquired", "failed", "extended", "lost", "released", "handed over", "copies shared", "copies apart"}
 
 func (e Event) String() string {
 	if int(e) < len(eventNames) && e > 0 {

@@ -50,7 +50,10 @@
 // is still positive. A failed attempt is released on every master that
 // may hold it. Extend and Unlock run the Redlock spec's compare-and-pexpire
 // and compare-and-delete scripts, so they act only where the key still
-// holds the lock's token; Extend never re-creates an expired key. Where a
+// holds the lock's token. A granted Extend (or renewal) sends the lock
+// again to masters where its key is gone (SET NX, with what remains of the
+// new TTL), never counted as a vote: see "Restored copies" in
+// docs/design.md. Where a
 // master's server has them (by the name and version it reports at each
 // connect), a lock on one key uses its native compare-and-set commands
 // instead, with the same meaning: SET key token IFEQ token PX ttl

@@ -164,6 +164,7 @@ func (l *locator) refreshCluster(ctx context.Context) {
 		}
 	}
 	cs.view.Store(v)
+	c.noteSharing(old, v)
 	for _, i := range moved {
 		c.room.rerouted(i)
 	}

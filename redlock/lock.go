@@ -328,12 +328,18 @@ func (o *op) sendForget(skipTaken bool) {
 
 // Extend resets the lock's TTL to ttl on every master that still holds it,
 // and succeeds if a quorum did within the validity, which it then renews
-// (counted from the moment Extend sent its commands). It never re-creates a
-// key that expired. It returns ErrNotHeld (possibly inside an *Error) when
-// the lock is lost (Until is then the moment that was known, or earlier,
-// and Validity not positive), ErrExtendFailed when a quorum could not be
-// reached but the lock is not known lost (its previous validity stands),
-// or ctx's error.
+// (counted from the moment Extend sent its commands). A granted extension
+// also sends the lock again, with what remains of ttl, to each master
+// that answered by the decision that it no longer had it (its key expired
+// there while the master was cut off, or the master restarted empty;
+// Do's renewals hear every master), where the key is absent: such a
+// copy is never counted as a vote (see "Restored copies" in
+// docs/design.md). A refused extension re-creates nothing.
+//
+// It returns ErrNotHeld (possibly inside an *Error) when the lock is lost
+// (Until is then the moment that was known, or earlier, and Validity not
+// positive), ErrExtendFailed when a quorum could not be reached but the
+// lock is not known lost (its previous validity stands), or ctx's error.
 func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	if l.c == nil || l.Validity() <= 0 {
 		return ErrNotHeld

@@ -91,6 +91,10 @@ type clusterView struct {
 	owner  [slot.Count]*node
 	nodes  []*node   // every node of the view
 	byCopy [][]*node // per copy, the distinct nodes of the slots its places use, by slot
+	// shared counts the places (see placement) where two or more copies
+	// are on one primary: a lock there loses as many votes when that
+	// primary fails (see EventCopiesShared).
+	shared int
 }
 
 // placement returns key's place: the offset of its copies' slots in their
@@ -221,7 +225,55 @@ func (c *Client) buildView(cm clusterMap, old *clusterView) (v *clusterView, mad
 			}
 		}
 	}
+	for p := range cs.width {
+		if cs.sharedAt(v, p) {
+			v.shared++
+		}
+	}
 	return v, made, dropped, nil
+}
+
+// sharedAt reports whether two copies at place p are on one primary in v.
+func (cs *clusterState) sharedAt(v *clusterView, p int) bool {
+	for i := 1; i < cs.copies; i++ {
+		for j := range i {
+			if v.owner[cs.copySlot(i, p)] == v.owner[cs.copySlot(j, p)] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// sharesWith returns the copies that are on a primary with copy i at
+// some place in v, in order.
+func (cs *clusterState) sharesWith(v *clusterView, i int) []int {
+	var out []int
+	for j := range cs.copies {
+		if j == i {
+			continue
+		}
+		for p := range cs.width {
+			if v.owner[cs.copySlot(i, p)] == v.owner[cs.copySlot(j, p)] {
+				out = append(out, j)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// noteSharing reports a change between old and v in whether some copies
+// share a primary: EventCopiesShared or EventCopiesApart (old nil: the
+// first view, reported only if shared).
+func (c *Client) noteSharing(old, v *clusterView) {
+	was := old != nil && old.shared > 0
+	switch is := v.shared > 0; {
+	case is && !was:
+		c.event(EventCopiesShared, "")
+	case was && !is:
+		c.event(EventCopiesApart, "")
+	}
 }
 
 func containsNode(ns []*node, n *node) bool {
@@ -269,6 +321,7 @@ func (c *Client) addCluster(ctx context.Context, addr string) (*clusterEntry, er
 		nd.gidx = i
 	}
 	c.cluster.view.Store(v)
+	c.noteSharing(nil, v)
 	c.tagLen = slot.TagLen
 	for i := range n {
 		first := c.cluster.copySlot(i, 0)

@@ -47,6 +47,7 @@ type renewal struct {
 	err       error           // why the lock was lost; nil while held
 	active    bool            // registered
 	ok, taken int             // the current batch's votes
+	notOurs   restoreMask     // the current batch's masters that answered that the value is not there
 	index     int             // position in renewer.entries
 	// unreached holds, when its latest extension failed because too few
 	// masters could vote (see ErrNoQuorum), what each master did then;
@@ -83,6 +84,19 @@ type renewer struct {
 	// the Client.
 	lostFn   []func()
 	extended []string // keys, for EventExtended
+	// restores are the copies to send again after a batch (see
+	// restore.go), sent before unregister can return, so that a Do's
+	// release follows them on each connection.
+	restores []restoreJob
+}
+
+// restoreJob is a granted renewal's copies to restore: see
+// Client.restoreCopies.
+type restoreJob struct {
+	h    heldOp
+	tok  token
+	left time.Duration
+	m    restoreMask
 }
 
 func newRenewer(c *Client) *renewer {
@@ -211,6 +225,12 @@ func (r *renewer) loseLocked(e *renewal, err error, now time.Time) {
 
 // afterUnlock runs what the last pass collected under mu.
 func (r *renewer) afterUnlock() {
+	for i := range r.restores {
+		j := &r.restores[i]
+		r.c.restoreCopies(&j.h, &j.tok, j.left, j.m)
+		r.restores[i] = restoreJob{}
+	}
+	r.restores = r.restores[:0]
 	for i, k := range r.extended {
 		r.c.event(EventExtended, k)
 		r.extended[i] = ""
@@ -291,7 +311,7 @@ func (r *renewer) prepare() (next, deadline time.Time) {
 			due = until // no more extensions: hold until the validity ends
 		} else if nk := e.batchKeyCount(); !now.Add(e.every/4).Before(due) &&
 			len(r.batch) < maxBatchLocks && keys+nk <= maxBatchKeys && r.sameBatch(e) {
-			e.ok, e.taken = 0, 0
+			e.ok, e.taken, e.notOurs = 0, 0, 0
 			r.batch = append(r.batch, e)
 			keys += nk
 			continue
@@ -434,6 +454,7 @@ func (r *renewer) count(req *conn.Request) Outcome {
 			e.ok++
 		case v.Type == resp.TypeInteger && v.Int == 0:
 			e.taken++
+			e.notOurs.add(req.Tag)
 		}
 	}
 	if guarded {
@@ -477,6 +498,9 @@ func (r *renewer) apply(start time.Time) {
 			e.extensions++
 			e.due = now.Add(e.every)
 			e.unreached = nil
+			if e.notOurs != 0 && e.h.cmd.restore != restoreNone {
+				r.restores = append(r.restores, restoreJob{h: e.h, tok: e.v.tok, left: e.ttl - now.Sub(start), m: e.notOurs})
+			}
 			if c.cfg.Hooks.Event != nil {
 				r.extended = append(r.extended, e.h.name)
 			}

@@ -64,6 +64,9 @@ func (c *Client) extendHeld(ctx context.Context, h *heldOp, v *hold, ttl time.Du
 	switch {
 	case err == nil:
 		v.until, v.ttl = newUntil, ttl
+		if m := o.notOurs(); m != 0 { // rare: no clock reading otherwise
+			c.restoreCopies(h, &v.tok, ttl-time.Since(br.start), m)
+		}
 	case lost:
 		v.lostAt(time.Now())
 	}

@@ -133,10 +133,14 @@ type Config struct {
 	// Keys, MultiKey, Permits and ReadShare do not apply; standalone
 	// masters only.
 	Election bool
-	// LongLeads is the share of leaderships held for one to four TTLs,
-	// so that renewals meet the faults; the others last under TTL/2
+	// LongLeads is the share of leaderships held for one to LeadTTLs
+	// TTLs, so that renewals meet the faults; the others last under TTL/2
 	// [0.15]; negative: none.
 	LongLeads float64
+	// LeadTTLs bounds a long leadership, in TTLs [4; at least 2]: long enough to
+	// span several faults, it shows whether renewals keep a leadership
+	// through faults that rotate among minorities.
+	LeadTTLs int
 	// NewElector builds candidate number id on the masters' (proxies')
 	// addresses. Nil means DefaultElector.
 	NewElector func(id int, addrs []string) (Elector, error)
@@ -209,6 +213,8 @@ func (c Config) withDefaults() Config {
 		case c.LongLeads == 0:
 			c.LongLeads = 0.15
 		}
+		def(&c.LeadTTLs, 4)
+		c.LeadTTLs = max(c.LeadTTLs, 2) // a long leadership lasts more than one TTL
 	}
 	def(&c.Masters, 5)
 	def(&c.Clients, 4)

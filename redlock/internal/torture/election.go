@@ -294,6 +294,7 @@ lead:
 		case <-sample.C:
 			if u := l.Until(); u.After(valid) {
 				valid = u
+				r.live(r.now()) // renewed: the election is live
 			}
 		}
 	}
@@ -331,7 +332,7 @@ lead:
 // leadFor is the longest a leader leads on purpose.
 func (c *Config) leadFor() time.Duration {
 	if c.LongLeads > 0 {
-		return 4 * c.TTL
+		return time.Duration(c.LeadTTLs) * c.TTL
 	}
 	return c.TTL / 2
 }
@@ -372,6 +373,11 @@ func (r *run) takeovers(rep *Report, ls []Leadership) {
 	cfg := &r.cfg
 	slices.SortFunc(ls, func(a, b Leadership) int { return int(a.Start - b.Start) })
 	rep.Leaderships = len(ls)
+	for _, l := range ls {
+		if l.End == endLost {
+			rep.LostLeaderships++
+		}
+	}
 	took := map[string][]time.Duration{}
 	for i := 1; i < len(ls); i++ {
 		prev, next := ls[i-1], ls[i]

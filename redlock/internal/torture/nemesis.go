@@ -22,7 +22,8 @@ type Phase struct {
 	// Acquisitions counts locks granted between Start and Healed.
 	Acquisitions uint64 `json:"acquisitions"`
 	// Recovery is the time from the heal to the first lock granted after
-	// it; Recovered is false if none came within Config.RecoveryTimeout.
+	// it (in an election, or the first renewal of a leadership);
+	// Recovered is false if none came within Config.RecoveryTimeout.
 	Recovery  time.Duration `json:"recovery_ns"`
 	Recovered bool          `json:"recovered"`
 	// PerSecond is Acquisitions over the fault's length; LongestGap the
@@ -276,10 +277,11 @@ func (r *run) inject(ctx context.Context, rng *rand.Rand, f Fault) {
 	ph.Healed = r.now()
 	ph.Acquisitions = r.acquired.Load() - acq0
 
-	// Recovery: the first lock granted after the heal.
+	// Recovery: the first lock granted after the heal (in an election,
+	// or a leadership renewed).
 	deadline := time.Now().Add(cfg.RecoveryTimeout)
 	for ctx.Err() == nil && time.Now().Before(deadline) {
-		if last := time.Duration(r.lastAcquire.Load()); last > ph.Healed {
+		if last := time.Duration(r.lastLive.Load()); last > ph.Healed {
 			ph.Recovered, ph.Recovery = true, last-ph.Healed
 			break
 		}

@@ -60,8 +60,11 @@ type Report struct {
 	Election bool `json:"election,omitempty"`
 	// LeadFor is the longest a leader leads on purpose: the slow
 	// rotation's liveness bounds, counted in leaderships begun, grow by it.
-	LeadFor          time.Duration            `json:"lead_for_ns,omitempty"`
-	Leaderships      int                      `json:"leaderships,omitempty"`
+	LeadFor     time.Duration `json:"lead_for_ns,omitempty"`
+	Leaderships int           `json:"leaderships,omitempty"`
+	// LostLeaderships are those that ended lost (their renewal failed,
+	// Done closed under the leader), not resigned or crashed.
+	LostLeaderships  int                      `json:"lost_leaderships,omitempty"`
 	PastLease        int                      `json:"past_lease,omitempty"`
 	PastLeaseList    []PastLease              `json:"past_lease_list,omitempty"`
 	Takeovers        map[string]TakeoverStats `json:"takeovers,omitempty"`
@@ -169,7 +172,7 @@ func (r *Report) WriteTable(w io.Writer) {
 	}
 	row("majority grants", "%d", r.MajorityGrants)
 	if r.Election {
-		row("leaderships", "%d; %d PAST THEIR LEASE; %d SLOW TAKEOVERS", r.Leaderships, r.PastLease, r.SlowTakeovers)
+		row("leaderships", "%d (%d lost); %d PAST THEIR LEASE; %d SLOW TAKEOVERS", r.Leaderships, r.LostLeaderships, r.PastLease, r.SlowTakeovers)
 		for _, k := range slices.Sorted(maps.Keys(r.Takeovers)) {
 			t := r.Takeovers[k]
 			row("  takeover after "+k, "%d outside faults: p50 %s  max %s", t.Count, ms(t.P50), ms(t.Max))

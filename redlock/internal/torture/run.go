@@ -21,8 +21,13 @@ type run struct {
 	stats   stats
 	stop    context.CancelFunc
 
-	acquired     atomic.Uint64
-	lastAcquire  atomic.Int64 // offset of the latest grant
+	acquired    atomic.Uint64
+	lastAcquire atomic.Int64 // offset of the latest grant
+	// lastLive is the offset of the latest grant or, in an election, of
+	// the latest renewal of a leadership: a fault is recovered from when
+	// either comes after the heal (a leader that rides a fault out keeps
+	// the election live without a new grant).
+	lastLive     atomic.Int64
 	majorityFrom atomic.Int64 // offset+1 of the current majority partition, 0 if none
 
 	crashes int // FaultCrashImmediate injections so far (nemesis only)
@@ -39,9 +44,20 @@ type run struct {
 func (r *run) granted(at time.Duration) {
 	r.acquired.Add(1)
 	r.lastAcquire.Store(int64(at))
+	r.live(at)
 	r.mu.Lock()
 	r.grants = append(r.grants, at)
 	r.mu.Unlock()
+}
+
+// live records that the run made progress at offset at (see lastLive).
+func (r *run) live(at time.Duration) {
+	for {
+		last := r.lastLive.Load()
+		if int64(at) <= last || r.lastLive.CompareAndSwap(last, int64(at)) {
+			return
+		}
+	}
 }
 
 // stats are the counters the workers share.

@@ -59,6 +59,8 @@ func main() {
 		permits        = flag.Int("permits", 0, "above 0: every key is a semaphore of this many permits (redlock Semaphore), checked for more holders at once; no fencing")
 		readShare      = flag.Float64("read-share", 0, "above 0: every key is a read-write lock (redlock RWMutex), this share of rounds taking its read lock, checked for a reader beside a writer; no fencing")
 		election       = flag.Bool("election", false, "run one election instead of locks: -clients x -goroutines (default 2) candidates, each with a client of its own, lead, resign or crash; checked for two leaders at once, terms that do not grow, leaders past their lease and slow takeovers; no unsafe schedule")
+		longLeads      = flag.Float64("long-leads", 0, "with -election: the share of leaderships held for one to -lead-ttls TTLs (default 0.15; negative: none)")
+		leadTTLs       = flag.Int("lead-ttls", 0, "with -election: the longest leadership, in TTLs (default 4)")
 		clusterMode    = flag.Bool("cluster", false, "run over a Redis Cluster of -masters primaries (default 3) with a replica each, under its faults ("+clusterFaultNames()+"); no unsafe schedule")
 	)
 	flag.Parse()
@@ -88,7 +90,7 @@ func main() {
 		TTL: *ttl, MaxTTL: *maxTTL, MasterTimeout: *masterTimeout,
 		FaultTime: *faultTime, HealTime: *healTime, Fencing: *fencing,
 		Cluster: *clusterMode, Permits: *permits, ReadShare: *readShare,
-		Election: *election,
+		Election: *election, LongLeads: *longLeads, LeadTTLs: *leadTTLs,
 	}
 	if *faults != "" {
 		fs, err := torture.ParseFaults(strings.Split(*faults, ","))

@@ -1,0 +1,138 @@
+package redlock
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/volleylock/volley/internal/redistest"
+)
+
+// value returns key's value on s and its PTTL (-2 when missing).
+func value(t *testing.T, s *redistest.Server, key string) (string, int64) {
+	t.Helper()
+	get, err := redistest.Do(s.Addr(), "GET", key)
+	require.NoError(t, err)
+	pttl, err := redistest.Do(s.Addr(), "PTTL", key)
+	require.NoError(t, err)
+	return string(get[0].Bytes), pttl[0].Int
+}
+
+// A granted Extend sends the value again to the masters that lost it,
+// with what remains of the new TTL, and leaves a key that holds anything
+// else as it is.
+func TestExtendRestoresALostCopy(t *testing.T) {
+	servers := masters(t, 5)
+	c := client(t, servers, Config{})
+	l, err := c.TryLock(bg, "restored", 5*time.Second)
+	require.NoError(t, err)
+	defer l.Unlock(bg)
+	tok, _ := value(t, servers[4], "restored")
+	require.NotEmpty(t, tok)
+	_, err = redistest.Do(servers[0].Addr(), "DEL", "restored")
+	require.NoError(t, err)
+	require.NoError(t, servers[1].Command("SET", "restored", "someone else"))
+
+	// Extend returns at its decision: it restores where it heard, by
+	// then, that the copy is gone (on a loaded machine master 0 may answer
+	// after the quorum did, and the next Extend restores it).
+	assert.Eventually(t, func() bool {
+		require.NoError(t, l.Extend(bg, 8*time.Second))
+		time.Sleep(5 * time.Millisecond)
+		v, _ := value(t, servers[0], "restored")
+		return v == tok
+	}, 5*time.Second, time.Millisecond, "the copy is back on the master that lost it")
+	v, pttl := value(t, servers[0], "restored")
+	assert.Equal(t, tok, v)
+	assert.Greater(t, pttl, int64(5000), "it lives as long as the extended copies (8 s, less the time it took)")
+	assert.LessOrEqual(t, pttl, int64(8000))
+	other, _ := value(t, servers[1], "restored")
+	assert.Equal(t, "someone else", other, "NX: another value stays")
+}
+
+// An Extend that a quorum refused restores nothing: the lock is lost, and
+// a copy sent now would hold the key for a holder that no longer holds it.
+func TestRefusedExtendRestoresNothing(t *testing.T) {
+	servers := masters(t, 3)
+	c := client(t, servers, Config{})
+	l, err := c.TryLock(bg, "unrestored", 5*time.Second)
+	require.NoError(t, err)
+	for _, s := range servers[:2] {
+		_, err := redistest.Do(s.Addr(), "DEL", "unrestored")
+		require.NoError(t, err)
+	}
+	assert.ErrorIs(t, l.Extend(bg, 5*time.Second), ErrNotHeld)
+	time.Sleep(50 * time.Millisecond)
+	for _, s := range servers[:2] {
+		v, _ := value(t, s, "unrestored")
+		assert.Empty(t, v, "nothing restored on %s", s.Addr())
+	}
+}
+
+// rotateLoss deletes key on one master after another (a copy that expired
+// on a master cut off for longer than the TTL, and back), every gap,
+// until rounds are done or ctx ends, and reports whether ctx outlived
+// them all.
+func rotateLoss(ctx context.Context, t *testing.T, servers []*redistest.Server, key string, rounds int, gap time.Duration) bool {
+	for i := 0; i < rounds; i++ {
+		if _, err := redistest.Do(servers[i%len(servers)].Addr(), "DEL", key); err != nil {
+			t.Error(err)
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(gap):
+		}
+	}
+	return true
+}
+
+// doUnderRotatingLoss runs a Do of 600 ms (renewed every 200 ms) on three
+// masters while its copy is lost on one master after another, one every
+// 700 ms (more than its TTL): after two such losses without restored
+// copies, one master of three holds the lock and the renewal loses it. It
+// reports whether the Do's work kept its context to the end.
+func doUnderRotatingLoss(t *testing.T) bool {
+	servers := masters(t, 3)
+	c := client(t, servers, Config{})
+	kept := false
+	err := c.Do(bg, "rotated", 600*time.Millisecond, func(ctx context.Context) error {
+		kept = rotateLoss(ctx, t, servers, "rotated", 5, 700*time.Millisecond)
+		return nil
+	})
+	if kept {
+		assert.NoError(t, err)
+	}
+	return kept
+}
+
+// Do's renewer restores the copies that masters lost, so rotating losses
+// on a minority do not wear the lock away.
+func TestDoKeepsItsCopiesUnderRotatingLoss(t *testing.T) {
+	assert.True(t, doUnderRotatingLoss(t), "the Do lock was lost though a quorum kept it at every moment")
+}
+
+// The broken variant: without restored copies, the same rotation loses
+// the lock, so the test above can fail.
+func TestDoWithoutRestoredCopiesLosesTheLock(t *testing.T) {
+	saved := cmdExtend.restore
+	cmdExtend.restore = restoreNone
+	defer func() { cmdExtend.restore = saved }()
+	assert.False(t, doUnderRotatingLoss(t), "without restored copies the rotation must lose the lock")
+}
+
+// A leadership keeps its election key's copies the same way.
+func TestLeadershipKeepsItsCopiesUnderRotatingLoss(t *testing.T) {
+	servers := masters(t, 3)
+	c := client(t, servers, Config{Fencing: true})
+	e, err := c.Election("restored-election", 600*time.Millisecond)
+	require.NoError(t, err)
+	ld, err := e.Campaign(bg, "me")
+	require.NoError(t, err)
+	defer ld.Resign(bg)
+	assert.True(t, rotateLoss(ld.Context(), t, servers, "restored-election", 5, 700*time.Millisecond),
+		"the leadership was lost though a quorum kept it at every moment")
+}
