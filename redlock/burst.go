@@ -33,11 +33,12 @@ type op struct {
 	tok token    // the token the burst sends, for the commands that take one
 	lk  lockKind // a Lock call's kind: here so that passing it as a kind allocates nothing
 
-	cmd wire        // the encoded command of the burst
-	alt wire        // the EVAL form of an EVALSHA command, for NOSCRIPT; empty for others
-	nat nativeForms // the command's native forms, for the masters that have them (see native.go)
-	num []byte      // scratch for formatting the TTL
-	who []byte      // scratch for the enrolment of a waiting attempt (see waiters.go)
+	cmd   wire        // the encoded command of the burst
+	alt   wire        // the EVAL form of an EVALSHA command, for NOSCRIPT; empty for others
+	nat   nativeForms // the command's native forms, for the masters that have them (see native.go)
+	num   []byte      // scratch for formatting the TTL
+	who   []byte      // scratch for the enrolment of a waiting attempt (see waiters.go)
+	since int64       // when the waiting call joined the room, unix ms: its place among the key's waiters
 }
 
 func (c *Client) newOp() *op {

@@ -27,12 +27,14 @@ type Client struct {
 	tagLen int         // the length of every copy's tag: >0 for a Redis Cluster's copies (see wire)
 	// waiterID names this Client among a key's waiters (see waiters.go).
 	waiterID [waiterIDLen]byte
-	cluster  *clusterState // where a Redis Cluster's copies are (see placement.go); nil otherwise
-	locate   *locator      // follows where masters are, for a Redis Cluster or Sentinels; nil otherwise
-	renew    *renewer      // keeps Do's locks extended
-	room     waitRoom      // where Locks wait for a release
-	fence    fencer        // repairs of the fencing counters (Config.Fencing)
-	closed   atomic.Bool
+	// wakeSuffix ends this Client's wake channels (see waiters.go).
+	wakeSuffix string
+	cluster    *clusterState // where a Redis Cluster's copies are (see placement.go); nil otherwise
+	locate     *locator      // follows where masters are, for a Redis Cluster or Sentinels; nil otherwise
+	renew      *renewer      // keeps Do's locks extended
+	room       waitRoom      // where Locks wait for a release
+	fence      fencer        // repairs of the fencing counters (Config.Fencing)
+	closed     atomic.Bool
 
 	nativeOff atomic.Uint32                           // native forms refused by a master, a bit per nativeVerb (see native.go)
 	natCheck  [numVerbs]func(reply []resp.Value) bool // the native forms' reply checks (see nativeChecks)
@@ -72,6 +74,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, err
 	}
 	c := &Client{cfg: cfg, waiterID: newWaiterID()}
+	c.wakeSuffix = wakeSuffix(c.waiterID)
 	c.nativeChecks()
 	cluster, err := c.addMasters(ctx)
 	if err == nil {

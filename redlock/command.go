@@ -179,7 +179,7 @@ func (o *op) encode(cmd *command, key string, keys []string, tok *token, arg, ar
 	if !cmd.propose {
 		proposal = nil
 	}
-	if cmd.enroll {
+	if cmd.enroll && !noEnrolment {
 		arg2 = o.enrolment()
 	}
 	o.encodeNatives(cmd, key, keys, tok, arg)

@@ -117,9 +117,11 @@
 // a key is taken about a round trip after its release. Which Client: a
 // waiting Lock's attempt enrolls its Client among the key's waiters, a
 // sorted set on each master named key + ":volley:waiters", and the
-// release names the Client that has waited longest, so one release sends
-// one waiter at the masters however many processes wait (a release that
-// names nobody, as a native command's, wakes one waiter in each Client). A new Lock of a
+// release tells the Client that has waited longest, on that Client's own
+// channel of the key, so one release reaches one process however many
+// wait (a release that names nobody, as a native command's, wakes one
+// waiter in each Client). For 200 ms the other Clients' waiting attempts
+// leave the free key to the one told (key + ":volley:named"). A new Lock of a
 // key queues behind the Client's waiters for it rather than barging in.
 // When waiters of several processes split the votes, they agree on one to
 // try again at once; the others back off.

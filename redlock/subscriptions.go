@@ -33,8 +33,6 @@ type seenRelease struct {
 	id       [releaseIDLen]byte
 	messages int
 	woke     bool // it has woken a waiter
-	named    bool // a message named a Client to wake (see waiters.go)
-	mine     bool // a message named this Client
 }
 
 // subscribe makes sure that every key of w is subscribed to on every
@@ -49,6 +47,7 @@ func (room *waitRoom) subscribe(ctx context.Context, w *waiter) {
 		i       int
 		gen     uint64
 		channel string
+		pair    int // the index in confirmed of the key's two channels on master i
 	}
 	room.mu.Lock()
 	if room.closed {
@@ -75,8 +74,9 @@ func (room *waitRoom) subscribe(ctx context.Context, w *waiter) {
 		}
 	}
 
-	var todo []pending // per slot of b
-	b := conn.NewBatch(len(w.keys) * len(room.c.masters))
+	var todo []pending  // per slot of b
+	var confirmed []int // per key and master, its channels confirmed
+	b := conn.NewBatch(2 * len(w.keys) * len(room.c.masters))
 	defer b.Release() // unconfirmed in time: left out
 	var cmd []byte
 	room.mu.Lock()
@@ -98,11 +98,13 @@ func (room *waitRoom) subscribe(ctx context.Context, w *waiter) {
 			if info == nil || kw.subGen[i] == info.Generation {
 				continue
 			}
-			ch := room.channel(i, k)
-			cmd = resp.AppendCommand(cmd[:0], "SSUBSCRIBE", ch)
 			kw.tried[i] = info.Generation
-			b.Send(len(todo), sc, cmd)
-			todo = append(todo, pending{kw: kw, i: i, gen: info.Generation, channel: ch})
+			for _, ch := range [2]string{room.channel(i, k), room.wakeChannel(i, k)} {
+				cmd = resp.AppendCommand(cmd[:0], "SSUBSCRIBE", ch)
+				b.Send(len(todo), sc, cmd)
+				todo = append(todo, pending{kw: kw, i: i, gen: info.Generation, channel: ch, pair: len(confirmed)})
+			}
+			confirmed = append(confirmed, 0)
 		}
 	}
 	room.mu.Unlock()
@@ -113,9 +115,11 @@ func (room *waitRoom) subscribe(ctx context.Context, w *waiter) {
 			return
 		}
 		if p := todo[r.Tag]; r.Err() == nil && subscribed(r.Reply(), p.channel) {
-			room.mu.Lock()
-			p.kw.subGen[p.i] = p.gen
-			room.mu.Unlock()
+			if confirmed[p.pair]++; confirmed[p.pair] == 2 {
+				room.mu.Lock()
+				p.kw.subGen[p.i] = p.gen
+				room.mu.Unlock()
+			}
 		}
 	}
 }
@@ -127,6 +131,13 @@ func (room *waitRoom) subscribe(ctx context.Context, w *waiter) {
 // shard (a PUBLISH would cross the cluster bus to every node).
 func (room *waitRoom) channel(i int, key string) string {
 	return releasedChannelPrefix + room.c.tagFor(i, room.c.placement(key)) + key
+}
+
+// wakeChannel is the shard channel on which master i tells this Client
+// that a release of key took it off the key's waiters (see waiters.go):
+// the key's channel followed by the Client's wakeSuffix, in its slot.
+func (room *waitRoom) wakeChannel(i int, key string) string {
+	return room.channel(i, key) + room.c.wakeSuffix
 }
 
 // subAtLocked returns the pub/sub connection on which master i's releases
@@ -273,6 +284,11 @@ func (room *waitRoom) onMessage(channel, payload []byte) {
 	room.mu.Lock()
 	defer room.mu.Unlock()
 	kw := room.keys[string(key)]
+	if named, ok := bytes.CutSuffix(key, []byte(room.c.wakeSuffix)); ok && kw == nil {
+		// This Client's channel of the key (see wakeChannel).
+		kw = room.keys[string(named)]
+		key = named
+	}
 	if kw == nil {
 		return
 	}
@@ -302,14 +318,7 @@ func (room *waitRoom) onMessage(channel, payload []byte) {
 		kw.nseen++
 	}
 	r.messages++
-	if next := payload[min(len(payload), releaseIDLen):]; len(next) > 0 {
-		r.named = true
-		r.mine = r.mine || room.c.namesMe(next)
-	}
-	// Woken once a quorum of messages came, if one named this Client or
-	// none named any (see waiters.go); a message that names it later
-	// wakes it then.
-	if !r.woke && (r.mine || !r.named) && r.messages >= room.enoughLocked(kw, string(key)) {
+	if !r.woke && r.messages >= room.enoughLocked(kw, string(key)) {
 		r.woke = true
 		room.wakeLocked(kw)
 	}
@@ -412,7 +421,7 @@ func (room *waitRoom) released(w *waiter, id [releaseIDLen]byte) bool {
 func (room *waitRoom) releasedLocked(w *waiter, id [releaseIDLen]byte) bool {
 	for _, k := range w.keys {
 		if kw := room.keys[k]; kw != nil {
-			if r := kw.release(id); r != nil && (r.mine || !r.named) && r.messages >= room.enoughLocked(kw, k) {
+			if r := kw.release(id); r != nil && r.messages >= room.enoughLocked(kw, k) {
 				return true
 			}
 		}

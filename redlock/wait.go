@@ -76,6 +76,7 @@ type keyWaiters struct {
 // holds it from join to leave.
 type waiter struct {
 	ticket uint64 // arrival order in the room
+	since  int64  // when it joined, unix ms: its Client's place among the key's waiters on the masters (see waiters.go)
 	keys   []string
 	single bool          // a Lock of one key (not LockMulti): it can take a hand-over
 	shared bool          // holds the key with others: woken with the shared waiters behind it
@@ -183,6 +184,7 @@ func (room *waitRoom) add(ctx context.Context, w *waiter) (settled bool) {
 		room.keys = make(map[string]*keyWaiters)
 	}
 	w.ticket = room.joined
+	w.since = time.Now().UnixMilli()
 	room.joined++
 	for _, k := range keys {
 		kw := room.keys[k]
@@ -426,9 +428,11 @@ func (room *waitRoom) leave(w *waiter, acquired bool) (gift handover, gifted boo
 		}
 		for i := range room.c.masters {
 			if sc := room.subAtLocked(i, k); sc != nil && kw.tried[i] != 0 {
-				r := conn.NewRequest()
-				r.Cmd = resp.AppendCommand(r.Cmd[:0], "SUNSUBSCRIBE", room.channel(i, k))
-				sc.SendForget(r)
+				for _, ch := range [2]string{room.channel(i, k), room.wakeChannel(i, k)} {
+					r := conn.NewRequest()
+					r.Cmd = resp.AppendCommand(r.Cmd[:0], "SUNSUBSCRIBE", ch)
+					sc.SendForget(r)
+				}
 			}
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"strconv"
-	"time"
 
 	"github.com/volleylock/volley/conn"
 	"github.com/volleylock/volley/internal/scripts"
@@ -31,6 +30,12 @@ import (
 // lost to a Client that no longer waits (it crashed, say) costs the
 // others at most that.
 
+// noEnrolment, set by tests only, leaves waiting attempts unenrolled:
+// every release then publishes on the key's channel and wakes a waiter
+// in every Client, the broken variant that TestReleaseWakesOneClientOfAFleet
+// must catch.
+var noEnrolment bool
+
 // waiterIDLen is the length of a Client's id among a key's waiters: hex
 // digits of 64 random bits.
 const waiterIDLen = 16
@@ -46,15 +51,16 @@ func newWaiterID() (id [waiterIDLen]byte) {
 // enrolment returns a waiting attempt's enrolment argument (see
 // scripts.LockWait): "<unix ms>:<Client id>", in the op's scratch.
 func (o *op) enrolment() []byte {
-	o.who = strconv.AppendInt(o.who[:0], time.Now().UnixMilli(), 10)
+	o.who = strconv.AppendInt(o.who[:0], o.since, 10)
 	o.who = append(o.who, ':')
 	o.who = append(o.who, o.c.waiterID[:]...)
 	return o.who
 }
 
-// namesMe reports whether next, the Client a release's message names
-// (empty for none), is this Client.
-func (c *Client) namesMe(next []byte) bool { return string(next) == string(c.waiterID[:]) }
+// wakeSuffix returns what ends the channels on which releases tell this
+// Client that they took it off a key's waiters, after the key's channel
+// (see waitRoom.wakeChannel): a colon and the Client's id.
+func wakeSuffix(id [waiterIDLen]byte) string { return ":" + string(id[:]) }
 
 // leaveWaiters takes this Client off key's waiters on every master,
 // without waiting: its last waiter of key left without the lock.

@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,14 +13,37 @@ import (
 	"github.com/volleylock/volley/internal/scripts"
 )
 
+// fleetWaiters is how many Clients (processes, as the masters see them)
+// wait for one release in the fleet tests below.
+const fleetWaiters = 8
+
 // One release wakes one Client of a fleet, not one per Client: eight
-// Clients (eight processes, as the masters see them) wait for a key; when
-// its holder releases it, one of them attempts and takes it, and the
-// others make no attempt until their (long) retry delay. Without the
-// waiters' queue every Client's waiter would attempt: eight attempts per
-// master for one grant.
+// Clients wait for a key; when its holder releases it, one of them is
+// told (on its own channel of the key), attempts and takes it, and the
+// others make no attempt until their (long) retry delay.
 func TestReleaseWakesOneClientOfAFleet(t *testing.T) {
-	const fleet = 8
+	attempts := attemptsAfterFleetRelease(t, true)
+	assert.LessOrEqual(t, attempts, 2, "a release woke more than one Client's waiter")
+}
+
+// TestReleaseWithoutWaitersQueueWakesEveryClient is the broken variant
+// of TestReleaseWakesOneClientOfAFleet: unenrolled, the waiters hear the
+// release on the key's channel, and every Client's waiter attempts.
+func TestReleaseWithoutWaitersQueueWakesEveryClient(t *testing.T) {
+	noEnrolment = true
+	t.Cleanup(func() { noEnrolment = false })
+	attempts := attemptsAfterFleetRelease(t, false)
+	assert.Greater(t, attempts, fleetWaiters/2, "without the waiters' queue, every Client's waiter attempts")
+}
+
+// attemptsAfterFleetRelease has fleetWaiters Clients, with a 10 s retry
+// delay, Lock a key held by another Client, waits until each failed its
+// attempts before and after it subscribed (and, when enrolled, until every
+// one is among the key's waiters on every master), releases the key, and
+// returns how many attempts reached a master in the 300 ms that follow
+// the first waiter's grant. It checks that exactly one waiter got the key.
+func attemptsAfterFleetRelease(t *testing.T, enrolled bool) int {
+	t.Helper()
 	servers := masters(t, 3)
 	holder := client(t, servers, Config{})
 	l, err := holder.TryLock(bg, "fleet", 10*time.Second)
@@ -27,9 +51,10 @@ func TestReleaseWakesOneClientOfAFleet(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(bg, 20*time.Second)
 	defer cancel()
-	got := make(chan *Lock, fleet)
-	for range fleet {
-		c := client(t, servers, Config{RetryDelay: 10 * time.Second})
+	var failed atomic.Int32
+	got := make(chan *Lock, fleetWaiters)
+	for range fleetWaiters {
+		c := client(t, servers, waiterConfig(Config{}, &failed))
 		go func() {
 			l, err := c.Lock(ctx, "fleet", 10*time.Second)
 			if err != nil {
@@ -46,14 +71,18 @@ func TestReleaseWakesOneClientOfAFleet(t *testing.T) {
 		}
 		return int(vals[0].Int)
 	}
-	require.Eventually(t, func() bool {
-		for _, s := range servers {
-			if waiters(s) != fleet {
-				return false
+	require.Eventually(t, func() bool { return failed.Load() >= 2*fleetWaiters }, 10*time.Second, 10*time.Millisecond,
+		"every waiter failed its attempts before and after it subscribed")
+	if enrolled {
+		require.Eventually(t, func() bool {
+			for _, s := range servers {
+				if waiters(s) != fleetWaiters {
+					return false
+				}
 			}
-		}
-		return true
-	}, 10*time.Second, 10*time.Millisecond, "every Client enrolled among the key's waiters")
+			return true
+		}, 10*time.Second, 10*time.Millisecond, "every Client enrolled among the key's waiters")
+	}
 
 	before := commandCalls(t, servers[0].Addr())["evalsha"]
 	require.NoError(t, l.Unlock(bg))
@@ -69,8 +98,9 @@ func TestReleaseWakesOneClientOfAFleet(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	attempts := commandCalls(t, servers[0].Addr())["evalsha"] - before
 	t.Logf("%d attempts on a master after the release", attempts)
-	assert.LessOrEqual(t, attempts, 2, "a release woke more than one Client's waiter")
-	assert.Equal(t, fleet-1, waiters(servers[0]), "the woken Client is still among the waiters")
+	if enrolled {
+		assert.Equal(t, fleetWaiters-1, waiters(servers[0]), "the woken Client left the waiters, the others stay")
+	}
 	select {
 	case l := <-got:
 		t.Fatalf("a second waiter got the key while the first held it: %v", l)
@@ -78,4 +108,5 @@ func TestReleaseWakesOneClientOfAFleet(t *testing.T) {
 	}
 	require.NoError(t, winner.Unlock(bg))
 	cancel()
+	return attempts
 }

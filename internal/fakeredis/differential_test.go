@@ -697,7 +697,10 @@ func diffPubSubScript() []step {
 		on(1, 1, "PING"),
 
 		// the waiters: LockWait enrolls a Client, Release names the one
-		// that waited longest and takes it off
+		// that waited longest, takes it off and tells it on its channel;
+		// for NamedMs the other Clients' waiting attempts leave the free
+		// key to it
+		on(2, 2, "SSUBSCRIBE", "volley:released:lock:early", "volley:released:lock:first"),
 		cmd("SET", "lock", "tok", "PX", "30000"),
 		shaped(holderShape("tok", 29000, 30000), "EVAL", wait, "1", "lock", "x", "30000", "1:first"),
 		shaped(holderShape("tok", 29000, 30000), "EVAL", wait, "1", "lock", "x", "30000", "2:second"),
@@ -712,10 +715,29 @@ func diffPubSubScript() []step {
 		cmd("EVAL", rel, "1", "lock", "tok"),
 		recv(2, 1),
 		cmd("ZCARD", "lock:volley:waiters"),
+		cmd("GET", "lock:volley:named"),
+		shaped(intBetween(1, 200), "PTTL", "lock:volley:named"),
+		shaped(idShape(holderID([]byte("early")), 1, 200), "EVAL", wait, "1", "lock", "x", "30000", "2:second"),
+		cmd("EXISTS", "lock"),
+		cmd("ZCARD", "lock:volley:waiters"),
+		cmd("EVAL", wait, "1", "lock", "x", "30000"),
+		cmd("DEL", "lock"),
+		cmd("EVAL", wait, "1", "lock", "x", "30000", "0:early"),
+		cmd("EXISTS", "lock:volley:named"),
+		cmd("SET", "lock", "tok", "PX", "30000"),
+		cmd("EVAL", rel, "1", "lock", "tok"),
+		recv(2, 1),
+		cmd("GET", "lock:volley:named"),
+		cmd("SET", "lock", "tok2", "PX", "30000"),
+		shaped(holderShape("tok2", 29000, 30000), "EVAL", wait, "1", "lock", "x", "30000", "1:first"),
+		cmd("EXISTS", "lock:volley:named"),
+		cmd("ZCARD", "lock:volley:waiters"),
 		cmd("SET", "lock", "tok", "PX", "30000"),
 		cmd("EVAL", rel, "1", "lock", "tok"),
 		recv(2, 1),
 		cmd("EXISTS", "lock:volley:waiters"),
+		cmd("DEL", "lock:volley:named"),
+		on(2, 2, "SUNSUBSCRIBE", "volley:released:lock:early", "volley:released:lock:first"),
 		cmd("SET", "lock:volley:waiters", "x"),
 		cmd("SET", "lock", "tok", "PX", "30000"),
 		shaped(holderShape("tok", 29000, 30000), "EVAL", wait, "1", "lock", "x", "30000", "3:third"),

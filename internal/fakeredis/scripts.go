@@ -329,14 +329,18 @@ func runTokenScript(act tokenAct) scriptRunner {
 }
 
 // releaseAct deletes the key; with wake, it takes the longest waiting
-// Client off the key's waiters (see lockWaitLocked) and publishes the
-// release, naming that Client. As the script's redis.pcall, a waiters'
+// Client off the key's waiters (see lockWaitLocked), names it for
+// scripts.NamedMs (see namedKey) and publishes the release on its
+// channel. As the script's redis.pcall, a waiters'
 // key of another type names nobody.
 func releaseAct(wake bool) tokenAct {
 	return func(c *client, _ string, keys, argv [][]byte, now int64) {
 		delete(c.s.dbs[c.db], string(keys[0]))
 		if wake {
 			next, _ := c.s.zpopminLocked(c.db, waitersKey(keys[0]), now)
+			if next != "" {
+				c.s.scriptSetValuePXLocked(c.db, namedKey(keys[0]), next, []byte(strconv.Itoa(scripts.NamedMs)), now)
+			}
 			c.publishReleaseLocked(keys[0], argv[0], next)
 		}
 		c.out = append(c.out, replyOne...)
@@ -346,6 +350,12 @@ func releaseAct(wake bool) tokenAct {
 // waitersKey is the name of key's waiters' sorted set (scripts.WaitersSuffix).
 func waitersKey(key []byte) []byte {
 	return append(append([]byte(nil), key...), scripts.WaitersSuffix...)
+}
+
+// namedKey is the name of the key that holds the Client a release of
+// key named (scripts.NamedSuffix).
+func namedKey(key []byte) []byte {
+	return append(append([]byte(nil), key...), scripts.NamedSuffix...)
 }
 
 // enrolment reads LockWait's ARGV[3], "<score>:<id>" as the script's
@@ -382,12 +392,32 @@ func (s *Server) lockWaitLocked(out []byte, db int, sha string, keys, argv [][]b
 	}
 	now := s.nowMs()
 	mark := len(out)
-	out, set := s.lockKeysLocked(out, db, sha, keys[:1], argv, now)
 	score, id, enroll := enrolment(argv)
-	wk := waitersKey(keys[0])
+	wk, nk := waitersKey(keys[0]), namedKey(keys[0])
+	named, hasNamed := "", false
+	if enroll {
+		if e, ok := s.lookupLocked(db, nk, now); ok && e.isString() {
+			named, hasNamed = e.val, true
+		}
+	}
+	if _, taken := s.lookupLocked(db, keys[0], now); !taken && hasNamed && named != string(id) {
+		// Free, but a release named another Client: this one waits its
+		// turn, enrolled.
+		if z, wrongType := s.lookupZsetLocked(db, wk, now); !wrongType && (z == nil || !z.has(id)) {
+			s.scriptZaddLocked(db, wk, score, id, now)
+		}
+		if ttl, ok := luaArg(argv, 1); ok {
+			s.scriptPexpireLocked(db, wk, ttl, now)
+		}
+		return appendHolder(out, holderID([]byte(named)), s.scriptPttlLocked(db, nk, now))
+	}
+	out, set := s.lockKeysLocked(out, db, sha, keys[:1], argv, now)
 	if set {
 		if enroll {
 			s.scriptZremLocked(db, wk, id, now)
+		}
+		if hasNamed {
+			delete(s.dbs[db], string(nk))
 		}
 		return append(out, replyOne...)
 	}
@@ -407,6 +437,9 @@ func (s *Server) lockWaitLocked(out []byte, db int, sha string, keys, argv [][]b
 	}
 	pttl := max(s.scriptPttlLocked(db, keys[0], now), 0)
 	s.scriptPexpireLocked(db, wk, strconv.AppendInt(nil, pttl+ttl, 10), now)
+	if hasNamed && named == string(id) {
+		delete(s.dbs[db], string(nk))
+	}
 	return out
 }
 
@@ -437,10 +470,14 @@ func extendAct(c *client, sha string, keys, argv [][]byte, now int64) {
 // delete key, which held token (for scripts.SemRelease, key is the
 // semaphore's record; for scripts.RWRUnlock, it is the writer's key, and
 // token the reader's): the release's id on the key's shard channel
-// (SPUBLISH).
+// (SPUBLISH), or, when it names next, the Client that waited longest
+// (scripts.Release), on that Client's channel of the key.
 func (c *client) publishReleaseLocked(key, token []byte, next string) {
 	channel := append([]byte(releasedChannelPrefix), key...)
-	c.s.publishLocked(c, shard, channel, []byte(holderID(token)+next))
+	if next != "" {
+		channel = append(append(channel, ':'), next...)
+	}
+	c.s.publishLocked(c, shard, channel, []byte(holderID(token)))
 }
 
 // appendHolder appends what the lock scripts answer when a key is taken,
