@@ -100,7 +100,12 @@
 // reset drops is sent again after the reconnect, while the value it
 // releases could still be there (MaxTTL). A master whose latest reply
 // came after MasterTimeout is not awaited when the outcome hangs on it (OutcomeSlow) until it answers in
-// time again, unless fewer than a quorum would be left to await. A late
+// time again, unless fewer than a quorum would be left to await. When a
+// quorum is that slow (a busy machine: the latencies are of replies that
+// came), every operation waits up to twice the quorum's latest latency, at
+// most a second, instead of MasterTimeout: a busy but healthy quorum does
+// not fail Extends (which in Do would cancel the work), Unlocks, or a
+// Lock's votes. A master that went silent does not stretch the wait. A late
 // SET on a slow master is followed by the failed attempt's release on the
 // same connection (sent again if a reset drops it).
 // None of this can grant a lock: it only turns votes into failures.

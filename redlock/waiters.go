@@ -14,21 +14,31 @@ import (
 // attempts with scripts.LockWait, which, when the key is taken, enrolls
 // its Client's id (Client.waiterID) in the key's waiters: a sorted set on
 // each master, named the key followed by scripts.WaitersSuffix (in the
-// key's slot on a cluster), scored by when the Client first joined. A release
+// key's slot on a cluster), scored by when the waiting call joined the
+// room (waiter.since), the same on every master. A release
 // (scripts.Release) takes the Client that has waited longest off the set
-// and names it in the message it publishes. A Client that a quorum of a
-// release's messages reached wakes its longest waiting Lock only if a
-// message named it, or if none named anyone (no Client was enrolled: a
-// native release, or waiters that only joined locally); the others wait
-// on. So one release sends one Client's waiter at the masters, not one
-// per Client, whatever the number of processes; masters that disagree on
-// whom to name wake at most one Client each. The set lives as long as
-// the key plus a TTL, renewed by each enrolling attempt; a Client leaves
-// it when its attempt takes the key (the script), when a release names
-// it, or when its last waiter of the key leaves without the lock
-// (leaveWaiters). Every wait stays bounded by RetryDelay, so a wake-up
-// lost to a Client that no longer waits (it crashed, say) costs the
-// others at most that.
+// and publishes on that Client's own channel of the key (see
+// waitRoom.wakeChannel), to which each waiting Client subscribes beside
+// the key's channel; it publishes on the key's channel, which every
+// waiting Client hears, only when nobody is enrolled (a native release,
+// an ACL without the sorted-set commands, other kinds' waiters). A Client
+// wakes its longest waiting Lock when a quorum of a release's messages
+// reached it. So one release reaches one Client, not every process of a
+// fleet; where the masters disagree on whom to tell (a master that
+// missed an enrolment), no Client may reach a quorum, and the waits end
+// at the next release or at RetryDelay.
+//
+// For scripts.NamedMs the release also names the Client on the key (see
+// scripts.NamedSuffix): the other Clients' waiting attempts, those a
+// RetryDelay ended among them, leave the free key to it instead of
+// splitting the votes with it.
+//
+// The set lives as long as the key plus a TTL, renewed by each enrolling
+// attempt; a Client leaves it when its attempt takes the key (the
+// script), when a release names it, or when its last waiter of the key
+// leaves without the lock (leaveWaiters). Every wait stays bounded by
+// RetryDelay, so a wake-up lost to a Client that no longer waits (it
+// crashed, say) costs the others at most that, and its name NamedMs.
 
 // noEnrolment, set by tests only, leaves waiting attempts unenrolled:
 // every release then publishes on the key's channel and wakes a waiter
