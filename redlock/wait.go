@@ -62,6 +62,11 @@ type keyWaiters struct {
 	// watchers are the key's watchers (see watch): not queued, each
 	// alerted by every release and announcement of the key.
 	watchers []*waiter
+	// late wakes a waiter for a release heard from fewer masters than a
+	// quorum (see armLateLocked), while lateArmed; stopped when the key's
+	// last waiter leaves.
+	late      *time.Timer
+	lateArmed bool
 	// unheard is a wake-up that came while no waiter of the key was
 	// queued (each was making its attempt): the next one to wait takes
 	// it and attempts again, since its attempt may have come before the
@@ -419,6 +424,9 @@ func (room *waitRoom) leave(w *waiter, acquired bool) (gift handover, gifted boo
 			continue
 		}
 		delete(room.keys, k)
+		if kw.late != nil {
+			kw.late.Stop()
+		}
 		room.waiting.Add(-1)
 		if room.closed {
 			continue
@@ -447,6 +455,9 @@ func (room *waitRoom) close() {
 	close(room.done)
 	subs := room.allSubsLocked()
 	for _, kw := range room.keys {
+		if kw.late != nil {
+			kw.late.Stop()
+		}
 		kw.alertLocked()
 		for len(kw.queue) > 0 {
 			room.wakeLocked(kw)
