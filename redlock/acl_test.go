@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/volleylock/volley/internal/redistest"
+	"github.com/volleylock/volley/internal/scripts"
 )
 
 // minimalACL is the ACL user that docs/deployments.md documents ("The ACL a
@@ -32,7 +33,7 @@ var minimalACL = []string{
 	// Semaphores: their scripts look for free permits.
 	"+exists",
 	// Read-write locks: the readers' sorted set, scored by TIME.
-	"+zadd", "+zrem", "+zscore", "+zrange", "+zremrangebyscore", "+time",
+	"+zadd", "+zrem", "+zscore", "+zrange", "+zremrangebyscore", "+zpopmin", "+time",
 	// Waiting: the release publishes, waiters subscribe.
 	"+spublish", "+ssubscribe", "+sunsubscribe", "&volley:released:app:lock:*",
 	// Fencing: its counter and bookkeeping keys.
@@ -206,6 +207,7 @@ func TestACLOptionalCommandsDegrade(t *testing.T) {
 		require.NoError(t, s.Command(aclUser("noload", "+script|load")...))
 		require.NoError(t, s.Command(aclUser("nopubsub", "+spublish", "+ssubscribe", "+sunsubscribe", "&volley:released:app:lock:*")...))
 		require.NoError(t, s.Command(aclUser("noname")...))
+		require.NoError(t, s.Command(aclUser("nopop", "+zpopmin")...))
 	}
 	conn := func(user string) Connection { return Connection{Username: user, Password: "volley-pw"} }
 
@@ -243,6 +245,34 @@ func TestACLOptionalCommandsDegrade(t *testing.T) {
 		require.Eventually(t, func() bool { return failed.Load() >= 2 }, 5*time.Second, time.Millisecond)
 		require.NoError(t, l.Unlock(bg))
 		require.NoError(t, <-got, "a waiter without pub/sub must still get the lock, by RetryDelay")
+	})
+	t.Run("no ZPOPMIN", func(t *testing.T) {
+		// The release cannot name the Client to wake: it names nobody,
+		// and every waiting Client's waiter attempts, at once, not after
+		// its (long) RetryDelay.
+		a := client(t, servers, Config{Conn: conn("nopop")})
+		b := client(t, servers, Config{Conn: conn("nopop"), RetryDelay: 20 * time.Second})
+		l, err := a.Lock(bg, "app:lock:nopop", 10*time.Second)
+		require.NoError(t, err)
+		got := make(chan error, 1)
+		go func() {
+			l2, err := b.Lock(bg, "app:lock:nopop", time.Second)
+			if err == nil {
+				err = l2.Unlock(bg)
+			}
+			got <- err
+		}()
+		require.Eventually(t, func() bool {
+			vals, err := redistest.Do(servers[0].Addr(), "ZCARD", "app:lock:nopop"+scripts.WaitersSuffix)
+			return err == nil && vals[0].Int == 1
+		}, 5*time.Second, time.Millisecond, "the waiter never enrolled")
+		require.NoError(t, l.Unlock(bg))
+		select {
+		case err := <-got:
+			require.NoError(t, err)
+		case <-time.After(5 * time.Second):
+			t.Fatal("a release that could not name a Client woke nobody")
+		}
 	})
 	t.Run("a client name without CLIENT", func(t *testing.T) {
 		cc := conn("noname")

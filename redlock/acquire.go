@@ -112,6 +112,9 @@ func (c *Client) acquire(ctx context.Context, o *op, k kind, ttl time.Duration, 
 		// Once waiting, a failed attempt hears every master out: it then
 		// knows who holds what where.
 		o.waiting = r.waiting()
+		if o.waiting {
+			o.since = r.w.since
+		}
 		br, got, ok := k.attempt(o, ttl, done)
 		if ok {
 			c.event(EventAcquired, name)

@@ -33,10 +33,12 @@ type op struct {
 	tok token    // the token the burst sends, for the commands that take one
 	lk  lockKind // a Lock call's kind: here so that passing it as a kind allocates nothing
 
-	cmd wire        // the encoded command of the burst
-	alt wire        // the EVAL form of an EVALSHA command, for NOSCRIPT; empty for others
-	nat nativeForms // the command's native forms, for the masters that have them (see native.go)
-	num []byte      // scratch for formatting the TTL
+	cmd   wire        // the encoded command of the burst
+	alt   wire        // the EVAL form of an EVALSHA command, for NOSCRIPT; empty for others
+	nat   nativeForms // the command's native forms, for the masters that have them (see native.go)
+	num   []byte      // scratch for formatting the TTL
+	who   []byte      // scratch for the enrolment of a waiting attempt (see waiters.go)
+	since int64       // when the waiting call joined the room, unix ms: its place among the key's waiters
 }
 
 func (c *Client) newOp() *op {
@@ -78,23 +80,25 @@ type burstResult struct {
 func (o *op) run(done <-chan struct{}) burstResult {
 	c := o.c
 	n, q := len(c.masters), c.quorum
+	wait := c.patience(o.cmd.place)
 	for i := range c.masters {
 		cn := c.connFor(i, o.cmd.place)
 		o.res[i] = MasterResult{Addr: cn.Addr()}
 		o.hasHolder[i] = false
 		o.hasCounter[i] = false
-		o.slow[i] = cn.ReplyLatency() > c.cfg.MasterTimeout
+		o.slow[i] = cn.ReplyLatency() > wait
 	}
 	// Alone on the masters' connections, the burst reads its replies
 	// itself (see conn.Batch.Claim): no reader goroutine, no hand-over.
-	o.fan.begin(c.cfg.MasterTimeout, &o.alt, c.claimable(o.cmd.place), answers[o.command.answer].fits)
+	o.fan.begin(wait, &o.alt, c.claimable(o.cmd.place), answers[o.command.answer].fits)
 	o.fan.b.ReplayUntil = o.replayUntil(o.fan.start)
 	if o.nat.cmd == o.command && o.command != nil {
 		o.fan.nat = &o.nat
 	}
 	o.fan.sendAll(&o.cmd)
 	br := burstResult{start: o.fan.start}
-	// A master whose latest reply came later than MasterTimeout is slow: its
+	// A master whose latest reply came later than the burst's patience
+	// (MasterTimeout, unless a quorum is slow) is slow: its
 	// answer to this burst will most likely come too late as well, so the
 	// decision does not wait for it (it still counts if it answers in time).
 	// Unless that leaves fewer than a quorum to wait for: then nothing is

@@ -22,15 +22,19 @@ type Client struct {
 	masters []*master
 	quorum  int
 
-	ops     sync.Pool     // *op: per-operation state, reused
-	group   *conn.Group   // the masters' connections, for fan-outs (see fanout)
-	tagLen  int           // the length of every copy's tag: >0 for a Redis Cluster's copies (see wire)
-	cluster *clusterState // where a Redis Cluster's copies are (see placement.go); nil otherwise
-	locate  *locator      // follows where masters are, for a Redis Cluster or Sentinels; nil otherwise
-	renew   *renewer      // keeps Do's locks extended
-	room    waitRoom      // where Locks wait for a release
-	fence   fencer        // repairs of the fencing counters (Config.Fencing)
-	closed  atomic.Bool
+	ops    sync.Pool   // *op: per-operation state, reused
+	group  *conn.Group // the masters' connections, for fan-outs (see fanout)
+	tagLen int         // the length of every copy's tag: >0 for a Redis Cluster's copies (see wire)
+	// waiterID names this Client among a key's waiters (see waiters.go).
+	waiterID [waiterIDLen]byte
+	// wakeSuffix ends this Client's wake channels (see waiters.go).
+	wakeSuffix string
+	cluster    *clusterState // where a Redis Cluster's copies are (see placement.go); nil otherwise
+	locate     *locator      // follows where masters are, for a Redis Cluster or Sentinels; nil otherwise
+	renew      *renewer      // keeps Do's locks extended
+	room       waitRoom      // where Locks wait for a release
+	fence      fencer        // repairs of the fencing counters (Config.Fencing)
+	closed     atomic.Bool
 
 	nativeOff atomic.Uint32                           // native forms refused by a master, a bit per nativeVerb (see native.go)
 	natCheck  [numVerbs]func(reply []resp.Value) bool // the native forms' reply checks (see nativeChecks)
@@ -69,7 +73,8 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{cfg: cfg}
+	c := &Client{cfg: cfg, waiterID: newWaiterID()}
+	c.wakeSuffix = wakeSuffix(c.waiterID)
 	c.nativeChecks()
 	cluster, err := c.addMasters(ctx)
 	if err == nil {

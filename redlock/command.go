@@ -20,6 +20,9 @@ type command struct {
 	// NOSCRIPT answer, if it came after the decision, would go unseen and
 	// leave the key for its TTL.
 	eval bool
+	// enroll: the attempt enrolls this Client among the key's waiters
+	// (see waiters.go): its enrolment (op.enrolment) follows the TTL.
+	enroll bool
 	// release: the command gives a held value up, checked against its
 	// token, so running it twice is running it once. A connection reset
 	// that drops it sends it again after the reconnect (see
@@ -73,7 +76,7 @@ type command struct {
 // The commands.
 var (
 	cmdSet           = command{arg: true, guarded: true, answer: answerSet}
-	cmdLockWait      = command{script: &scripts.LockWait, arg: true, guarded: true, answer: answerLock}
+	cmdLockWait      = command{script: &scripts.LockWait, enroll: true, arg: true, guarded: true, answer: answerLock}
 	cmdLockMulti     = command{script: &scripts.LockMulti, arg: true, guarded: true, answer: answerLock}
 	cmdFenceLock     = command{script: &scripts.FenceLock, fenceKey: true, vouched: &scripts.FenceLockVouched, arg: true, propose: true, guarded: true, answer: answerFenceLock}
 	cmdFenceWrite    = command{script: &scripts.FenceWrite, fenceKey: true, vouched: &scripts.FenceWriteVouched, arg: true, guarded: true, answer: answerFenceWrite}
@@ -175,6 +178,9 @@ func (o *op) encode(cmd *command, key string, keys []string, tok *token, arg, ar
 	}
 	if !cmd.propose {
 		proposal = nil
+	}
+	if cmd.enroll && !noEnrolment {
+		arg2 = o.enrolment()
 	}
 	o.encodeNatives(cmd, key, keys, tok, arg)
 	var tail []string

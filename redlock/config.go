@@ -59,7 +59,10 @@ type Config struct {
 	DriftFactor float64
 	// MasterTimeout bounds every operation on a master (acquire, extend,
 	// release): a master that has not answered by then counts as failed.
-	// Keep it small next to the TTL. Default 50ms.
+	// When a quorum of the masters lately answered later than that (a
+	// busy machine or busy masters), operations wait up to twice that
+	// latency instead, at most a second (see "Slow masters" in the
+	// package documentation). Keep it small next to the TTL. Default 50ms.
 	MasterTimeout time.Duration
 
 	// MaxTTL is the largest TTL the Client accepts, and the restart guard's

@@ -100,7 +100,12 @@
 // reset drops is sent again after the reconnect, while the value it
 // releases could still be there (MaxTTL). A master whose latest reply
 // came after MasterTimeout is not awaited when the outcome hangs on it (OutcomeSlow) until it answers in
-// time again, unless fewer than a quorum would be left to await. A late
+// time again, unless fewer than a quorum would be left to await. When a
+// quorum is that slow (a busy machine: the latencies are of replies that
+// came), every operation waits up to twice the quorum's latest latency, at
+// most a second, instead of MasterTimeout: a busy but healthy quorum does
+// not fail Extends (which in Do would cancel the work), Unlocks, or a
+// Lock's votes. A master that went silent does not stretch the wait. A late
 // SET on a slow master is followed by the failed attempt's release on the
 // same connection (sent again if a reset drops it).
 // None of this can grant a lock: it only turns votes into failures.
@@ -113,8 +118,15 @@
 // the release, not the token). A Client with a waiting Lock subscribes
 // (SSUBSCRIBE) on one pub/sub connection per master, opened when its first
 // Lock waits and closed by Close. A release heard from a quorum wakes the
-// longest-waiting Lock of the key in each Client, which attempts at once:
-// a key is taken about a round trip after its release. A new Lock of a
+// longest-waiting Lock of the key in one Client, which attempts at once:
+// a key is taken about a round trip after its release. Which Client: a
+// waiting Lock's attempt enrolls its Client among the key's waiters, a
+// sorted set on each master named key + ":volley:waiters", and the
+// release tells the Client that has waited longest, on that Client's own
+// channel of the key, so one release reaches one process however many
+// wait (a release that names nobody, as a native command's, wakes one
+// waiter in each Client). For 200 ms the other Clients' waiting attempts
+// leave the free key to the one told (key + ":volley:named"). A new Lock of a
 // key queues behind the Client's waiters for it rather than barging in.
 // When waiters of several processes split the votes, they agree on one to
 // try again at once; the others back off.

@@ -47,6 +47,7 @@ func (room *waitRoom) subscribe(ctx context.Context, w *waiter) {
 		i       int
 		gen     uint64
 		channel string
+		pair    int // the index in confirmed of the key's two channels on master i
 	}
 	room.mu.Lock()
 	if room.closed {
@@ -73,8 +74,9 @@ func (room *waitRoom) subscribe(ctx context.Context, w *waiter) {
 		}
 	}
 
-	var todo []pending // per slot of b
-	b := conn.NewBatch(len(w.keys) * len(room.c.masters))
+	var todo []pending  // per slot of b
+	var confirmed []int // per key and master, its channels confirmed
+	b := conn.NewBatch(2 * len(w.keys) * len(room.c.masters))
 	defer b.Release() // unconfirmed in time: left out
 	var cmd []byte
 	room.mu.Lock()
@@ -96,11 +98,13 @@ func (room *waitRoom) subscribe(ctx context.Context, w *waiter) {
 			if info == nil || kw.subGen[i] == info.Generation {
 				continue
 			}
-			ch := room.channel(i, k)
-			cmd = resp.AppendCommand(cmd[:0], "SSUBSCRIBE", ch)
 			kw.tried[i] = info.Generation
-			b.Send(len(todo), sc, cmd)
-			todo = append(todo, pending{kw: kw, i: i, gen: info.Generation, channel: ch})
+			for _, ch := range [2]string{room.channel(i, k), room.wakeChannel(i, k)} {
+				cmd = resp.AppendCommand(cmd[:0], "SSUBSCRIBE", ch)
+				b.Send(len(todo), sc, cmd)
+				todo = append(todo, pending{kw: kw, i: i, gen: info.Generation, channel: ch, pair: len(confirmed)})
+			}
+			confirmed = append(confirmed, 0)
 		}
 	}
 	room.mu.Unlock()
@@ -111,9 +115,11 @@ func (room *waitRoom) subscribe(ctx context.Context, w *waiter) {
 			return
 		}
 		if p := todo[r.Tag]; r.Err() == nil && subscribed(r.Reply(), p.channel) {
-			room.mu.Lock()
-			p.kw.subGen[p.i] = p.gen
-			room.mu.Unlock()
+			if confirmed[p.pair]++; confirmed[p.pair] == 2 {
+				room.mu.Lock()
+				p.kw.subGen[p.i] = p.gen
+				room.mu.Unlock()
+			}
 		}
 	}
 }
@@ -125,6 +131,13 @@ func (room *waitRoom) subscribe(ctx context.Context, w *waiter) {
 // shard (a PUBLISH would cross the cluster bus to every node).
 func (room *waitRoom) channel(i int, key string) string {
 	return releasedChannelPrefix + room.c.tagFor(i, room.c.placement(key)) + key
+}
+
+// wakeChannel is the shard channel on which master i tells this Client
+// that a release of key took it off the key's waiters (see waiters.go):
+// the key's channel followed by the Client's wakeSuffix, in its slot.
+func (room *waitRoom) wakeChannel(i int, key string) string {
+	return room.channel(i, key) + room.c.wakeSuffix
 }
 
 // subAtLocked returns the pub/sub connection on which master i's releases
@@ -255,7 +268,8 @@ func (room *waitRoom) newSub(opts conn.Options) *conn.Conn {
 }
 
 // onMessage takes a release's message from a master. The message that
-// makes a quorum of them wakes the key's longest waiting waiter: the
+// makes a quorum of them wakes the key's longest waiting waiter, unless
+// the messages name another Client to wake (see waiters.go): the
 // release then ran on a quorum of masters, so a quorum is free. (Waking at
 // the first message would send the waiter to masters the release has not
 // reached yet, its holder still sending it: a wasted attempt under load.)
@@ -270,6 +284,11 @@ func (room *waitRoom) onMessage(channel, payload []byte) {
 	room.mu.Lock()
 	defer room.mu.Unlock()
 	kw := room.keys[string(key)]
+	if named, ok := bytes.CutSuffix(key, []byte(room.c.wakeSuffix)); ok && kw == nil {
+		// This Client's channel of the key (see wakeChannel).
+		kw = room.keys[string(named)]
+		key = named
+	}
 	if kw == nil {
 		return
 	}
@@ -299,8 +318,59 @@ func (room *waitRoom) onMessage(channel, payload []byte) {
 		kw.nseen++
 	}
 	r.messages++
-	if !r.woke && r.messages >= room.enoughLocked(kw, string(key)) {
+	if r.woke {
+		return
+	}
+	if r.messages >= room.enoughLocked(kw, string(key)) {
 		r.woke = true
+		room.wakeLocked(kw)
+		return
+	}
+	room.armLateLocked(kw, string(key))
+}
+
+// armLateLocked makes sure that a release of key whose messages reached
+// this Client from fewer masters than it waits for wakes a waiter anyway
+// after MasterTimeout (see wakeLate) (mu held). Such a release ran on
+// every master that published, and the others' messages went to other
+// Clients: where the masters' waiters' sets disagree (a master that
+// missed an enrolment), a release tells one Client on some masters and
+// another on the rest, and none hears a quorum. Without this, each would
+// wait for the next release or its RetryDelay. (A wait of twice the
+// quorum's reply latency instead of MasterTimeout made no difference
+// beyond noise in lockbench's fleet mode at 4, 16 and 64 processes.)
+func (room *waitRoom) armLateLocked(kw *keyWaiters, key string) {
+	if kw.lateArmed || room.closed {
+		return
+	}
+	kw.lateArmed = true
+	d := room.c.cfg.MasterTimeout
+	if kw.late == nil {
+		kw.late = time.AfterFunc(d, func() { room.wakeLate(kw, key) })
+		return
+	}
+	kw.late.Reset(d)
+}
+
+// wakeLate wakes a waiter of key for the releases that reached this
+// Client from fewer masters than it waits for (see armLateLocked), if any
+// is still unanswered. kw is key's waiters when the timer was armed: if
+// they left meanwhile, nothing is woken.
+func (room *waitRoom) wakeLate(kw *keyWaiters, key string) {
+	room.mu.Lock()
+	defer room.mu.Unlock()
+	kw.lateArmed = false
+	if room.closed || room.keys[key] != kw {
+		return
+	}
+	late := false
+	for i := range min(kw.nseen, seenReleases) {
+		if r := &kw.seen[i]; r.messages > 0 && !r.woke {
+			r.woke = true
+			late = true
+		}
+	}
+	if late {
 		room.wakeLocked(kw)
 	}
 }
@@ -386,10 +456,12 @@ func (room *waitRoom) staleLocked(w *waiter) bool {
 }
 
 // released reports whether w has seen the release of the holder with id
-// (a quorum of messages on one of its keys' channels). A waiter whose
-// attempt still finds that holder (a release published by some masters
-// can reach others after the attempt) must not wait for a release that
-// came.
+// (a quorum of messages on one of its keys' channels) and the release is
+// for this Client: it named this Client, or no Client (see waiters.go). A
+// waiter whose attempt still finds that holder (a release published by
+// some masters can reach others after the attempt) must not wait for a
+// release that came for it; one named for another Client is that
+// Client's to take, and this one waits on.
 func (room *waitRoom) released(w *waiter, id [releaseIDLen]byte) bool {
 	room.mu.Lock()
 	defer room.mu.Unlock()

@@ -62,6 +62,11 @@ type keyWaiters struct {
 	// watchers are the key's watchers (see watch): not queued, each
 	// alerted by every release and announcement of the key.
 	watchers []*waiter
+	// late wakes a waiter for a release heard from fewer masters than a
+	// quorum (see armLateLocked), while lateArmed; stopped when the key's
+	// last waiter leaves.
+	late      *time.Timer
+	lateArmed bool
 	// unheard is a wake-up that came while no waiter of the key was
 	// queued (each was making its attempt): the next one to wait takes
 	// it and attempts again, since its attempt may have come before the
@@ -76,6 +81,7 @@ type keyWaiters struct {
 // holds it from join to leave.
 type waiter struct {
 	ticket uint64 // arrival order in the room
+	since  int64  // when it joined, unix ms: its Client's place among the key's waiters on the masters (see waiters.go)
 	keys   []string
 	single bool          // a Lock of one key (not LockMulti): it can take a hand-over
 	shared bool          // holds the key with others: woken with the shared waiters behind it
@@ -183,6 +189,7 @@ func (room *waitRoom) add(ctx context.Context, w *waiter) (settled bool) {
 		room.keys = make(map[string]*keyWaiters)
 	}
 	w.ticket = room.joined
+	w.since = time.Now().UnixMilli()
 	room.joined++
 	for _, k := range keys {
 		kw := room.keys[k]
@@ -417,15 +424,23 @@ func (room *waitRoom) leave(w *waiter, acquired bool) (gift handover, gifted boo
 			continue
 		}
 		delete(room.keys, k)
+		if kw.late != nil {
+			kw.late.Stop()
+		}
 		room.waiting.Add(-1)
 		if room.closed {
 			continue
 		}
+		if !acquired && !w.watch {
+			room.c.leaveWaiters(k)
+		}
 		for i := range room.c.masters {
 			if sc := room.subAtLocked(i, k); sc != nil && kw.tried[i] != 0 {
-				r := conn.NewRequest()
-				r.Cmd = resp.AppendCommand(r.Cmd[:0], "SUNSUBSCRIBE", room.channel(i, k))
-				sc.SendForget(r)
+				for _, ch := range [2]string{room.channel(i, k), room.wakeChannel(i, k)} {
+					r := conn.NewRequest()
+					r.Cmd = resp.AppendCommand(r.Cmd[:0], "SUNSUBSCRIBE", ch)
+					sc.SendForget(r)
+				}
 			}
 		}
 	}
@@ -440,6 +455,9 @@ func (room *waitRoom) close() {
 	close(room.done)
 	subs := room.allSubsLocked()
 	for _, kw := range room.keys {
+		if kw.late != nil {
+			kw.late.Stop()
+		}
 		kw.alertLocked()
 		for len(kw.queue) > 0 {
 			room.wakeLocked(kw)

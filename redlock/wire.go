@@ -2,8 +2,6 @@ package redlock
 
 import (
 	"strconv"
-
-	"github.com/volleylock/volley/resp"
 )
 
 // wire is an encoded command. For a Client over a Redis Cluster (see
@@ -28,17 +26,19 @@ func (w *wire) at(c *Client, name string) { w.place = c.placement(name) }
 
 // key appends key as a bulk string: for a cluster Client, behind copy 0's
 // hash tag at w's place, noted in w.tags.
-func (w *wire) key(c *Client, key string) {
-	if c.tagLen == 0 {
-		w.b = resp.AppendBulkString(w.b, key)
-		return
-	}
+func (w *wire) key(c *Client, key string) { w.keyWith(c, key, "") }
+
+// keyWith is key of key followed by suffix, in the same slot.
+func (w *wire) keyWith(c *Client, key, suffix string) {
 	w.b = append(w.b, '$')
-	w.b = strconv.AppendInt(w.b, int64(c.tagLen+len(key)), 10)
+	w.b = strconv.AppendInt(w.b, int64(c.tagLen+len(key)+len(suffix)), 10)
 	w.b = append(w.b, '\r', '\n')
-	w.tags = append(w.tags, len(w.b))
-	w.b = append(w.b, c.tagFor(0, w.place)...)
+	if c.tagLen > 0 {
+		w.tags = append(w.tags, len(w.b))
+		w.b = append(w.b, c.tagFor(0, w.place)...)
+	}
 	w.b = append(w.b, key...)
+	w.b = append(w.b, suffix...)
 	w.b = append(w.b, '\r', '\n')
 }
 

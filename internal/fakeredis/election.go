@@ -38,7 +38,7 @@ func electReleaseAct(c *client, sha string, keys, argv [][]byte, _ int64) {
 	delete(c.s.dbs[c.db], string(key))
 	delete(c.s.dbs[c.db], string(keys[1]))
 	if len(argv) > 1 && string(argv[1]) == "1" {
-		c.publishReleaseLocked(key, argv[0])
+		c.publishReleaseLocked(key, argv[0], "")
 	}
 	c.out = append(c.out, replyOne...)
 }

@@ -168,6 +168,6 @@ func (c *client) rwRUnlockLocked(sha string, keys, argv [][]byte) {
 	}
 	// KEYS[2] is there, so KEYS[1] is: the channel's name is never
 	// "volley:released:"..nil.
-	c.publishReleaseLocked(keys[0], argv[0])
+	c.publishReleaseLocked(keys[0], argv[0], "")
 	c.out = append(c.out, replyOne...)
 }

@@ -3,6 +3,7 @@ package fakeredis
 import (
 	"crypto/sha1"
 	"encoding/hex"
+	"strconv"
 	"strings"
 
 	"github.com/volleylock/volley/internal/scripts"
@@ -78,11 +79,7 @@ var scriptTable = []struct {
 	{scripts.Extend, scriptExtend, runTokenScript(extendAct)},
 	{scripts.Handover, scriptHandover, runTokenScript(handoverAct)},
 	{scripts.LockWait, scriptLockWait, func(c *client, sha string, keys, argv [][]byte) {
-		if len(keys) == 0 {
-			c.out = appendScriptError(c.out, errScriptArgs, sha)
-			return
-		}
-		c.out = c.s.lockMultiLocked(c.out, c.db, sha, keys[:1], argv)
+		c.out = c.s.lockWaitLocked(c.out, c.db, sha, keys, argv)
 	}},
 	{scripts.LockMulti, scriptLockMulti, func(c *client, sha string, keys, argv [][]byte) {
 		c.out = c.s.lockMultiLocked(c.out, c.db, sha, keys, argv)
@@ -331,15 +328,119 @@ func runTokenScript(act tokenAct) scriptRunner {
 	}
 }
 
-// releaseAct deletes the key; with wake, it publishes the release.
+// releaseAct deletes the key; with wake, it takes the longest waiting
+// Client off the key's waiters (see lockWaitLocked), names it for
+// scripts.NamedMs (see namedKey) and publishes the release on its
+// channel. As the script's redis.pcall, a waiters'
+// key of another type names nobody.
 func releaseAct(wake bool) tokenAct {
-	return func(c *client, _ string, keys, argv [][]byte, _ int64) {
+	return func(c *client, _ string, keys, argv [][]byte, now int64) {
 		delete(c.s.dbs[c.db], string(keys[0]))
 		if wake {
-			c.publishReleaseLocked(keys[0], argv[0])
+			next, _ := c.s.zpopminLocked(c.db, waitersKey(keys[0]), now)
+			if next != "" {
+				c.s.scriptSetValuePXLocked(c.db, namedKey(keys[0]), next, []byte(strconv.Itoa(scripts.NamedMs)), now)
+			}
+			c.publishReleaseLocked(keys[0], argv[0], next)
 		}
 		c.out = append(c.out, replyOne...)
 	}
+}
+
+// waitersKey is the name of key's waiters' sorted set (scripts.WaitersSuffix).
+func waitersKey(key []byte) []byte {
+	return append(append([]byte(nil), key...), scripts.WaitersSuffix...)
+}
+
+// namedKey is the name of the key that holds the Client a release of
+// key named (scripts.NamedSuffix).
+func namedKey(key []byte) []byte {
+	return append(append([]byte(nil), key...), scripts.NamedSuffix...)
+}
+
+// enrolment reads LockWait's ARGV[3], "<score>:<id>" as the script's
+// string.match(ARGV[3], "^(%d+):(.+)$"); ok is false when it is missing or
+// of another form.
+func enrolment(argv [][]byte) (score float64, id []byte, ok bool) {
+	a, ok := luaArg(argv, 2)
+	if !ok {
+		return 0, nil, false
+	}
+	digits := 0
+	for digits < len(a) && '0' <= a[digits] && a[digits] <= '9' {
+		digits++
+	}
+	if digits == 0 || digits+1 >= len(a) || a[digits] != ':' {
+		return 0, nil, false
+	}
+	n, err := strconv.ParseFloat(string(a[:digits]), 64)
+	if err != nil {
+		return 0, nil, false
+	}
+	return n, a[digits+1:], true
+}
+
+// lockWaitLocked runs scripts.LockWait: LockMulti's attempt on KEYS[1];
+// with an enrolment ARGV[3] ("<score>:<id>"), a Client that sets the key
+// leaves its waiters, one that finds it taken joins them with that score
+// unless it is there, and the waiters' TTL becomes the
+// key's PTTL (0 when it has none) plus ARGV[2]. As the script's
+// redis.pcall, a waiters' key of another type is left alone.
+func (s *Server) lockWaitLocked(out []byte, db int, sha string, keys, argv [][]byte) []byte {
+	if len(keys) == 0 {
+		return appendScriptError(out, errScriptArgs, sha)
+	}
+	now := s.nowMs()
+	mark := len(out)
+	score, id, enroll := enrolment(argv)
+	wk, nk := waitersKey(keys[0]), namedKey(keys[0])
+	named, hasNamed := "", false
+	if enroll {
+		if e, ok := s.lookupLocked(db, nk, now); ok && e.isString() {
+			named, hasNamed = e.val, true
+		}
+	}
+	if _, taken := s.lookupLocked(db, keys[0], now); !taken && hasNamed && named != string(id) {
+		// Free, but a release named another Client: this one waits its
+		// turn, enrolled.
+		if z, wrongType := s.lookupZsetLocked(db, wk, now); !wrongType && (z == nil || !z.has(id)) {
+			s.scriptZaddLocked(db, wk, score, id, now)
+		}
+		if ttl, ok := luaArg(argv, 1); ok {
+			s.scriptPexpireLocked(db, wk, ttl, now)
+		}
+		return appendHolder(out, holderID([]byte(named)), s.scriptPttlLocked(db, nk, now))
+	}
+	out, set := s.lockKeysLocked(out, db, sha, keys[:1], argv, now)
+	if set {
+		if enroll {
+			s.scriptZremLocked(db, wk, id, now)
+		}
+		if hasNamed {
+			delete(s.dbs[db], string(nk))
+		}
+		return append(out, replyOne...)
+	}
+	if !enroll || len(out) == mark || out[mark] != '*' {
+		return out // an error, or no Client to enroll
+	}
+	z, wrongType := s.lookupZsetLocked(db, wk, now)
+	if wrongType {
+		return out
+	}
+	if z == nil || !z.has(id) {
+		s.scriptZaddLocked(db, wk, score, id, now)
+	}
+	ttl, err := strconv.ParseInt(string(argv[1]), 10, 64)
+	if err != nil {
+		return appendScriptError(out[:mark], errLuaArithString, sha)
+	}
+	pttl := max(s.scriptPttlLocked(db, keys[0], now), 0)
+	s.scriptPexpireLocked(db, wk, strconv.AppendInt(nil, pttl+ttl, 10), now)
+	if hasNamed && named == string(id) {
+		delete(s.dbs[db], string(nk))
+	}
+	return out
 }
 
 // handoverAct sets the key to the next token, ARGV[2], for ARGV[3] ms.
@@ -369,9 +470,13 @@ func extendAct(c *client, sha string, keys, argv [][]byte, now int64) {
 // delete key, which held token (for scripts.SemRelease, key is the
 // semaphore's record; for scripts.RWRUnlock, it is the writer's key, and
 // token the reader's): the release's id on the key's shard channel
-// (SPUBLISH).
-func (c *client) publishReleaseLocked(key, token []byte) {
+// (SPUBLISH), or, when it names next, the Client that waited longest
+// (scripts.Release), on that Client's channel of the key.
+func (c *client) publishReleaseLocked(key, token []byte, next string) {
 	channel := append([]byte(releasedChannelPrefix), key...)
+	if next != "" {
+		channel = append(append(channel, ':'), next...)
+	}
 	c.s.publishLocked(c, shard, channel, []byte(holderID(token)))
 }
 
@@ -480,7 +585,7 @@ func (c *client) releaseMultiLocked(sha string, keys, argv [][]byte, publish boo
 			delete(s.dbs[c.db], string(k))
 			n++
 			if publish {
-				c.publishReleaseLocked(k, argv[0])
+				c.publishReleaseLocked(k, argv[0], "")
 			}
 		}
 	}

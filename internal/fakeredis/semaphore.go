@@ -114,7 +114,7 @@ func (c *client) semReleaseLocked(sha string, keys, argv [][]byte) {
 		delete(s.dbs[db], string(keys[0]))
 	}
 	if len(argv) > 2 && string(argv[2]) == "1" {
-		c.publishReleaseLocked(keys[0], argv[0])
+		c.publishReleaseLocked(keys[0], argv[0], "")
 	}
 	c.out = append(c.out, replyOne...)
 }

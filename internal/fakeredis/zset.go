@@ -26,6 +26,41 @@ func (z *zsetValue) last() (member string, score float64, ok bool) {
 	return member, score, ok
 }
 
+// has reports whether member is in z.
+func (z *zsetValue) has(member []byte) bool {
+	_, ok := z.scores[string(member)]
+	return ok
+}
+
+// first returns what ZPOPMIN key takes: the member of the lowest score
+// and, of those, the least bytewise; ok is false for an empty set.
+func (z *zsetValue) first() (member string, ok bool) {
+	var score float64
+	for m, sc := range z.scores {
+		if !ok || sc < score || (sc == score && m < member) {
+			member, score, ok = m, sc, true
+		}
+	}
+	return member, ok
+}
+
+// zpopminLocked is redis.call("zpopmin", key)[1]: it takes the member of
+// the lowest score off the set at key (deleting a set it empties) and
+// returns it, "" when there is no set; wrongType for a key of another
+// type.
+func (s *Server) zpopminLocked(db int, key []byte, now int64) (member string, wrongType bool) {
+	z, wrongType := s.lookupZsetLocked(db, key, now)
+	if z == nil {
+		return "", wrongType
+	}
+	member, _ = z.first()
+	delete(z.scores, member)
+	if len(z.scores) == 0 {
+		delete(s.dbs[db], string(key))
+	}
+	return member, false
+}
+
 // removeUpTo removes the members whose score is at most max, as
 // ZREMRANGEBYSCORE key -inf max does, and returns how many there were.
 func (z *zsetValue) removeUpTo(max float64) int {

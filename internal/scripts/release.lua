@@ -1,1 +1,1 @@
-if redis.call("get",KEYS[1]) == ARGV[1] then redis.call("del",KEYS[1]) redis.pcall("spublish","$RELEASED"..KEYS[1],string.sub(redis.sha1hex(ARGV[1]),1,16)) return 1 else return 0 end
+if redis.call("get",KEYS[1])~=ARGV[1] then return 0 end redis.call("del",KEYS[1]) local id=string.sub(redis.sha1hex(ARGV[1]),1,16) local n=redis.pcall("zpopmin",KEYS[1].."$WAITERS")[1] if type(n)=="string" then redis.pcall("set",KEYS[1].."$NAMED",n,"px",$NAMEDMS) redis.pcall("spublish","$RELEASED"..KEYS[1]..":"..n,id) else redis.pcall("spublish","$RELEASED"..KEYS[1],id) end return 1

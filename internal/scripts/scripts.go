@@ -4,6 +4,7 @@ import (
 	"crypto/sha1"
 	"embed"
 	"encoding/hex"
+	"strconv"
 	"strings"
 )
 
@@ -25,11 +26,36 @@ type Script struct {
 // replaces, and the lock layer and the fake master subscribe with it.
 const ReleasedChannelPrefix = "volley:released:"
 
+// WaitersSuffix follows a key in the name of its waiters' sorted set (see
+// LockWait and Release), which the scripts make from KEYS[1]: the files
+// name it "$WAITERS". The set is not among the scripts' declared KEYS, so
+// that a release stays a one-key command (a cluster answers a command on
+// several keys in a slot under migration with TRYAGAIN unless all of them
+// are there); made from the key, it is in the key's slot.
+const WaitersSuffix = ":volley:waiters"
+
+// NamedSuffix follows a key in the name of the key that holds, for NamedMs
+// after a release (see Release), the id of the Client it took off the
+// key's waiters: meanwhile the other Clients' waiting attempts
+// (LockWait) leave the free key to it. Made from the key, as
+// WaitersSuffix, it is in the key's slot. The scripts' files name it
+// "$NAMED".
+const NamedSuffix = ":volley:named"
+
+// NamedMs is how long a release's named Client has the key to itself
+// among waiting Clients (see NamedSuffix): long enough for its wake-up
+// and attempt under load, and as long as the other waiters defer to a
+// named Client that crashed. Fresh attempts (SET NX) never defer. The
+// scripts' files name it "$NAMEDMS".
+const NamedMs = 200
+
 //go:embed *.lua
 var files embed.FS
 
 // load reads name.lua: the file's content without its final newline, with
-// "$RELEASED" replaced by ReleasedChannelPrefix, and its SHA-1. A missing
+// "$RELEASED" replaced by ReleasedChannelPrefix, "$WAITERS" by
+// WaitersSuffix, "$NAMED" by NamedSuffix and "$NAMEDMS" by NamedMs, and
+// its SHA-1. A missing
 // file is a build mistake: it panics.
 func load(name string) Script {
 	b, err := files.ReadFile(name + ".lua")
@@ -37,6 +63,9 @@ func load(name string) Script {
 		panic("scripts: " + err.Error())
 	}
 	src := strings.ReplaceAll(strings.TrimSuffix(string(b), "\n"), "$RELEASED", ReleasedChannelPrefix)
+	src = strings.ReplaceAll(src, "$WAITERS", WaitersSuffix)
+	src = strings.ReplaceAll(src, "$NAMEDMS", strconv.Itoa(NamedMs))
+	src = strings.ReplaceAll(src, "$NAMED", NamedSuffix)
 	sum := sha1.Sum([]byte(src))
 	return Script{Name: name, Source: src, SHA: hex.EncodeToString(sum[:])}
 }
@@ -48,10 +77,20 @@ var (
 	// Release deletes KEYS[1] if it holds the token ARGV[1], then wakes
 	// its waiters: it publishes (SPUBLISH) the release's id (the first 16
 	// hex digits of ARGV[1]'s SHA-1; the token itself never leaves the
-	// master) on the shard channel ReleasedChannelPrefix followed by the key,
-	// in the key's slot on a cluster, and returns 1. Else it returns 0. It
-	// publishes with redis.pcall, so that an ACL that forbids SPUBLISH
-	// costs the waiters their retry delay, not the release.
+	// master) to the Client that has waited longest, which it takes off
+	// the key's waiters (see LockWait and WaitersSuffix) and names on the
+	// key for NamedMs (see NamedSuffix), on that Client's channel of the
+	// key: the shard channel ReleasedChannelPrefix, the key, a colon and
+	// the Client's id. When no Client waits (or an ACL forbids ZPOPMIN),
+	// it publishes on the key's channel, ReleasedChannelPrefix followed
+	// by the key, which every waiting Client hears. Both are in the key's
+	// slot on a cluster, and an ACL that allows the key's channel
+	// (&volley:released:<keys>*) allows the Clients' channels. So one
+	// release reaches one Client of a fleet, not all. It returns 1,
+	// else 0. It
+	// touches the waiters and publishes with redis.pcall, so that an ACL
+	// that forbids ZPOPMIN or SPUBLISH costs the waiters their retry
+	// delay, not the release.
 	Release = load("release")
 	// ReleaseQuiet is Release without the wake-up: it deletes KEYS[1] if
 	// it holds ARGV[1] and returns DEL's reply (1), else 0. It releases a
@@ -69,11 +108,25 @@ var (
 	// a missing key, and it publishes nothing: the key is not released.
 	Handover = load("handover")
 	// LockWait is the attempt of a Lock that waits: SET NX PX, and when
-	// the key is taken, what a waiter needs to know. If KEYS[1] does not
-	// exist, it sets it to the token ARGV[1] with a TTL of ARGV[2]
-	// milliseconds and returns 1; else it returns the holder's id (the
-	// first 16 hex digits of the SHA-1 of the key's value) and the key's
-	// PTTL, an array of a bulk string and an integer.
+	// the key is taken, what a waiter needs to know. ARGV[3], when
+	// present, enrolls a Client, "<score>:<id>". If KEYS[1] does not
+	// exist and no release named another Client in the last NamedMs (see
+	// NamedSuffix), it sets it to the token ARGV[1] with a TTL of ARGV[2]
+	// milliseconds, takes the Client off the key's waiters (see
+	// WaitersSuffix) and its name off the key, and returns 1. Otherwise
+	// id joins the waiters (a sorted set) with that score (when its call
+	// first waited, in the Client's unix ms: the same on every master, so
+	// that they agree on the order) unless it is there already, and it
+	// returns who has the key and for how long, an array of a bulk string
+	// and an integer: the holder's id (the first 16 hex digits of the
+	// SHA-1 of the key's value) and the key's PTTL, the waiters' TTL then
+	// becoming that PTTL plus ARGV[2] (and a release's name for this
+	// Client is dropped: someone else took the key first); or, for a free
+	// key named for another Client, the same digits of that Client's id
+	// and how long the name lasts, the waiters' TTL then ARGV[2]. It
+	// touches the waiters and the name with redis.pcall: an ACL that
+	// forbids those commands costs only the waking of one Client per
+	// release.
 	LockWait = load("lock_wait")
 )
 

@@ -1,0 +1,62 @@
+package redlock
+
+import "time"
+
+// maxPatience bounds how long a burst waits for a slow quorum (see
+// patience): conn takes a socket that owes replies and delivers none
+// for a second (at least) for dead and resets it, so a later answer
+// would not come anyway.
+const maxPatience = time.Second
+
+// noPatience, set by tests only, makes every burst wait MasterTimeout
+// whatever the masters' latencies: the broken variant that
+// TestSlowQuorumIsAwaited must catch.
+var noPatience bool
+
+// patience is how long a burst on the masters of place p waits for
+// answers: MasterTimeout, unless a quorum of the masters lately answered
+// later than that (a busy machine, or busy masters: ReplyLatency measures
+// replies that came, so a silent master does not stretch it); then twice
+// the quorum's slowest latest latency, at most maxPatience. A minority of
+// slow masters changes nothing (the burst does not wait for them, see
+// op.run); a busy majority's answers are waited for instead of read as
+// timeouts, which failed Unlocks and Extends (cancelling Do's work) and
+// turned a Lock's votes into partial ones that its release then added to
+// the load.
+func (c *Client) patience(p int) time.Duration {
+	wait := c.cfg.MasterTimeout
+	if noPatience {
+		return wait
+	}
+	fast := 0
+	for i := range c.masters {
+		if c.connFor(i, p).ReplyLatency() <= wait {
+			fast++
+		}
+	}
+	if fast >= c.quorum {
+		return wait
+	}
+	// The quorum's latency: the smallest latency that at least a quorum
+	// of the masters' latest are within.
+	quorumLatency := time.Duration(-1)
+	for i := range c.masters {
+		li := c.connFor(i, p).ReplyLatency()
+		if quorumLatency >= 0 && li >= quorumLatency {
+			continue
+		}
+		within := 0
+		for j := range c.masters {
+			if c.connFor(j, p).ReplyLatency() <= li {
+				within++
+			}
+		}
+		if within >= c.quorum {
+			quorumLatency = li
+		}
+	}
+	if quorumLatency <= wait {
+		return wait
+	}
+	return min(2*quorumLatency, max(wait, maxPatience))
+}

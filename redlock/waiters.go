@@ -1,0 +1,90 @@
+package redlock
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"strconv"
+
+	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/internal/scripts"
+	"github.com/volleylock/volley/resp"
+)
+
+// The waiters of a key across Clients. A Lock that waits makes its
+// attempts with scripts.LockWait, which, when the key is taken, enrolls
+// its Client's id (Client.waiterID) in the key's waiters: a sorted set on
+// each master, named the key followed by scripts.WaitersSuffix (in the
+// key's slot on a cluster), scored by when the waiting call joined the
+// room (waiter.since), the same on every master. A release
+// (scripts.Release) takes the Client that has waited longest off the set
+// and publishes on that Client's own channel of the key (see
+// waitRoom.wakeChannel), to which each waiting Client subscribes beside
+// the key's channel; it publishes on the key's channel, which every
+// waiting Client hears, only when nobody is enrolled (a native release,
+// an ACL without the sorted-set commands, other kinds' waiters). A Client
+// wakes its longest waiting Lock when a quorum of a release's messages
+// reached it. So one release reaches one Client, not every process of a
+// fleet; where the masters disagree on whom to tell (a master that
+// missed an enrolment), no Client may reach a quorum, and the waits end
+// at the next release or at RetryDelay.
+//
+// For scripts.NamedMs the release also names the Client on the key (see
+// scripts.NamedSuffix): the other Clients' waiting attempts, those a
+// RetryDelay ended among them, leave the free key to it instead of
+// splitting the votes with it.
+//
+// The set lives as long as the key plus a TTL, renewed by each enrolling
+// attempt; a Client leaves it when its attempt takes the key (the
+// script), when a release names it, or when its last waiter of the key
+// leaves without the lock (leaveWaiters). Every wait stays bounded by
+// RetryDelay, so a wake-up lost to a Client that no longer waits (it
+// crashed, say) costs the others at most that, and its name NamedMs.
+
+// noEnrolment, set by tests only, leaves waiting attempts unenrolled:
+// every release then publishes on the key's channel and wakes a waiter
+// in every Client, the broken variant that TestReleaseWakesOneClientOfAFleet
+// must catch.
+var noEnrolment bool
+
+// waiterIDLen is the length of a Client's id among a key's waiters: hex
+// digits of 64 random bits.
+const waiterIDLen = 16
+
+// newWaiterID returns a random Client id for the waiters' sets.
+func newWaiterID() (id [waiterIDLen]byte) {
+	var b [waiterIDLen / 2]byte
+	rand.Read(b[:])
+	hex.Encode(id[:], b[:])
+	return id
+}
+
+// enrolment returns a waiting attempt's enrolment argument (see
+// scripts.LockWait): "<unix ms>:<Client id>", in the op's scratch.
+func (o *op) enrolment() []byte {
+	o.who = strconv.AppendInt(o.who[:0], o.since, 10)
+	o.who = append(o.who, ':')
+	o.who = append(o.who, o.c.waiterID[:]...)
+	return o.who
+}
+
+// wakeSuffix returns what ends the channels on which releases tell this
+// Client that they took it off a key's waiters, after the key's channel
+// (see waitRoom.wakeChannel): a colon and the Client's id.
+func wakeSuffix(id [waiterIDLen]byte) string { return ":" + string(id[:]) }
+
+// leaveWaiters takes this Client off key's waiters on every master,
+// without waiting: its last waiter of key left without the lock.
+func (c *Client) leaveWaiters(key string) {
+	var w wire
+	w.at(c, key)
+	w.b = resp.AppendArrayHeader(w.b, 3)
+	w.b = resp.AppendBulkString(w.b, "ZREM")
+	w.keyWith(c, key, scripts.WaitersSuffix)
+	w.b = resp.AppendBulk(w.b, c.waiterID[:])
+	var scratch []byte
+	for i := range c.masters {
+		r := conn.NewRequest()
+		r.Cmd = append(r.Cmd[:0], c.forMaster(&w, i, &scratch)...)
+		c.connFor(i, w.place).SendForget(r)
+	}
+}
