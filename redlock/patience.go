@@ -37,8 +37,16 @@ func (c *Client) patience(p int) time.Duration {
 	if fast >= c.quorum {
 		return wait
 	}
-	// The quorum's latency: the smallest latency that at least a quorum
-	// of the masters' latest are within.
+	quorumLatency := c.quorumLatency(p)
+	if quorumLatency <= wait {
+		return wait
+	}
+	return min(2*quorumLatency, max(wait, maxPatience))
+}
+
+// quorumLatency is the latest reply latency (conn's ReplyLatency) that a
+// quorum of the masters of place p are within: the quorum's slowest.
+func (c *Client) quorumLatency(p int) time.Duration {
 	quorumLatency := time.Duration(-1)
 	for i := range c.masters {
 		li := c.connFor(i, p).ReplyLatency()
@@ -55,8 +63,5 @@ func (c *Client) patience(p int) time.Duration {
 			quorumLatency = li
 		}
 	}
-	if quorumLatency <= wait {
-		return wait
-	}
-	return min(2*quorumLatency, max(wait, maxPatience))
+	return quorumLatency
 }
