@@ -32,7 +32,9 @@ const ownReleases = 64
 type seenRelease struct {
 	id       [releaseIDLen]byte
 	messages int
-	woke     bool // it has woken a waiter
+	woke     bool      // a quorum of its messages woke a waiter
+	first    time.Time // when its first message came
+	late     bool      // it woke a waiter before a quorum of its messages came (see wakeLate)
 }
 
 // subscribe makes sure that every key of w is subscribed to on every
@@ -302,7 +304,7 @@ func (room *waitRoom) onMessage(channel, payload []byte) {
 	r := kw.release(id)
 	if r == nil {
 		r = &kw.seen[kw.nseen%seenReleases]
-		if r.messages > 0 && !r.woke {
+		if r.messages > 0 && !r.woke && !r.late {
 			// Forgotten before enough of its messages came (a master's
 			// messages lag behind many releases): it ran somewhere, so
 			// rather an early wake-up than none.
@@ -314,7 +316,7 @@ func (room *waitRoom) onMessage(channel, payload []byte) {
 		// one here would send the attempt's own Lock (or a Lock queued
 		// behind it) at the masters again at once, and its failure would
 		// publish again: a loop as fast as the round trip (#31).
-		*r = seenRelease{id: id, woke: room.ownLocked(id) && !selfWake}
+		*r = seenRelease{id: id, woke: room.ownLocked(id) && !selfWake, first: time.Now()}
 		kw.nseen++
 	}
 	r.messages++
@@ -322,11 +324,16 @@ func (room *waitRoom) onMessage(channel, payload []byte) {
 		return
 	}
 	if r.messages >= room.enoughLocked(kw, string(key)) {
+		// Also after a late wake-up (see wakeLate): the waiter it sent may
+		// have attempted before the release reached a quorum, and wait for
+		// its holder's release, which this is.
 		r.woke = true
 		room.wakeLocked(kw)
 		return
 	}
-	room.armLateLocked(kw, string(key))
+	if !r.late {
+		room.armLateLocked(kw, string(key), room.lateWait(string(key)))
+	}
 }
 
 // armLateLocked makes sure that a release of key whose messages reached
@@ -341,14 +348,11 @@ func (room *waitRoom) onMessage(channel, payload []byte) {
 // MasterTimeout): with MasterTimeout (50 ms) instead, lockbench's
 // handoff mode (4 processes of 4 goroutines) made 584-772 acquisitions/s
 // with a hand-off p99 of 29-37 ms, against 962-1,074 and 6-7 ms.
-func (room *waitRoom) armLateLocked(kw *keyWaiters, key string) {
+func (room *waitRoom) armLateLocked(kw *keyWaiters, key string, d time.Duration) {
 	if kw.lateArmed || room.closed {
 		return
 	}
 	kw.lateArmed = true
-	// One release's messages leave the masters within about a round trip
-	// of each other (the release went to all of them in one write).
-	d := min(room.c.cfg.MasterTimeout, max(minLateWake, 2*room.c.quorumLatency(room.c.placement(key))))
 	if kw.late == nil {
 		kw.late = time.AfterFunc(d, func() { room.wakeLate(kw, key) })
 		return
@@ -360,10 +364,20 @@ func (room *waitRoom) armLateLocked(kw *keyWaiters, key string) {
 // armLateLocked).
 const minLateWake = time.Millisecond
 
+// lateWait is how long after a release's first message its other
+// messages may still come (see armLateLocked): one release's messages
+// leave the masters within about a round trip of each other (the release
+// went to all of them in one write).
+func (room *waitRoom) lateWait(key string) time.Duration {
+	return min(room.c.cfg.MasterTimeout, max(minLateWake, 2*room.c.quorumLatency(room.c.placement(key))))
+}
+
 // wakeLate wakes a waiter of key for the releases that reached this
-// Client from fewer masters than it waits for (see armLateLocked), if any
-// is still unanswered. kw is key's waiters when the timer was armed: if
-// they left meanwhile, nothing is woken.
+// Client from fewer masters than it waits for (see armLateLocked), once
+// their first message is lateWait old; it arms the timer again for those
+// that are younger (a release that began after the timer was armed). kw
+// is key's waiters when the timer was armed: if they left meanwhile,
+// nothing is woken.
 func (room *waitRoom) wakeLate(kw *keyWaiters, key string) {
 	room.mu.Lock()
 	defer room.mu.Unlock()
@@ -371,15 +385,28 @@ func (room *waitRoom) wakeLate(kw *keyWaiters, key string) {
 	if room.closed || room.keys[key] != kw {
 		return
 	}
-	late := false
+	d := room.lateWait(key)
+	now := time.Now()
+	wake, next := false, time.Duration(0)
 	for i := range min(kw.nseen, seenReleases) {
-		if r := &kw.seen[i]; r.messages > 0 && !r.woke {
-			r.woke = true
-			late = true
+		r := &kw.seen[i]
+		if r.messages == 0 || r.woke || r.late {
+			continue
 		}
+		if age := now.Sub(r.first); age < d {
+			if next == 0 || d-age < next {
+				next = d - age
+			}
+			continue
+		}
+		r.late = true
+		wake = true
 	}
-	if late {
+	if wake {
 		room.wakeLocked(kw)
+	}
+	if next > 0 {
+		room.armLateLocked(kw, key, next)
 	}
 }
 
