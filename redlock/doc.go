@@ -58,9 +58,8 @@
 // connect), a lock on one key uses its native compare-and-set commands
 // instead, with the same meaning: SET key token IFEQ token PX ttl
 // (Valkey 8.1, Redis 8.4) to extend, DELIFEQ key token (Valkey 9.0) or
-// DELEX key IFEQ token (Redis 8.4) to release a failed attempt's votes
-// (see Config.DisableNativeCommands); Unlock runs its script, which
-// tells the process that has waited longest. Every
+// DELEX key IFEQ token (Redis 8.4) to release (see
+// Config.DisableNativeCommands). Every
 // operation on a master is bounded by Config.MasterTimeout. Tokens carry
 // 128 bits from a ChaCha8 CSPRNG seeded by crypto/rand.
 //

@@ -56,3 +56,20 @@ func (c *Client) forMaster(w *wire, i int, scratch *[]byte) []byte {
 	*scratch = s
 	return s
 }
+
+// channel appends the shard channel of key's releases, releasedChannelPrefix
+// and key, as a bulk string: for a cluster Client with copy 0's hash tag
+// before the key, noted in w.tags, as Release's script makes it (see
+// waitRoom.channel).
+func (w *wire) channel(c *Client, key string) {
+	w.b = append(w.b, '$')
+	w.b = strconv.AppendInt(w.b, int64(len(releasedChannelPrefix)+c.tagLen+len(key)), 10)
+	w.b = append(w.b, '\r', '\n')
+	w.b = append(w.b, releasedChannelPrefix...)
+	if c.tagLen > 0 {
+		w.tags = append(w.tags, len(w.b))
+		w.b = append(w.b, c.tagFor(0, w.place)...)
+	}
+	w.b = append(w.b, key...)
+	w.b = append(w.b, '\r', '\n')
+}
