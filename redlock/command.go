@@ -63,10 +63,14 @@ type command struct {
 	// preference, for a lock on one key: a master whose server has one
 	// gets the first it has instead of the script (see native.go), and
 	// its answer has that form's shape.
-	// The release that wakes waiters (cmdRelease) has none: it tells
-	// the Client that has waited longest (see waiters.go), which no
-	// native command can do.
 	natives []nativeVerb
+	// wake: the script publishes the release to the key's waiters, so a
+	// native form is followed, in the same write, by that SPUBLISH. The
+	// script publishes only when it deleted the key; the SPUBLISH goes
+	// whatever the delete found, and a release that found the key not its
+	// own wakes a waiter for nothing (an attempt, against a lost wake-up's
+	// RetryDelay).
+	wake bool
 }
 
 // The commands.
@@ -79,7 +83,7 @@ var (
 	cmdExtend        = command{script: &scripts.Extend, arg: true, guarded: true, answer: answerVote, batch: &scripts.ExtendBatch, natives: extendNatives, restore: restoreAll}
 	cmdExtendMulti   = command{script: &scripts.ExtendMulti, arg: true, guarded: true, answer: answerVote, batch: &scripts.ExtendBatch, restore: restoreAll}
 	cmdHandover      = command{script: &scripts.Handover, guarded: true, answer: answerVote} // encoded by encodeHandover
-	cmdRelease       = command{script: &scripts.Release, eval: true, release: true, answer: answerVote}
+	cmdRelease       = command{script: &scripts.Release, eval: true, release: true, answer: answerVote, natives: releaseNatives, wake: true}
 	cmdReleaseMulti  = command{script: &scripts.ReleaseMulti, eval: true, release: true, answer: answerVote}
 	cmdReleaseQuiet  = command{script: &scripts.ReleaseQuiet, eval: true, release: true, answer: answerVote, natives: releaseNatives}
 	cmdReleaseMultiQ = command{script: &scripts.ReleaseMultiQuiet, eval: true, release: true, answer: answerVote}

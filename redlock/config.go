@@ -119,10 +119,8 @@ type Config struct {
 	// default a master whose server has a compare-and-set command of its
 	// own gets it instead of the script, for a lock on one key: Extend
 	// sends SET key token IFEQ token PX ttl (Valkey 8.1, Redis 8.4), and
-	// the release of a failed attempt's votes DELIFEQ key token (Valkey
-	// 9.0) or DELEX key IFEQ token (Redis 8.4). Unlock always runs its
-	// script, which tells the process that has waited longest (see
-	// "Waiting" in the package documentation): no native command can.
+	// Unlock DELIFEQ key token (Valkey 9.0) or DELEX key IFEQ token (Redis
+	// 8.4), followed in the same write by the SPUBLISH that wakes waiters.
 	// They cost a master well under half of what the scripts do; the
 	// answers mean the same. Each master is judged by the server name and
 	// version it reports at each connect, so a mix of servers works. A

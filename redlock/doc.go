@@ -148,9 +148,7 @@
 //
 // Whatever the masters answer, a Lock sends a bounded number of commands,
 // and a bounded number per second. Each attempt is one command per master
-// and, when it fails, at most one release per master; a Lock that waited
-// and gives up sends one more per master (a ZREM: it leaves the key's
-// waiters). Attempts count
+// and, when it fails, at most one release per master. Attempts count
 // toward Config.Tries, except those a release woke and quick retries after
 // split votes, of which at most 8 come in a row: a Lock makes at most
 // 9*Tries-8 attempts. Waits last at least RetryDelay/2 unless a release,

@@ -29,6 +29,7 @@ type fanout struct {
 	asked    []bool       // per slot: the ASK retry was sent (see askAgain)
 	sentTo   []*conn.Conn // per slot: the connection its request went to
 	scratch  []byte       // a master's command, for a cluster Client (see wire)
+	scratch2 []byte       // and what follows it (see nativeForms.pub)
 	// nat, when not nil, holds the native forms of the round's command
 	// (set after begin, see op.run); form is, per slot, 1 + the
 	// nativeVerb the slot was sent, or 0 for the command itself.
@@ -90,8 +91,12 @@ func (f *fanout) sendTo(slot, i int, cmd *wire) {
 	if n := f.nat; n != nil && cmd == n.base {
 		if v, ok := f.c.nativeFor(n.cmd, cn); ok {
 			f.form[slot] = uint8(v) + 1
+			var then []byte
+			if len(n.pub.b) > 0 {
+				then = f.c.forMaster(&n.pub, i, &f.scratch2)
+			}
 			f.b.Check = f.c.natCheck[v]
-			f.b.Send(slot, cn, f.c.forMaster(&n.w[v], i, &f.scratch))
+			f.b.SendWith(slot, cn, f.c.forMaster(&n.w[v], i, &f.scratch), then, fitsInteger)
 			f.b.Check = f.check
 			return
 		}

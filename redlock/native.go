@@ -138,6 +138,7 @@ type nativeForms struct {
 	cmd  *command       // whose forms; nil when the burst has none
 	base *wire          // the script's form (the op's cmd)
 	w    [numVerbs]wire // each form of cmd.natives
+	pub  wire           // with cmd.wake: the release's SPUBLISH, sent right behind the native form
 }
 
 // encodeNatives encodes cmd's native forms for key and tok (and ttl, for
@@ -181,6 +182,15 @@ func (o *op) encodeNatives(cmd *command, key string, keys []string, tok *token, 
 			w.b = resp.AppendBulk(w.b, tok[:])
 		}
 	}
+	n.pub.reset()
+	if cmd.wake {
+		n.pub.at(o.c, key)
+		id := tok.releaseID()
+		n.pub.b = resp.AppendArrayHeader(n.pub.b, 3)
+		n.pub.b = resp.AppendBulkString(n.pub.b, "SPUBLISH")
+		n.pub.channel(o.c, key)
+		n.pub.b = resp.AppendBulk(n.pub.b, id[:])
+	}
 }
 
 // forget sends the op's command to master i without waiting (see
@@ -199,6 +209,13 @@ func (o *op) forget(i int) {
 	r.Cmd = append(r.Cmd[:0], o.c.forMaster(&o.nat.w[v], i, &o.fan.scratch)...)
 	r.Check = o.c.natCheck[v] // also learns a refusal
 	cn.SendForget(r)
+	if len(o.nat.pub.b) > 0 {
+		// Rare (a failed attempt that may have held a quorum): two writes.
+		then := conn.NewRequest()
+		then.Cmd = append(then.Cmd[:0], o.c.forMaster(&o.nat.pub, i, &o.fan.scratch2)...)
+		then.Check = fitsInteger
+		cn.SendForget(then)
+	}
 }
 
 // nativeFor returns the native form of the op's command that cn's server

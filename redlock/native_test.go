@@ -85,12 +85,10 @@ func TestNativeVersions(t *testing.T) {
 	}
 }
 
-// TestNativeCommands: on a server that has it, Extend of a lock on one
-// key runs the native command, and no script; with DisableNativeCommands,
-// or on a server without it, the script. Unlock runs its script
-// everywhere: it tells the Client that has waited longest (waiters.go),
-// which no native command can. The masters' INFO commandstats say which
-// ran.
+// TestNativeCommands: on a server that has them, Extend and Unlock of a
+// lock on one key run the native commands, and no script; with
+// DisableNativeCommands, or on a server without them, the scripts. The
+// masters' INFO commandstats say which ran.
 func TestNativeCommands(t *testing.T) {
 	servers := masters(t, 3)
 	for _, off := range []bool{false, true} {
@@ -111,7 +109,13 @@ func TestNativeCommands(t *testing.T) {
 				native := !off && has["SET IFEQ"]
 				assert.Equal(t, native, calls["set"] == 1, "Extend as SET IFEQ: %v", calls)
 				assert.Equal(t, !native, calls["evalsha"] == 1, "Extend as a script: %v", calls)
-				assert.Equal(t, 1, calls["eval"], "Unlock as a script: %v", calls)
+				release := !off && (has["DELIFEQ"] || has["DELEX IFEQ"])
+				assert.Equal(t, release && has["DELIFEQ"], calls["delifeq"] == 1, "Unlock as DELIFEQ: %v", calls)
+				assert.Equal(t, release && has["DELEX IFEQ"], calls["delex"] == 1, "Unlock as DELEX IFEQ: %v", calls)
+				assert.Equal(t, !release, calls["eval"] == 1, "Unlock as a script: %v", calls)
+				if release {
+					assert.Equal(t, 1, calls["spublish"], "the native release publishes: %v", calls)
+				}
 			}
 		})
 	}
@@ -153,11 +157,22 @@ func TestNativeNotOurs(t *testing.T) {
 	require.NoError(t, other.Unlock(bg))
 }
 
-// TestNativeRefused: under the documented least-privileged user, which
-// names no native command, locks are extended and released (Extend's SET
-// IFEQ needs only +set, Unlock runs its script), and the native release
-// of a failed attempt's votes (DELIFEQ, DELEX IFEQ), refused, turns it
-// off for the Client.
+// TestNativeWakes: a native release wakes a Lock that waits for the key,
+// as the script's does (the waiter's RetryDelay is 10 s).
+func TestNativeWakes(t *testing.T) {
+	servers := masters(t, 3)
+	a := client(t, servers, Config{})
+	var failed atomic.Int32
+	b := client(t, servers, waiterConfig(Config{}, &failed))
+	l, err := a.TryLock(bg, "native:wake", 10*time.Second)
+	require.NoError(t, err)
+	requireWokenByRelease(t, l, b, "native:wake", &failed)
+}
+
+// TestNativeRefused: a master whose ACL refuses the native release (the
+// documented least-privileged user, which names no native command) still
+// releases, with the script, in the same Unlock, and the Client uses the
+// script from then on.
 func TestNativeRefused(t *testing.T) {
 	servers := masters(t, 3)
 	for _, s := range servers {
@@ -184,10 +199,9 @@ func TestNativeRefused(t *testing.T) {
 	assert.Zero(t, off&(1<<verbSetIfEq), "SET IFEQ is allowed (+set)")
 }
 
-// TestNativeRefusedLater: an ACL that starts refusing the native release
-// after New (the probe at New saw it allowed). A failed attempt releases
-// its vote quietly, without waiting, by the native command: the first
-// one meets the refusal, which leaves that vote to its TTL, and the
+// TestNativeRefusedLater: an ACL that starts refusing the native
+// commands after New (the probe at New saw them allowed): the Unlock that
+// meets the refusal releases with the script in the same call, and the
 // Client uses the script from then on.
 func TestNativeRefusedLater(t *testing.T) {
 	servers := masters(t, 3)
@@ -205,31 +219,25 @@ func TestNativeRefusedLater(t *testing.T) {
 			require.NoError(t, s.Command("ACL", "SETUSER", "volley", "-delex"))
 		}
 	}
-	native := has["DELIFEQ"] || has["DELEX IFEQ"]
-	for i := range 2 {
-		// Taken on two masters of three: the attempt's vote on the first
-		// is released quietly.
+	// The first Unlock meets the refusals: it resends the script to the
+	// masters whose refusal came before its decision (a quorum), and a
+	// refusal that came after it leaves that master's key to its TTL.
+	// From then on every master gets the script.
+	for i, want := range []int{c.quorum, len(servers)} {
 		key := "native:refused:" + strconv.Itoa(i)
-		for _, s := range servers[1:] {
-			_, err := redistest.Do(s.Addr(), "SET", key, "other", "PX", "10000")
-			require.NoError(t, err)
-		}
-		_, err := c.TryLock(bg, key, 10*time.Second)
-		require.ErrorIs(t, err, ErrNotAcquired)
-		if i == 0 && native {
-			require.Eventually(t, func() bool {
-				off := c.nativeOff.Load()
-				return off&(1<<verbDelIfEq) != 0 == has["DELIFEQ"] && off&(1<<verbDelexIfEq) != 0 == has["DELEX IFEQ"]
-			}, 5*time.Second, 5*time.Millisecond, "the refusal was learned")
-			vals, err := redistest.Do(servers[0].Addr(), "EXISTS", key)
-			require.NoError(t, err)
-			assert.Equal(t, int64(1), vals[0].Int, "the refused release left the vote to its TTL")
-			continue
-		}
+		l, err := c.TryLock(bg, key, 10*time.Second)
+		require.NoError(t, err)
+		require.NoError(t, l.Unlock(bg))
 		require.Eventually(t, func() bool {
-			vals, err := redistest.Do(servers[0].Addr(), "EXISTS", key)
-			return err == nil && vals[0].Int == 0
-		}, 5*time.Second, 5*time.Millisecond, "the script released the vote")
+			released := 0
+			for _, s := range servers {
+				vals, err := redistest.Do(s.Addr(), "EXISTS", key)
+				if err == nil && vals[0].Int == 0 {
+					released++
+				}
+			}
+			return released >= want
+		}, 5*time.Second, 5*time.Millisecond, "released on %d masters", want)
 	}
 	off := c.nativeOff.Load()
 	assert.Equal(t, has["DELIFEQ"], off&(1<<verbDelIfEq) != 0, "DELIFEQ refused")
@@ -259,7 +267,7 @@ func TestNativeMixedMasters(t *testing.T) {
 	want := []string{"", "SET IFEQ", "SET IFEQ DELIFEQ", "", "SET IFEQ DELEX IFEQ"}
 	for i, m := range c.masters {
 		var got []string
-		for _, cmd := range []*command{&cmdExtend, &cmdReleaseQuiet} {
+		for _, cmd := range []*command{&cmdExtend, &cmdRelease} {
 			if v, ok := c.nativeFor(cmd, m.conn()); ok {
 				got = append(got, verbs[v].name)
 			}

@@ -25,9 +25,8 @@ import (
 // wakes its longest waiting Lock when a quorum of a release's messages
 // reached it. So one release reaches one Client, not every process of a
 // fleet; where the masters disagree on whom to tell (a master that
-// missed an enrolment), no Client may reach a quorum, and each Client that
-// heard some of the messages wakes a waiter about two round trips after
-// the first (see armLateLocked).
+// missed an enrolment), no Client may reach a quorum, and the waits end
+// at the next release or at RetryDelay.
 //
 // For scripts.NamedMs the release also names the Client on the key (see
 // scripts.NamedSuffix): the other Clients' waiting attempts, those a
