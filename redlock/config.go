@@ -130,6 +130,11 @@ type Config struct {
 	// within the same call when its answer comes before the decision.
 	// Locks on several keys, semaphores, read-write locks, fencing's
 	// rounds and Do's batched renewals always run scripts.
+	//
+	// A native release cannot tell one waiting process, as the release
+	// script does (see "Waiting" in the package documentation): it wakes a
+	// waiter in every process that waits for the key. Set this where many
+	// processes contend for one lock.
 	DisableNativeCommands bool
 
 	// Hooks observe operations and lock events. Unset hooks cost nothing.
