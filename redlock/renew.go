@@ -408,7 +408,7 @@ func (r *renewer) encode(keys int) {
 func (r *renewer) send(deadline time.Time) time.Time {
 	c := r.c
 	clear(r.outcomes)
-	r.fan.begin(max(0, min(c.patience(0), time.Until(deadline))), &r.alt, false, fitsVotes)
+	r.fan.begin(max(0, min(c.patience(r.cmd.place), time.Until(deadline))), &r.alt, false, fitsVotes)
 	r.fan.sendAll(&r.cmd)
 	for r.fan.pending() > 0 {
 		req, ev := r.fan.next(r.stop)
