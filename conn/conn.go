@@ -16,14 +16,15 @@ type Conn struct {
 	opts Options
 
 	mu       sync.Mutex
-	up       bool       // a socket is connected and handshaken
-	closed   bool       // Close was called
-	err      error      // why not up (sticky until the next successful connect)
-	sock     *socket    // the current socket when up
-	queue    []*Request // accepted, waiting for the writer
-	inflight fifo       // written, waiting for replies, in order
-	progress int64      // when the current socket last delivered a reply, or connected (a monoNow reading)
-	replays  []replay   // requests a reset dropped, to send again after the next connect (see Request.ReplayUntil)
+	up       bool              // a socket is connected and handshaken
+	closed   bool              // Close was called
+	err      error             // why not up (sticky until the next successful connect)
+	sock     *socket           // the current socket when up
+	queue    []*Request        // accepted, waiting for the writer
+	inflight fifo              // written, waiting for replies, in order
+	progress int64             // when the current socket last delivered a reply, or connected (a monoNow reading)
+	replays  []replay          // requests a reset dropped, to send again after the next connect (see Request.ReplayUntil)
+	scripts  map[string]string // Options.Scripts by their hex SHA-1 (see evalInstead); nil for none
 
 	ctx    context.Context // cancelled by Close: ends a dial or handshake under way
 	cancel context.CancelFunc
@@ -103,6 +104,7 @@ func New(opts Options) (*Conn, error) {
 	}
 	c := &Conn{
 		opts:    opts,
+		scripts: scriptsBySHA(opts.Scripts),
 		err:     &Error{Addr: opts.Addr, Op: OpDial, Err: errConnecting},
 		ready:   make(chan struct{}),
 		closing: make(chan struct{}),

@@ -53,7 +53,9 @@ type Options struct {
 	// nothing, so that a master that is merely slow is not asked for that
 	// work by every client at once. A master that refuses to load one (an
 	// ACL without SCRIPT, say) is not an error: callers still handle
-	// -NOSCRIPT (a SCRIPT FLUSH).
+	// -NOSCRIPT (a SCRIPT FLUSH), except for a request that asked for
+	// replay (Request.ReplayUntil), which the Conn answers itself: see
+	// there.
 	Scripts []string
 	// Setup are commands run in every (re)connect's handshake, before the
 	// scripts are loaded and before the Conn takes requests, so that every

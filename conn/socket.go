@@ -263,6 +263,9 @@ func (s *socket) deliver(vals []resp.Value) bool {
 		r.complete(nil, err) // popped: fail no longer sees it
 		return false
 	}
+	if isNoScript(vals) && c.evalInstead(s, r, now) {
+		return true
+	}
 	r.arrived = now
 	c.latency.Store(r.arrived - r.sent)
 	r.complete(vals, nil) // copies the reply out of rd before anyone else may read

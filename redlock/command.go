@@ -16,17 +16,16 @@ type command struct {
 	// script is the command's Lua script; nil for a plain
 	// "SET key token NX PX ttl".
 	script *scripts.Script
-	// eval sends the script with EVAL, never EVALSHA: for releases, whose
-	// NOSCRIPT answer, if it came after the decision, would go unseen and
-	// leave the key for its TTL.
-	eval bool
 	// enroll: the attempt enrolls this Client among the key's waiters
 	// (see waiters.go): its enrolment (op.enrolment) follows the TTL.
 	enroll bool
 	// release: the command gives a held value up, checked against its
 	// token, so running it twice is running it once. A connection reset
 	// that drops it sends it again after the reconnect (see
-	// Client.replayUntil).
+	// op.replayUntil), and a NOSCRIPT answer to its EVALSHA is answered
+	// by the connection with the EVAL form, also when it comes after the
+	// decision, when nobody reads it (see conn.Request.ReplayUntil): the
+	// op needs no EVAL form of its own.
 	release bool
 	// fenceKey: the fencing counter's key follows the lock's keys. Over a
 	// Redis Cluster the command's script is then vouched, the cluster
@@ -83,16 +82,16 @@ var (
 	cmdExtend        = command{script: &scripts.Extend, arg: true, guarded: true, answer: answerVote, batch: &scripts.ExtendBatch, natives: extendNatives, restore: restoreAll}
 	cmdExtendMulti   = command{script: &scripts.ExtendMulti, arg: true, guarded: true, answer: answerVote, batch: &scripts.ExtendBatch, restore: restoreAll}
 	cmdHandover      = command{script: &scripts.Handover, guarded: true, answer: answerVote} // encoded by encodeHandover
-	cmdRelease       = command{script: &scripts.Release, eval: true, release: true, answer: answerVote, natives: releaseNatives, wake: true}
-	cmdReleaseMulti  = command{script: &scripts.ReleaseMulti, eval: true, release: true, answer: answerVote}
-	cmdReleaseQuiet  = command{script: &scripts.ReleaseQuiet, eval: true, release: true, answer: answerVote, natives: releaseNatives}
-	cmdReleaseMultiQ = command{script: &scripts.ReleaseMultiQuiet, eval: true, release: true, answer: answerVote}
+	cmdRelease       = command{script: &scripts.Release, release: true, answer: answerVote, natives: releaseNatives, wake: true}
+	cmdReleaseMulti  = command{script: &scripts.ReleaseMulti, release: true, answer: answerVote}
+	cmdReleaseQuiet  = command{script: &scripts.ReleaseQuiet, release: true, answer: answerVote, natives: releaseNatives}
+	cmdReleaseMultiQ = command{script: &scripts.ReleaseMultiQuiet, release: true, answer: answerVote}
 	// A semaphore's: SemAcquire's and SemExtend's arg2 is the permit's
 	// index and the number of permits; SemRelease's arg is the index.
 	cmdSemAcquire       = command{script: &scripts.SemAcquire, arg: true, arg2: true, guarded: true, answer: answerPermit}
 	cmdSemAcquireFenced = command{script: &scripts.SemAcquire, fenceKey: true, vouched: &scripts.SemAcquireVouched, arg: true, arg2: true, propose: true, guarded: true, answer: answerFencePermit}
 	cmdSemExtend        = command{script: &scripts.SemExtend, arg: true, arg2: true, guarded: true, answer: answerVote, batch: &scripts.SemExtendBatch}
-	cmdSemRelease       = command{script: &scripts.SemRelease, eval: true, release: true, arg: true, arg2: true, answer: answerVote}
+	cmdSemRelease       = command{script: &scripts.SemRelease, release: true, arg: true, arg2: true, answer: answerVote}
 	// A read-write lock's: its writer's and readers' attempts answer as
 	// LockWait does, a fenced writer's as FenceLock does; a writer's lock
 	// is then extended and released as a Lock.
@@ -100,14 +99,14 @@ var (
 	cmdRWLockFenced = command{script: &scripts.RWLock, fenceKey: true, vouched: &scripts.RWLockVouched, arg: true, arg2: true, propose: true, guarded: true, answer: answerFenceLock}
 	cmdRWRLock      = command{script: &scripts.RWRLock, arg: true, guarded: true, answer: answerLock}
 	cmdRWRExtend    = command{script: &scripts.RWRExtend, arg: true, guarded: true, answer: answerVote, batch: &scripts.RWRExtendBatch, batchFrom: 1, batchKeys: 1}
-	cmdRWRUnlock    = command{script: &scripts.RWRUnlock, eval: true, release: true, answer: answerVote}
+	cmdRWRUnlock    = command{script: &scripts.RWRUnlock, release: true, answer: answerVote}
 	// An election's (see election.go): a candidate attempts as a fenced
 	// Lock does, then the winner announces itself (arg: its record); the
 	// renewer extends a leadership with the batch script alone (there is
 	// no Extend of one); a release's arg is its wake flag.
 	cmdElectAnnounce = command{script: &scripts.ElectAnnounce, arg: true, guarded: true, answer: answerVote}
 	cmdElectExtend   = command{guarded: true, answer: answerVote, batch: &scripts.ElectExtendBatch, restore: restoreFirst}
-	cmdElectRelease  = command{script: &scripts.ElectRelease, eval: true, release: true, arg: true, answer: answerVote}
+	cmdElectRelease  = command{script: &scripts.ElectRelease, release: true, arg: true, answer: answerVote}
 )
 
 // commands is the table: every command above. The scripts each
@@ -161,8 +160,9 @@ func releaseCommand(multi, wake bool) *command {
 	}
 }
 
-// encode makes cmd the op's command and writes it (and, for an EVALSHA, its
-// EVAL form for NOSCRIPT, and its native forms, see encodeNatives): for
+// encode makes cmd the op's command and writes it (and, for an EVALSHA
+// other than a release's, its EVAL form for NOSCRIPT, and its native
+// forms, see encodeNatives): for
 // key alone when keys is nil, else for the lock on keys (sorted,
 // deduplicated, see LockMulti), with tok, and arg, arg2 and proposal where
 // cmd takes them.
@@ -201,11 +201,11 @@ func (o *op) encode(cmd *command, key string, keys []string, tok *token, arg, ar
 		o.cmd.b = resp.AppendBulkString(o.cmd.b, "NX")
 		o.cmd.b = resp.AppendBulkString(o.cmd.b, "PX")
 		o.cmd.b = resp.AppendBulk(o.cmd.b, arg)
-	case cmd.eval:
-		o.cmd.script(o.c, "EVAL", script.Source, key, keys, tail, tok, arg, arg2, proposal)
 	default:
 		o.cmd.script(o.c, "EVALSHA", script.SHA, key, keys, tail, tok, arg, arg2, proposal)
-		o.alt.script(o.c, "EVAL", script.Source, key, keys, tail, tok, arg, arg2, proposal)
+		if !cmd.release {
+			o.alt.script(o.c, "EVAL", script.Source, key, keys, tail, tok, arg, arg2, proposal)
+		}
 	}
 }
 

@@ -89,9 +89,10 @@ func TestNoScriptFallsBackToEval(t *testing.T) {
 		s.SetFault("EVALSHA", fakeredis.Fault{NoScript: true, Times: 1})
 	}
 	require.NoError(t, l.Extend(bg, 10*time.Second))
-	// Unlock sends EVAL: masters that lost their scripts release too, even
-	// the one answering after the decision (with EVALSHA its NOSCRIPT went
-	// unseen, and the key stayed there for its TTL: a flaky failure here).
+	// Unlock's EVALSHA: masters that lost their scripts release too, even
+	// the one answering after the decision, whose NOSCRIPT nobody reads:
+	// the connection sends the EVAL itself (conn.Request.ReplayUntil).
+	// Without that the key stayed there for its TTL.
 	for _, s := range servers {
 		s.SetFault("EVALSHA", fakeredis.Fault{NoScript: true, Times: 1})
 	}

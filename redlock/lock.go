@@ -314,7 +314,8 @@ func (o *op) replayUntil(sent time.Time) time.Time {
 	return sent.Add(c.cfg.MaxTTL + c.drift(c.cfg.MaxTTL) + c.cfg.MasterTimeout)
 }
 
-// sendForget sends o.cmd (an EVAL: no one will read a NOSCRIPT answer) to
+// sendForget sends o.cmd (a release: its connection answers a NOSCRIPT
+// that no one reads, see command.release) to
 // every master, without waiting; with skipTaken, not to those whose
 // outcome in o.res is OutcomeTaken (they hold nothing of ours).
 func (o *op) sendForget(skipTaken bool) {

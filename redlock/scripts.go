@@ -28,8 +28,8 @@ const releasedChannelPrefix = scripts.ReleasedChannelPrefix
 // the first try instead of answering -NOSCRIPT, and a request answered
 // after the decision (not resent) still does its work. vouchedBySHA are
 // their cluster forms (command.vouched), which every connection of a
-// fencing Client over a cluster loads as well. The release scripts go
-// with EVAL and need no loading, as do fencing's check, state and repair.
+// fencing Client over a cluster loads as well. Fencing's check, state and
+// repair go with EVAL and need no loading.
 var sentBySHA, vouchedBySHA = loadedScripts()
 
 // loadedScripts collects sentBySHA and vouchedBySHA from the command
@@ -42,10 +42,8 @@ func loadedScripts() (plain, vouched []string) {
 		return append(list, s.Source)
 	}
 	for _, cmd := range commands {
-		if !cmd.eval {
-			plain = add(plain, cmd.script)
-			vouched = add(vouched, cmd.vouched)
-		}
+		plain = add(plain, cmd.script)
+		vouched = add(vouched, cmd.vouched)
 		plain = add(plain, cmd.batch)
 	}
 	return plain, vouched
