@@ -50,7 +50,7 @@ version = $(lastword $(subst -, ,$(1)))
 # test-stress: how many times the unit suite must pass under CPU hogs in a row.
 STRESS_RUNS    ?= 3
 
-.PHONY: all test test-stress test-servers servers servers-newest deps vet cross staticcheck fmt-check unit fuzz-smoke bench bench-go bench-go-compare fuzz torture torture-cluster torture-semaphore torture-rw torture-election torture-rotation cover lint redis-up redis-down cluster-up cluster-down sentinel-up sentinel-down stop-pids
+.PHONY: all test test-stress test-servers servers servers-newest deps vet cross staticcheck fmt-check unit fuzz-smoke bench bench-go bench-go-compare fuzz torture torture-cluster torture-semaphore torture-rw torture-election torture-rotation soak-do cover lint redis-up redis-down cluster-up cluster-down sentinel-up sentinel-down stop-pids
 
 all: test
 
@@ -287,6 +287,15 @@ torture-election: deps
 ## leaderships lost (with restored copies: none while a quorum is up).
 torture-rotation: deps
 	$(GO) run ./redlock/internal/cmd/torture -election -faults minority-partition -long-leads 0.5 -lead-ttls 30 -unsafe-duration 0 -duration $(TORTURE_TIME) $(if $(SEED),-seed $(SEED)) -json torture-rotation.json
+
+## soak-do: Do calls (default Config, TTL 10s, holds up to 30s, so renewals
+## run) on five local masters for SOAK_TIME (default 10m) while 2 busy
+## goroutines per CPU keep the machine loaded; fails on a lost Do lock or
+## two holders at once. `go run ./redlock/internal/cmd/soak
+## -break-renewals -duration 1m` shows the count can fail.
+SOAK_TIME ?= 10m
+soak-do: deps
+	$(GO) run ./redlock/internal/cmd/soak -duration $(SOAK_TIME)
 
 ## cover: tests with a coverage profile and a per-function summary.
 cover: deps
