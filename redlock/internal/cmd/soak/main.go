@@ -6,7 +6,8 @@
 //
 // It starts -masters local redis-server masters (or uses -addrs), then
 // -clients Clients of -goroutines goroutines each; every goroutine loops
-// Do on one of -keys keys with the default Config (but MaxTTL) and TTL
+// Do on one of -keys keys with the default Config (but MaxTTL, and no
+// restart guard on masters it started itself: they are fresh) and TTL
 // -ttl, its fn holding the lock for a random time up to -hold (several
 // TTLs, so that renewals run) and checking that nobody else is inside
 // fn for that key. With -hogs it also runs that many busy goroutines in
@@ -39,7 +40,11 @@ import (
 	"github.com/volleylock/volley/redlock"
 )
 
-func main() {
+func main() { os.Exit(run()) }
+
+// run is the soak; it returns the exit status, after stopping everything
+// it started.
+func run() int {
 	var (
 		duration   = flag.Duration("duration", 10*time.Minute, "length of the soak")
 		masters    = flag.Int("masters", 5, "local redis-server masters to start (ignored with -addrs)")
@@ -56,7 +61,7 @@ func main() {
 	flag.Parse()
 	if *hogChild > 0 {
 		hog(*hogChild)
-		return
+		return 0
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -64,7 +69,7 @@ func main() {
 	list, cleanup, err := startMasters(*addrs, *masters)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "soak:", err)
-		os.Exit(2)
+		return 2
 	}
 	defer cleanup()
 
@@ -72,7 +77,7 @@ func main() {
 		child := exec.Command(os.Args[0], "-hog-child", fmt.Sprint(*hogs))
 		if err := child.Start(); err != nil {
 			fmt.Fprintln(os.Stderr, "soak: hogs:", err)
-			os.Exit(2)
+			return 2
 		}
 		defer func() {
 			child.Process.Kill()
@@ -80,7 +85,10 @@ func main() {
 		}()
 	}
 
-	cfg := redlock.Config{Addrs: list, MaxTTL: *ttl}
+	// Masters the soak started are fresh: they held nothing before, so
+	// the restart guard (which would hold every Lock out for MaxTTL) has
+	// nothing to guard, as in lockbench.
+	cfg := redlock.Config{Addrs: list, MaxTTL: *ttl, DisableRestartGuard: *addrs == ""}
 	if *broken {
 		cfg.MaxExtensions = 1
 	}
@@ -89,7 +97,7 @@ func main() {
 		c, err := redlock.New(ctx, cfg)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "soak: New:", err)
-			os.Exit(2)
+			return 2
 		}
 		defer c.Close()
 		cs = append(cs, c)
@@ -98,7 +106,7 @@ func main() {
 	var (
 		done, lost, overlaps, lockErrs atomic.Int64
 		inside                         = make([]atomic.Int32, *keys)
-		firstLoss                      atomic.Pointer[string]
+		firstLoss, firstLockErr        atomic.Pointer[string]
 	)
 	runCtx, cancel := context.WithTimeout(ctx, *duration)
 	defer cancel()
@@ -134,6 +142,8 @@ func main() {
 					case runCtx.Err() != nil:
 					default:
 						lockErrs.Add(1) // not taken: contention or the soak's end
+						msg := err.Error()
+						firstLockErr.CompareAndSwap(nil, &msg)
 					}
 				}
 			})
@@ -147,11 +157,15 @@ func main() {
 	if p := firstLoss.Load(); p != nil {
 		fmt.Printf("soak: first loss: %s\n", *p)
 	}
+	if p := firstLockErr.Load(); p != nil {
+		fmt.Printf("soak: first Lock error: %s\n", *p)
+	}
 	if lost.Load() > 0 || overlaps.Load() > 0 || done.Load() == 0 {
 		fmt.Println("soak: FAIL")
-		os.Exit(1)
+		return 1
 	}
 	fmt.Println("soak: PASS")
+	return 0
 }
 
 // startMasters returns the masters' addresses: addrs when given, else
