@@ -395,12 +395,16 @@ func (s *Server) lockWaitLocked(out []byte, db int, sha string, keys, argv [][]b
 	score, id, enroll := enrolment(argv)
 	wk, nk := waitersKey(keys[0]), namedKey(keys[0])
 	named, hasNamed := "", false
-	if enroll {
+	_, taken := s.lookupLocked(db, keys[0], now)
+	if enroll && !taken {
+		// The name matters only to a free key: a taken one is no one's
+		// to take, and its name is left to expire (or to the next
+		// release, which names again).
 		if e, ok := s.lookupLocked(db, nk, now); ok && e.isString() {
 			named, hasNamed = e.val, true
 		}
 	}
-	if _, taken := s.lookupLocked(db, keys[0], now); !taken && hasNamed && named != string(id) {
+	if !taken && hasNamed && named != string(id) {
 		// Free, but a release named another Client: this one waits its
 		// turn, enrolled.
 		if z, wrongType := s.lookupZsetLocked(db, wk, now); !wrongType && (z == nil || !z.has(id)) {
@@ -437,9 +441,6 @@ func (s *Server) lockWaitLocked(out []byte, db int, sha string, keys, argv [][]b
 	}
 	pttl := max(s.scriptPttlLocked(db, keys[0], now), 0)
 	s.scriptPexpireLocked(db, wk, strconv.AppendInt(nil, pttl+ttl, 10), now)
-	if hasNamed && named == string(id) {
-		delete(s.dbs[db], string(nk))
-	}
 	return out
 }
 

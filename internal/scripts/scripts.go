@@ -120,8 +120,9 @@ var (
 	// returns who has the key and for how long, an array of a bulk string
 	// and an integer: the holder's id (the first 16 hex digits of the
 	// SHA-1 of the key's value) and the key's PTTL, the waiters' TTL then
-	// becoming that PTTL plus ARGV[2] (and a release's name for this
-	// Client is dropped: someone else took the key first); or, for a free
+	// becoming that PTTL plus ARGV[2] (the name is read only for a free
+	// key: a taken one's is left to expire, or to the next release); or,
+	// for a free
 	// key named for another Client, the same digits of that Client's id
 	// and how long the name lasts, the waiters' TTL then ARGV[2]. It
 	// touches the waiters and the name with redis.pcall: an ACL that
