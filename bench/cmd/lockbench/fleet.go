@@ -104,6 +104,12 @@ type FleetResult struct {
 	// failed (the worst round's); FirstProbeError the first one's error.
 	ProbeFailures   int    `json:"probe_failures,omitempty"`
 	FirstProbeError string `json:"first_probe_error,omitempty"`
+	// StallResumeMs and StallGapMs are, with -fleet-stall, the worst
+	// round's time from the stall's end to the next grant (-1: none came
+	// in the window) and the fleet's gap between grants around it; 0
+	// without a stall.
+	StallResumeMs float64 `json:"stall_resume_ms,omitempty"`
+	StallGapMs    float64 `json:"stall_gap_ms,omitempty"`
 }
 
 // masterCount is what one master counted up to a moment.
@@ -152,6 +158,7 @@ func readMasterCounts(addrs []string) []masterCount {
 type masterWindow struct {
 	before, after []masterCount
 	until         int64
+	stallEnd      int64 // when the window's stall ended (Unix ns); 0: none
 }
 
 // fleetFigure is one round of one contender at one process count and
@@ -168,6 +175,55 @@ type fleetFigure struct {
 	Counted          int
 	Seconds          float64
 	Accepted, Closed []int64
+	// Stalled: masters were paused in the window (see fleetStall);
+	// StallResume is then from the pause's end to the first grant after
+	// it (-1: none in the window), StallGap the fleet's gap between the
+	// grants around that end (-1: none before or after it).
+	Stalled               bool
+	StallResume, StallGap time.Duration
+}
+
+// fleetStall is a pause of the first Masters masters (CLIENT PAUSE ALL)
+// for For, sent at the middle of a fleet window: a master that stops
+// answering for a moment (a fork, a slow command), as every process of a
+// fleet meets it. Its end is when the pause was sent plus For.
+type fleetStall struct {
+	Masters int
+	For     time.Duration
+}
+
+// pauseMasters pauses the first n of addrs for d (CLIENT PAUSE ALL) and
+// returns when the pauses end (Unix ns), or an error.
+func pauseMasters(addrs []string, n int, d time.Duration) (int64, error) {
+	end := time.Now().Add(d).UnixNano()
+	for _, a := range addrs[:min(n, len(addrs))] {
+		if _, err := redistest.Do(a, "CLIENT", "PAUSE", strconv.FormatInt(d.Milliseconds(), 10), "ALL"); err != nil {
+			return 0, fmt.Errorf("CLIENT PAUSE %s: %w", a, err)
+		}
+	}
+	return end, nil
+}
+
+// stallFigures returns, for a pause that ended at end (Unix ns), the time
+// from its end to the first grant after it (-1 when none came before
+// the window's end) and the gap between the grants around it.
+func stallFigures(events []holdEvent, end, windowEnd int64) (resume, gap time.Duration) {
+	last, next := int64(0), int64(0)
+	for _, e := range events {
+		switch {
+		case e.Acquired < end && e.Acquired > last:
+			last = e.Acquired
+		case e.Acquired >= end && e.Acquired < windowEnd && (next == 0 || e.Acquired < next):
+			next = e.Acquired
+		}
+	}
+	if next == 0 {
+		return -1, -1
+	}
+	if last == 0 {
+		return time.Duration(next - end), -1
+	}
+	return time.Duration(next - end), time.Duration(next - last)
 }
 
 // fleetOwnConns is the connections of the parent's own in a window, per
@@ -178,7 +234,11 @@ const fleetOwnConns = 1
 // to end (Unix ns) by procs processes of g goroutines each, with the
 // masters' counters of the window.
 func fleetFigures(events []holdEvent, start, end int64, procs, g int, w masterWindow) fleetFigure {
-	f := fleetFigure{handoffFigure: handoffFigures(events, start, end, 1), Commands: -1}
+	f := fleetFigure{handoffFigure: handoffFigures(events, start, end, 1), Commands: -1, StallResume: -1, StallGap: -1}
+	if w.stallEnd > 0 {
+		f.Stalled = true
+		f.StallResume, f.StallGap = stallFigures(events, w.stallEnd, end)
+	}
 	type who struct{ proc, g int }
 	byG := map[who][]holdEvent{}
 	granted := make([]bool, procs)
@@ -247,6 +307,18 @@ func fleetResult(name, note string, procs, g int, hold time.Duration, figs []fle
 		}
 		res.Accepted = mostEach(res.Accepted, f.Accepted)
 		res.Closed = mostEach(res.Closed, f.Closed)
+	}
+	for _, f := range figs {
+		// The worst round's: no grant after the stall is worse than any.
+		if !f.Stalled {
+			continue
+		}
+		if f.StallResume < 0 {
+			res.StallResumeMs = -1
+		} else if res.StallResumeMs >= 0 {
+			res.StallResumeMs = max(res.StallResumeMs, ms(f.StallResume))
+		}
+		res.StallGapMs = max(res.StallGapMs, ms(f.StallGap))
 	}
 	// No NaN: JSON has none.
 	if len(res.Rounds) > 0 {
@@ -368,9 +440,21 @@ func (r *Runner) fleetProcs(ctx context.Context, argv []string, procs int, cases
 		}
 		var before []masterCount
 		after := make(chan masterWindow, 1) // its timer may fire after a failed run
+		stalled := make(chan int64, 1)      // the stall's end, 0 for none (or a failed pause)
 		out, err := ws.run(job, fleetStartDelay, func(start, end time.Time) {
 			before = readMasterCounts(s.Addrs)
 			until := end.Add(-fleetCountLead(end.Sub(start)))
+			if st := r.opts.FleetStall; st.For > 0 {
+				time.AfterFunc(time.Until(start.Add(end.Sub(start)/2)), func() {
+					at, err := pauseMasters(s.Addrs, st.Masters, st.For)
+					if err != nil {
+						r.progress.phase("%s: %v", label, err)
+					}
+					stalled <- at
+				})
+			} else {
+				stalled <- 0
+			}
 			time.AfterFunc(time.Until(until), func() {
 				at := time.Now().UnixNano()
 				after <- masterWindow{after: readMasterCounts(s.Addrs), until: at}
@@ -390,6 +474,7 @@ func (r *Runner) fleetProcs(ctx context.Context, argv []string, procs int, cases
 		k := c.Name()
 		w := <-after
 		w.before = before
+		w.stallEnd = <-stalled
 		figs[k] = append(figs[k], fleetFigures(out.events, out.start, out.end, procs, g, w))
 		notes[k] = out.note
 		errs[k] += out.lockErrors

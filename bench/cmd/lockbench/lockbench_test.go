@@ -557,6 +557,24 @@ func TestFleetFigures(t *testing.T) {
 	assert.Equal(t, []int64{2, 1}, f.Accepted)
 	assert.Equal(t, []int64{0, 1}, f.Closed)
 
+	// A stall that ended at 50 ms: the next grant came at 60 (10 ms
+	// later), the one before at 40 (a gap of 20); one that ended at 99
+	// had no grant after it in the window.
+	w.stallEnd = msNs(50)
+	st := fleetFigures(rev, start, end, 2, 2, w)
+	assert.True(t, st.Stalled)
+	assert.Equal(t, 10*time.Millisecond, st.StallResume)
+	assert.Equal(t, 20*time.Millisecond, st.StallGap)
+	w.stallEnd = msNs(99)
+	st2 := fleetFigures(rev, start, end, 2, 2, w)
+	assert.Equal(t, time.Duration(-1), st2.StallResume)
+	x := fleetResult("c", "", 2, 2, 0, []fleetFigure{st, f}, 0, 0)
+	assert.Equal(t, 10.0, x.StallResumeMs, "the stalled round's; an unstalled one counts for nothing")
+	assert.Equal(t, 20.0, x.StallGapMs)
+	x = fleetResult("c", "", 2, 2, 0, []fleetFigure{st, st2}, 0, 0)
+	assert.Equal(t, -1.0, x.StallResumeMs, "no grant after a stall is the worst")
+	w.stallEnd = 0
+
 	// A process whose only acquisition came after the end had no grant:
 	// its goroutines went the whole window without the lock, as did a
 	// goroutine of a process that never got one; counters not measured.

@@ -22,6 +22,10 @@
 // library's own retry settings:
 //
 //	go run ./cmd/lockbench -mode fleet -fleet-procs 16,64 -fleet-g 1 -fleet-hold 0,1ms -fleet-duration 10s -fleet-rounds 3
+//
+// With -fleet-stall D (and -fleet-stall-masters N, default 1) it pauses
+// the first N masters for D (CLIENT PAUSE ALL) at the middle of every
+// window and says how soon after the pause's end the next grant came.
 package main
 
 import (
@@ -98,6 +102,8 @@ func run(args []string) int {
 		fleetHolds    = fs.String("fleet-hold", "0,1ms", "fleet mode: comma-separated holds (how long each holder keeps the lock)")
 		fleetRounds   = fs.Int("fleet-rounds", 0, "fleet mode: rounds (default -rounds)")
 		fleetDuration = fs.Duration("fleet-duration", 0, "fleet mode: the window of one measurement (default -duration)")
+		fleetStallFor = fs.Duration("fleet-stall", 0, "fleet mode: pause masters (CLIENT PAUSE ALL) this long at the middle of every window, and report how soon grants resume (0: no pause)")
+		fleetStallN   = fs.Int("fleet-stall-masters", 1, "fleet mode: how many masters -fleet-stall pauses (the first ones)")
 		electionTTL   = fs.Duration("election-ttl", 2*time.Second, "election mode: the leaders' lease")
 		electionRnds  = fs.Int("election-rounds", 5, "election mode: rounds (each: a resignation and a crash per election)")
 		primaries     = fs.String("primaries", "3,6", "cluster mode: cluster sizes (primaries); every contender on the first, Volley on each")
@@ -255,6 +261,7 @@ func run(args []string) int {
 		FleetHolds:    fhs,
 		FleetRounds:   *fleetRounds,
 		FleetDuration: *fleetDuration,
+		FleetStall:    fleetStall{Masters: *fleetStallN, For: *fleetStallFor},
 		Setup: Setup{
 			MasterTimeout: *masterTimeout,
 			TTL:           *ttl,

@@ -69,6 +69,10 @@ type ReportConfig struct {
 	// The fleet mode's rounds and window.
 	FleetRounds     int     `json:"fleet_rounds,omitempty"`
 	FleetDurationMs float64 `json:"fleet_duration_ms,omitempty"`
+	// The fleet mode's stall (-fleet-stall): how long, and how many
+	// masters; 0 for none.
+	FleetStallMs      float64 `json:"fleet_stall_ms,omitempty"`
+	FleetStallMasters int     `json:"fleet_stall_masters,omitempty"`
 }
 
 // ContenderInfo names a contender and how it was set up.
@@ -149,6 +153,7 @@ func newReport(o Options, m Masters) *Report {
 			LatencyRounds: o.LatencyRounds, LatencyDurationMs: ms(o.LatencyDuration),
 			SemaphoreHoldMs: ms(o.SemaphoreHold),
 			FleetRounds:     o.FleetRounds, FleetDurationMs: ms(o.FleetDuration),
+			FleetStallMs: ms(o.FleetStall.For), FleetStallMasters: o.FleetStall.Masters,
 		},
 	}
 }

@@ -80,6 +80,9 @@ type Options struct {
 	FleetHolds    []time.Duration
 	FleetRounds   int
 	FleetDuration time.Duration
+	// FleetStall, when its For is set, pauses the first Masters masters
+	// for For at the middle of every fleet window (-fleet-stall).
+	FleetStall fleetStall
 
 	// SemaphoreHold [5ms] is how long a holder keeps its permit in the
 	// semaphore mode, whose child processes are the handoff mode's;

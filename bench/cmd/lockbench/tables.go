@@ -471,6 +471,14 @@ func fleetTable(r *Report) section {
 		if x.FirstError != "" {
 			after = append(after, fmt.Sprintf("first error, %s P=%d hold %v: %s", x.Name, x.Procs, dur(x.HoldMs), oneLine(x.FirstError)))
 		}
+		if r.Config.FleetStallMs > 0 {
+			resume := "no grant after it in the window"
+			if x.StallResumeMs >= 0 {
+				resume = fmt.Sprintf("first grant %.1f ms after its end", x.StallResumeMs)
+			}
+			after = append(after, fmt.Sprintf("stall, %s P=%d hold %v: %d master(s) paused %v mid-window: %s, the fleet's gap between grants around it %.1f ms (worst round)",
+				x.Name, x.Procs, dur(x.HoldMs), r.Config.FleetStallMasters, dur(r.Config.FleetStallMs), resume, x.StallGapMs))
+		}
 	}
 	wait := func(get func(*Latency) float64) func(FleetResult) string {
 		return func(x FleetResult) string {
