@@ -4,12 +4,16 @@
 // natively.
 //
 // Each script is a .lua file of this directory, embedded at build time.
-// Its Source is the file's content without its final newline, the exact
-// bytes sent with EVAL and SCRIPT LOAD; its SHA, the hex SHA-1 of Source
-// that Redis names it by, is computed when the package is initialised. A
-// comment in a .lua file would change those bytes, so what a script does
-// (what its KEYS and ARGV are, what it returns) is documented on its Go
-// value instead.
+// Each file begins with a comment that says, as the Go value's doc does,
+// what the script does, what its KEYS and ARGV are and what it returns
+// (the prelude fence_vouch.lua returns nothing: the script after it
+// answers), then has one statement a line; comments stand on lines of
+// their own. A script's Source, the exact bytes sent with EVAL and
+// SCRIPT LOAD, is the file's code on one line: comment and blank lines
+// dropped, the others trimmed and joined by a space (so the masters get
+// a third of the file's bytes, and an error a script raises names line
+// 1). Its SHA, the hex SHA-1 of Source that Redis names it by, is
+// computed when the package is initialised.
 //
 // # Ownership and concurrency
 //

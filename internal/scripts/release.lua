@@ -1,1 +1,32 @@
-if redis.call("get",KEYS[1])~=ARGV[1] then return 0 end redis.call("del",KEYS[1]) local id=string.sub(redis.sha1hex(ARGV[1]),1,16) local n=redis.pcall("zpopmin",KEYS[1].."$WAITERS")[1] if type(n)=="string" then redis.pcall("set",KEYS[1].."$NAMED",n,"px",$NAMEDMS) redis.pcall("spublish","$RELEASED"..KEYS[1]..":"..n,id) else redis.pcall("spublish","$RELEASED"..KEYS[1],id) end return 1
+-- scripts.Release: deletes a lock's key if it holds the lock's token, then
+-- wakes the key's waiters.
+-- KEYS[1]: the lock's key.
+-- ARGV[1]: the token.
+-- If KEYS[1] does not hold ARGV[1], it changes nothing and returns 0.
+-- Else it deletes KEYS[1] and publishes (SPUBLISH) the release's id: the
+-- first 16 hex digits of ARGV[1]'s SHA-1 (the token itself never leaves
+-- the master). It takes the Client that has waited longest off the key's
+-- waiters (the sorted set KEYS[1] followed by scripts.WaitersSuffix, see
+-- lock_wait.lua), names it on the key for scripts.NamedMs milliseconds
+-- (the key KEYS[1] followed by scripts.NamedSuffix) and publishes the id
+-- on that Client's channel: scripts.ReleasedChannelPrefix, the key, a
+-- colon and the Client's id. When no Client waits (or ZPOPMIN fails, as
+-- when an ACL forbids it), it publishes the id on the key's channel,
+-- scripts.ReleasedChannelPrefix followed by the key, which every waiting
+-- Client hears. It returns 1.
+-- The waiters, the name and the publishing go through redis.pcall, so
+-- that an ACL that forbids ZPOPMIN or SPUBLISH costs the waiters their
+-- retry delay, not the release.
+if redis.call("get", KEYS[1]) ~= ARGV[1] then
+  return 0
+end
+redis.call("del", KEYS[1])
+local id = string.sub(redis.sha1hex(ARGV[1]), 1, 16)
+local n = redis.pcall("zpopmin", KEYS[1] .. "$WAITERS")[1]
+if type(n) == "string" then
+  redis.pcall("set", KEYS[1] .. "$NAMED", n, "px", $NAMEDMS)
+  redis.pcall("spublish", "$RELEASED" .. KEYS[1] .. ":" .. n, id)
+else
+  redis.pcall("spublish", "$RELEASED" .. KEYS[1], id)
+end
+return 1

@@ -52,17 +52,17 @@ const NamedMs = 200
 //go:embed *.lua
 var files embed.FS
 
-// load reads name.lua: the file's content without its final newline, with
+// load reads name.lua: its code on one line (see oneLine), with
 // "$RELEASED" replaced by ReleasedChannelPrefix, "$WAITERS" by
 // WaitersSuffix, "$NAMED" by NamedSuffix and "$NAMEDMS" by NamedMs, and
-// its SHA-1. A missing
-// file is a build mistake: it panics.
+// its SHA-1. A missing file, or a comment after code, is a build mistake:
+// it panics.
 func load(name string) Script {
 	b, err := files.ReadFile(name + ".lua")
 	if err != nil {
 		panic("scripts: " + err.Error())
 	}
-	src := strings.ReplaceAll(strings.TrimSuffix(string(b), "\n"), "$RELEASED", ReleasedChannelPrefix)
+	src := strings.ReplaceAll(oneLine(name, string(b)), "$RELEASED", ReleasedChannelPrefix)
 	src = strings.ReplaceAll(src, "$WAITERS", WaitersSuffix)
 	src = strings.ReplaceAll(src, "$NAMEDMS", strconv.Itoa(NamedMs))
 	src = strings.ReplaceAll(src, "$NAMED", NamedSuffix)
@@ -231,11 +231,34 @@ var (
 	RWLockVouched      = vouched(RWLock)
 )
 
+// oneLine returns a .lua file's code as the line that is sent to the
+// masters: its comment lines (those that begin with "--" once indented)
+// and blank lines dropped, each other line trimmed, joined by single
+// spaces. Lua needs no line break between statements, so the code runs
+// as written; the masters get a third of the bytes, and an error a
+// script raises names line 1, whatever line of the file it is on. A
+// comment after code on the same line would swallow the code joined after
+// it: it panics.
+func oneLine(name, file string) string {
+	var code []string
+	for line := range strings.Lines(file) {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "--") {
+			continue
+		}
+		if strings.Contains(line, "--") {
+			panic("scripts: " + name + ".lua: a comment after code: " + line)
+		}
+		code = append(code, line)
+	}
+	return strings.Join(code, " ")
+}
+
 // vouched returns s with fence_vouch.lua's prelude before it, named
 // "fence_vouch+" and s's name.
 func vouched(s Script) Script {
 	prelude := load("fence_vouch")
-	src := prelude.Source + "\n" + s.Source
+	src := prelude.Source + " " + s.Source
 	sum := sha1.Sum([]byte(src))
 	return Script{Name: prelude.Name + "+" + s.Name, Source: src, SHA: hex.EncodeToString(sum[:])}
 }

@@ -14,28 +14,41 @@ import (
 // TestAll checks that All holds every embedded file once, by its name,
 // but the prelude fence_vouch.lua, which comes before each cluster form
 // of a fencing script (also in All, named "fence_vouch+" and the
-// script's name); and that each script is without its file's final newline (nor a CR a
-// checkout could have added), named by its SHA-1. That Redis computes the same SHA-1 is checked
-// against redis-server by internal/fakeredis's TestScriptSHAsAgainstRedis.
+// script's name); that each script is its file's code on one line (no
+// comment, no line break, nor a CR a checkout could have added), named by
+// its SHA-1. That Redis computes the same SHA-1 is checked against
+// redis-server by internal/fakeredis's TestScriptSHAsAgainstRedis.
 func TestAll(t *testing.T) {
 	names, err := fs.Glob(files, "*.lua")
 	require.NoError(t, err)
+	code := func(name string) string {
+		b, err := files.ReadFile(name + ".lua")
+		require.NoError(t, err)
+		return oneLine(name, string(b))
+	}
 	var got []string
 	for _, s := range All {
 		if base, ok := strings.CutPrefix(s.Name, "fence_vouch+"); ok {
-			b, err := files.ReadFile(base + ".lua")
-			require.NoError(t, err)
-			p, err := files.ReadFile("fence_vouch.lua")
-			require.NoError(t, err)
-			assert.Equal(t, string(p)+strings.TrimSuffix(string(b), "\n"), s.Source, s.Name)
+			assert.Equal(t, code("fence_vouch")+" "+code(base), s.Source, s.Name)
 		} else {
 			got = append(got, s.Name+".lua")
+			assert.Equal(t, load(s.Name).Source, s.Source, s.Name)
 		}
 		assert.NotEmpty(t, s.Source, s.Name)
 		assert.NotContains(t, s.Source, "\r", s.Name)
+		assert.NotContains(t, s.Source, "\n", s.Name)
+		assert.NotContains(t, s.Source, "--", s.Name)
 		assert.Equal(t, strings.TrimSpace(s.Source), s.Source, s.Name)
 		sum := sha1.Sum([]byte(s.Source))
 		assert.Equal(t, hex.EncodeToString(sum[:]), s.SHA, s.Name)
 	}
 	assert.ElementsMatch(t, names, append(got, "fence_vouch.lua"))
+}
+
+// TestOneLine: comment and blank lines go, code lines are trimmed and
+// joined by a space; a comment after code panics (it would swallow the
+// code joined after it).
+func TestOneLine(t *testing.T) {
+	assert.Equal(t, `if a then return 1 end return 0`, oneLine("t", "-- what it does\n\nif a then\n  -- why\n  return 1\nend\r\nreturn 0\n"))
+	assert.Panics(t, func() { oneLine("t", "return 1 -- one\nreturn 2\n") })
 }
