@@ -33,14 +33,16 @@ func isNoScript(vals []resp.Value) bool {
 }
 
 // evalInstead is the answer to a -NOSCRIPT reply to r (see
-// Request.ReplayUntil): when r asked for replay, its deadline has not
-// passed at now, and its command is an EVALSHA of one of Options.Scripts,
-// it turns r's command into the EVAL form of the same call and queues r
-// again on socket s, and reports true: r stays pending, and completes with
-// the EVAL's reply. Otherwise it reports false and r is completed with the
+// Options.Scripts): when its command is an EVALSHA of one of
+// Options.Scripts and r is still wanted (its caller waits for it, or it
+// asked for replay and its deadline has not passed at now), it turns r's
+// command into the EVAL form of the same call and queues r again on
+// socket s, and reports true: r stays pending, and completes with the
+// EVAL's reply. Otherwise it reports false and r is completed with the
 // NOSCRIPT as usual. r must have been taken off inflight by the caller.
 func (c *Conn) evalInstead(s *socket, r *Request, now int64) bool {
-	if r.replayBy <= now || c.scripts == nil {
+	waited := !r.forget && r.state.Load() == statePending
+	if c.scripts == nil || r.replayBy <= now && !waited {
 		return false
 	}
 	cmd := r.Cmd

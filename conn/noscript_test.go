@@ -14,12 +14,12 @@ import (
 )
 
 // A -NOSCRIPT answer to an EVALSHA of a loaded script is answered by the
-// Conn itself with the EVAL form when the request asked for replay,
-// whether its caller still waits (it completes with the EVAL's reply) or
-// gave it up (SendForget): its effect is not lost. A request that did not
-// ask for replay, or whose script the Conn does not know, completes with
-// the NOSCRIPT.
-func TestNoScriptOfAReplayRequestIsEvaluated(t *testing.T) {
+// Conn itself with the EVAL form while the request is wanted: its caller
+// still waits (it completes with the EVAL's reply), or it asked for replay
+// and its caller gave it up (SendForget): a release's effect is not lost.
+// A request given up without replay, or whose script the Conn does not
+// know, completes with the NOSCRIPT and is not sent again.
+func TestNoScriptIsEvaluatedWhileWanted(t *testing.T) {
 	const script = "return redis.call('DEL', KEYS[1])"
 	sum := sha1.Sum([]byte(script))
 	sha := hex.EncodeToString(sum[:])
@@ -75,25 +75,44 @@ func TestNoScriptOfAReplayRequestIsEvaluated(t *testing.T) {
 	c.SendForget(evalsha(sha, later))
 	<-done
 
-	// No replay asked, a deadline passed, a script the Conn never loaded:
-	// the NOSCRIPT stands, and nothing more is sent.
-	other := hex.EncodeToString(make([]byte, 20))
-	for _, tc := range []struct {
-		sha   string
-		until time.Time
-	}{{sha, time.Time{}}, {sha, time.Now().Add(-time.Second)}, {other, later}} {
-		done := peer(func() {
-			p.expect("EVALSHA", tc.sha, "1", "k")
-			p.send(noscript)
-		})
-		r := evalsha(tc.sha, tc.until)
+	// Waited for without replay, or after its deadline: evaluated too.
+	for _, until := range []time.Time{{}, time.Now().Add(-time.Second)} {
+		done = peer(evaluated(sha))
+		r := evalsha(sha, until)
 		c.Send(r, nil)
-		<-done
 		<-r.own
+		<-done
 		require.NoError(t, r.Err())
-		assert.True(t, isNoScript(r.Reply()), "%s until %v", tc.sha, tc.until)
+		assert.False(t, isNoScript(r.Reply()), "until %v", until)
 		r.Release()
 	}
+
+	// Given up without replay, or after its deadline: the NOSCRIPT
+	// stands and nothing is sent again (the PING below is the next
+	// command the master reads).
+	for _, until := range []time.Time{{}, time.Now().Add(-time.Second)} {
+		done = peer(func() {
+			p.expect("EVALSHA", sha, "1", "k")
+			p.send(noscript)
+		})
+		c.SendForget(evalsha(sha, until))
+		<-done
+	}
+
+	// A script the Conn never loaded: the NOSCRIPT is the caller's.
+	other := hex.EncodeToString(make([]byte, 20))
+	done = peer(func() {
+		p.expect("EVALSHA", other, "1", "k")
+		p.send(noscript)
+	})
+	r = evalsha(other, later)
+	c.Send(r, nil)
+	<-done
+	<-r.own
+	require.NoError(t, r.Err())
+	assert.True(t, isNoScript(r.Reply()))
+	r.Release()
+
 	done = peer(func() {
 		p.expect("PING")
 		p.send("+PONG\r\n")

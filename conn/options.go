@@ -52,10 +52,15 @@ type Options struct {
 	// them at the first try. A reconnect to the same process loads
 	// nothing, so that a master that is merely slow is not asked for that
 	// work by every client at once. A master that refuses to load one (an
-	// ACL without SCRIPT, say) is not an error: callers still handle
-	// -NOSCRIPT (a SCRIPT FLUSH), except for a request that asked for
-	// replay (Request.ReplayUntil), which the Conn answers itself: see
-	// there.
+	// ACL without SCRIPT, say) is not an error, and neither is a cache
+	// that loses them (SCRIPT FLUSH): the Conn answers a -NOSCRIPT to an
+	// EVALSHA of one of them by sending the EVAL form of the same call in
+	// its place, on the same socket (behind what was sent meanwhile), and
+	// the request completes with that reply, its Cmd then the EVAL form.
+	// It does so while the request's caller waits for it, and for a
+	// request that asked for replay (Request.ReplayUntil) until its
+	// deadline, also after its caller gave it up; a request given up
+	// otherwise completes with the NOSCRIPT, unsent again.
 	Scripts []string
 	// Setup are commands run in every (re)connect's handshake, before the
 	// scripts are loaded and before the Conn takes requests, so that every

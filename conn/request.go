@@ -67,15 +67,11 @@ type Request struct {
 	// command may also have run before the reset. It is the caller's to
 	// set with Cmd; recycling clears it.
 	//
-	// For the same reason a -NOSCRIPT answer to such a request, before
-	// ReplayUntil, when its command is an EVALSHA of one of
-	// Options.Scripts, does not complete it: the Conn sends the EVAL form
-	// of the same call in its place (on the same socket, behind what was
-	// sent meanwhile), and the request completes with that reply. Its
-	// effect is then not lost when nobody reads its answer any more (a
-	// release answered after the caller's decision, or sent with
-	// SendForget, to a master whose script cache was flushed). Cmd then
-	// holds the EVAL form.
+	// For the same reason a -NOSCRIPT answer to such a request's EVALSHA
+	// of one of Options.Scripts is answered with the EVAL form until
+	// ReplayUntil, also when nobody reads its answer any more (a release
+	// answered after the caller's decision, or sent with SendForget, to a
+	// master whose script cache was flushed): see Options.Scripts.
 	ReplayUntil time.Time
 
 	state    atomic.Int32

@@ -34,7 +34,6 @@ type op struct {
 	lk  lockKind // a Lock call's kind: here so that passing it as a kind allocates nothing
 
 	cmd   wire        // the encoded command of the burst
-	alt   wire        // the EVAL form of an EVALSHA command, for NOSCRIPT; empty for others
 	nat   nativeForms // the command's native forms, for the masters that have them (see native.go)
 	num   []byte      // scratch for formatting the TTL
 	who   []byte      // scratch for the enrolment of a waiting attempt (see waiters.go)
@@ -90,7 +89,7 @@ func (o *op) run(done <-chan struct{}) burstResult {
 	}
 	// Alone on the masters' connections, the burst reads its replies
 	// itself (see conn.Batch.Claim): no reader goroutine, no hand-over.
-	o.fan.begin(wait, &o.alt, c.claimable(o.cmd.place), answers[o.command.answer].fits)
+	o.fan.begin(wait, c.claimable(o.cmd.place), answers[o.command.answer].fits)
 	o.fan.b.ReplayUntil = o.replayUntil(o.fan.start)
 	if o.nat.cmd == o.command && o.command != nil {
 		o.fan.nat = &o.nat

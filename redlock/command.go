@@ -23,9 +23,8 @@ type command struct {
 	// token, so running it twice is running it once. A connection reset
 	// that drops it sends it again after the reconnect (see
 	// op.replayUntil), and a NOSCRIPT answer to its EVALSHA is answered
-	// by the connection with the EVAL form, also when it comes after the
-	// decision, when nobody reads it (see conn.Request.ReplayUntil): the
-	// op needs no EVAL form of its own.
+	// by the connection with the EVAL form also when it comes after the
+	// decision, when nobody reads it (see conn.Request.ReplayUntil).
 	release bool
 	// fenceKey: the fencing counter's key follows the lock's keys. Over a
 	// Redis Cluster the command's script is then vouched, the cluster
@@ -160,16 +159,15 @@ func releaseCommand(multi, wake bool) *command {
 	}
 }
 
-// encode makes cmd the op's command and writes it (and, for an EVALSHA
-// other than a release's, its EVAL form for NOSCRIPT, and its native
-// forms, see encodeNatives): for
+// encode makes cmd the op's command and writes it (and its native forms,
+// see encodeNatives; a master that lost the script, NOSCRIPT, gets its
+// EVAL form from the connection, see conn.Options.Scripts): for
 // key alone when keys is nil, else for the lock on keys (sorted,
 // deduplicated, see LockMulti), with tok, and arg, arg2 and proposal where
 // cmd takes them.
 func (o *op) encode(cmd *command, key string, keys []string, tok *token, arg, arg2, proposal []byte) {
 	o.command = cmd
 	o.cmd.reset()
-	o.alt.reset()
 	if !cmd.arg {
 		arg = nil
 	}
@@ -202,10 +200,7 @@ func (o *op) encode(cmd *command, key string, keys []string, tok *token, arg, ar
 		o.cmd.b = resp.AppendBulkString(o.cmd.b, "PX")
 		o.cmd.b = resp.AppendBulk(o.cmd.b, arg)
 	default:
-		o.cmd.script(o.c, "EVALSHA", script.SHA, key, keys, tail, tok, arg, arg2, proposal)
-		if !cmd.release {
-			o.alt.script(o.c, "EVAL", script.Source, key, keys, tail, tok, arg, arg2, proposal)
-		}
+		o.cmd.script(o.c, script.SHA, key, keys, tail, tok, arg, arg2, proposal)
 	}
 }
 
@@ -221,17 +216,15 @@ func (o *op) encodeHandover(key string, old, next *token, ttl time.Duration) {
 	o.command = &cmdHandover
 	num := o.ttlArg(ttl)
 	o.cmd.reset()
-	o.alt.reset()
-	o.cmd.handover(o.c, "EVALSHA", scripts.Handover.SHA, key, old, next, num)
-	o.alt.handover(o.c, "EVAL", scripts.Handover.Source, key, old, next, num)
+	o.cmd.handover(o.c, key, old, next, num)
 }
 
-// handover appends "EVAL[SHA] script 1 key old next ttl".
-func (w *wire) handover(c *Client, verb, script, key string, old, next *token, ttl []byte) {
+// handover appends "EVALSHA <scripts.Handover> 1 key old next ttl".
+func (w *wire) handover(c *Client, key string, old, next *token, ttl []byte) {
 	w.at(c, key)
 	w.b = resp.AppendArrayHeader(w.b, 7)
-	w.b = resp.AppendBulkString(w.b, verb)
-	w.b = resp.AppendBulkString(w.b, script)
+	w.b = resp.AppendBulkString(w.b, "EVALSHA")
+	w.b = resp.AppendBulkString(w.b, scripts.Handover.SHA)
 	w.b = resp.AppendBulkString(w.b, "1")
 	w.key(c, key)
 	w.b = resp.AppendBulk(w.b, old[:])
@@ -239,10 +232,10 @@ func (w *wire) handover(c *Client, verb, script, key string, old, next *token, t
 	w.b = resp.AppendBulk(w.b, ttl)
 }
 
-// script appends "EVAL[SHA] script numkeys key... token [arg] [arg2]
+// script appends "EVALSHA sha numkeys key... token [arg] [arg2]
 // [proposal]": the keys are keys, or key alone when keys is nil, then
 // tail's; each of arg, arg2 and proposal when not nil.
-func (w *wire) script(c *Client, verb, script, key string, keys []string, tail []string, tok *token, arg, arg2, proposal []byte) {
+func (w *wire) script(c *Client, sha, key string, keys []string, tail []string, tok *token, arg, arg2, proposal []byte) {
 	nkeys := max(1, len(keys)) + len(tail)
 	n := 4 + nkeys
 	for _, a := range [...][]byte{arg, arg2, proposal} {
@@ -256,8 +249,8 @@ func (w *wire) script(c *Client, verb, script, key string, keys []string, tail [
 		w.at(c, key)
 	}
 	w.b = resp.AppendArrayHeader(w.b, n)
-	w.b = resp.AppendBulkString(w.b, verb)
-	w.b = resp.AppendBulkString(w.b, script)
+	w.b = resp.AppendBulkString(w.b, "EVALSHA")
+	w.b = resp.AppendBulkString(w.b, sha)
 	w.b = resp.AppendBulkInt(w.b, int64(nkeys))
 	if keys == nil {
 		w.key(c, key)

@@ -11,10 +11,11 @@ import (
 // fanout sends a command to the masters at once and returns their answers
 // as they come, within a deadline: the one way redlock talks to all its
 // masters (a lock burst, a renewal batch, Inspect, the fence repair). On
-// top of a conn.Batch of the masters' Group it keeps the round's deadline,
-// answers a NOSCRIPT (a master that lost its script cache, as after a
-// restart) by sending the script's EVAL form once, and claims the
-// masters' connections for a burst that may read its replies itself.
+// top of a conn.Batch of the masters' Group it keeps the round's deadline
+// and claims the masters' connections for a burst that may read its
+// replies itself. (A master that lost its script cache, as after a
+// restart, answers an EVALSHA with NOSCRIPT: the connection sends the
+// EVAL form itself, see conn.Options.Scripts.)
 //
 // A fanout is for one goroutine at a time; its owner (an op, the renewer,
 // or one call) makes it with newFanout and, unless pooled with its owner,
@@ -24,8 +25,6 @@ type fanout struct {
 	b        *conn.Batch
 	deadline time.Time
 	start    time.Time    // when the first command left
-	alt      *wire        // the EVAL form of an EVALSHA command; nil or empty when there is none
-	evaled   []bool       // per slot: the NOSCRIPT retry was sent
 	asked    []bool       // per slot: the ASK retry was sent (see askAgain)
 	sentTo   []*conn.Conn // per slot: the connection its request went to
 	scratch  []byte       // a master's command, for a cluster Client (see wire)
@@ -49,22 +48,18 @@ const (
 // more than one request goes to a master (slot s then goes to the master
 // the caller names in sendTo).
 func newFanout(c *Client, slots int) fanout {
-	return fanout{c: c, b: c.group.NewBatch(slots), evaled: make([]bool, slots), asked: make([]bool, slots), sentTo: make([]*conn.Conn, slots), form: make([]uint8, slots)}
+	return fanout{c: c, b: c.group.NewBatch(slots), asked: make([]bool, slots), sentTo: make([]*conn.Conn, slots), form: make([]uint8, slots)}
 }
 
 // begin starts a round that lasts timeout: with claim, the masters'
 // connections are claimed if they are free (see conn.Batch.Claim); a
 // round's sends must then go to the Group's connections only (see
-// Client.claimable). alt is
-// the EVAL form of the round's command when that is an EVALSHA (see next),
-// else empty. check, when not nil, vets each reply's shape before it is
-// handed out (see replycheck.go).
-func (f *fanout) begin(timeout time.Duration, alt *wire, claim bool, check func([]resp.Value) bool) {
-	f.alt = alt
+// Client.claimable). check, when not nil, vets each reply's shape before
+// it is handed out (see replycheck.go).
+func (f *fanout) begin(timeout time.Duration, claim bool, check func([]resp.Value) bool) {
 	f.b.Check = check
 	f.check = check
 	f.nat = nil
-	clear(f.evaled)
 	clear(f.asked)
 	clear(f.form)
 	if claim {
@@ -108,10 +103,7 @@ func (f *fanout) sendTo(slot, i int, cmd *wire) {
 func (f *fanout) pending() int { return f.b.Pending() }
 
 // next waits for the next answer (fanReply), until the deadline
-// (fanTimeout) or done (fanDone). A NOSCRIPT answer to the round's EVALSHA
-// is not returned: the slot is sent the EVAL form instead, once, within the
-// same deadline. Slot s's request must go to master s for that retry (true
-// of every fanout with an alt form).
+// (fanTimeout) or done (fanDone).
 func (f *fanout) next(done <-chan struct{}) (*conn.Request, int) {
 	return f.nextOf(1, done)
 }
@@ -135,11 +127,6 @@ func (f *fanout) nextOf(n int, done <-chan struct{}) (*conn.Request, int) {
 			// The master's server does not run the native form (its
 			// check has turned that form off): the script instead.
 			f.sendTo(i, i, f.nat.base)
-			continue
-		}
-		if i := r.Tag; f.alt != nil && len(f.alt.b) > 0 && !f.evaled[i] && noScript(r) {
-			f.evaled[i] = true
-			f.sendTo(i, i, f.alt)
 			continue
 		}
 		if i := r.Tag; f.c.cluster != nil && !f.asked[i] && !noAsking && f.askAgain(r) {
@@ -212,12 +199,6 @@ var noAsking bool
 
 // askingCmd is ASKING, encoded.
 var askingCmd = resp.AppendCommand(nil, "ASKING")
-
-// noScript reports whether a completed request was answered -NOSCRIPT.
-func noScript(r *conn.Request) bool {
-	vals := r.Reply()
-	return r.Err() == nil && len(vals) > 0 && vals[0].IsError() && string(vals[0].ErrorPrefix()) == "NOSCRIPT"
-}
 
 // movedOrDown reports whether an answer says that a cluster copy's server
 // does not serve it (any more): a connection error, or MOVED, ASK,

@@ -626,7 +626,7 @@ func (c *Client) eachMaster(ctx context.Context, p int, timeout time.Duration, e
 func (c *Client) eachMasterOf(ctx context.Context, p int, timeout time.Duration, idx []int, enc func(i int, w *wire), fn func(i int, vals []resp.Value)) {
 	f := newFanout(c, len(c.masters))
 	defer f.release()
-	f.begin(timeout, nil, false, nil)
+	f.begin(timeout, false, nil)
 	var cmd wire
 	for _, i := range idx {
 		cmd.reset()

@@ -67,7 +67,7 @@ func (c *Client) inspect(ctx context.Context, name string, keys []string, tok *t
 	// Slot 2s asks GET and slot 2s+1 PTTL for state s: key s/n on master s%n.
 	f := newFanout(c, 2*len(out))
 	defer f.release()
-	f.begin(c.cfg.MasterTimeout, nil, false, nil)
+	f.begin(c.cfg.MasterTimeout, false, nil)
 	var cmd wire
 	for k, key := range keys {
 		for i := range c.masters {

@@ -76,7 +76,6 @@ type renewer struct {
 	// Owned by the goroutine.
 	batch    []*renewal
 	cmd      wire
-	alt      wire
 	fan      fanout
 	timer    *time.Timer // until the next renewal is due
 	outcomes []Outcome   // per master: its answer to this batch, for Hooks.Master
@@ -361,42 +360,37 @@ func (e *renewal) batchKeys() []string {
 // batchKeyCount is how many keys e's entry in a batch sends.
 func (e *renewal) batchKeyCount() int { return max(1, len(e.batchKeys())) }
 
-// encode writes the batch's EVALSHA (and its EVAL fallback) of its
-// command's batch script: per value, its keys (from the command's
-// batchFrom on), then the number of values and, per value, its token, its
-// TTL and its third argument (its heldOp's arg2, else the number of its
-// keys). r.mu is held: the values' keys are theirs until unregistered.
+// encode writes the batch's EVALSHA of its command's batch script: per
+// value, its keys (from the command's batchFrom on), then the number of
+// values and, per value, its token, its TTL and its third argument (its
+// heldOp's arg2, else the number of its keys). r.mu is held: the values'
+// keys are theirs until unregistered.
 func (r *renewer) encode(keys int) {
 	first := r.batch[0]
-	script := first.h.cmd.batch
-	for _, w := range [2]struct {
-		w            *wire
-		verb, script string
-	}{{&r.cmd, "EVALSHA", script.SHA}, {&r.alt, "EVAL", script.Source}} {
-		w.w.reset()
-		w.w.at(r.c, first.h.placed())
-		w.w.b = resp.AppendArrayHeader(w.w.b, 3+keys+1+3*len(r.batch))
-		w.w.b = resp.AppendBulkString(w.w.b, w.verb)
-		w.w.b = resp.AppendBulkString(w.w.b, w.script)
-		w.w.b = resp.AppendBulkInt(w.w.b, int64(keys))
-		for _, e := range r.batch {
-			ks := e.batchKeys()
-			if ks == nil {
-				w.w.key(r.c, e.h.key)
-			}
-			for _, k := range ks {
-				w.w.key(r.c, k)
-			}
+	w := &r.cmd
+	w.reset()
+	w.at(r.c, first.h.placed())
+	w.b = resp.AppendArrayHeader(w.b, 3+keys+1+3*len(r.batch))
+	w.b = resp.AppendBulkString(w.b, "EVALSHA")
+	w.b = resp.AppendBulkString(w.b, first.h.cmd.batch.SHA)
+	w.b = resp.AppendBulkInt(w.b, int64(keys))
+	for _, e := range r.batch {
+		ks := e.batchKeys()
+		if ks == nil {
+			w.key(r.c, e.h.key)
 		}
-		w.w.b = resp.AppendBulkInt(w.w.b, int64(len(r.batch)))
-		for _, e := range r.batch {
-			w.w.b = resp.AppendBulk(w.w.b, e.v.tok[:])
-			w.w.b = resp.AppendBulkInt(w.w.b, e.ttl.Milliseconds())
-			if e.h.arg2 != nil {
-				w.w.b = resp.AppendBulk(w.w.b, e.h.arg2)
-			} else {
-				w.w.b = resp.AppendBulkInt(w.w.b, int64(e.batchKeyCount()))
-			}
+		for _, k := range ks {
+			w.key(r.c, k)
+		}
+	}
+	w.b = resp.AppendBulkInt(w.b, int64(len(r.batch)))
+	for _, e := range r.batch {
+		w.b = resp.AppendBulk(w.b, e.v.tok[:])
+		w.b = resp.AppendBulkInt(w.b, e.ttl.Milliseconds())
+		if e.h.arg2 != nil {
+			w.b = resp.AppendBulk(w.b, e.h.arg2)
+		} else {
+			w.b = resp.AppendBulkInt(w.b, int64(e.batchKeyCount()))
 		}
 	}
 }
@@ -408,7 +402,7 @@ func (r *renewer) encode(keys int) {
 func (r *renewer) send(deadline time.Time) time.Time {
 	c := r.c
 	clear(r.outcomes)
-	r.fan.begin(max(0, min(c.patience(r.cmd.place), time.Until(deadline))), &r.alt, false, fitsVotes)
+	r.fan.begin(max(0, min(c.patience(r.cmd.place), time.Until(deadline))), false, fitsVotes)
 	r.fan.sendAll(&r.cmd)
 	for r.fan.pending() > 0 {
 		req, ev := r.fan.next(r.stop)
