@@ -122,12 +122,13 @@ var (
 	// SHA-1 of the key's value) and the key's PTTL, the waiters' TTL then
 	// becoming that PTTL plus ARGV[2] (the name is read only for a free
 	// key: a taken one's is left to expire, or to the next release); or,
-	// for a free
-	// key named for another Client, the same digits of that Client's id
-	// and how long the name lasts, the waiters' TTL then ARGV[2]. It
-	// touches the waiters and the name with redis.pcall: an ACL that
-	// forbids those commands costs only the waking of one Client per
-	// release.
+	// for a free key named for another Client, the same digits of that
+	// Client's id and how long the name lasts, the waiters' TTL then
+	// ARGV[2]. A key that holds a semaphore's record fails with
+	// WRONGKIND. It touches the waiters, and reads the name, with
+	// redis.pcall: an ACL that forbids those commands costs only the
+	// waking of one Client per release (deleting the name of a key it
+	// takes uses redis.call).
 	LockWait = load("lock_wait")
 )
 
@@ -138,11 +139,13 @@ var (
 	// LockMulti sets every key to the token ARGV[1] with a TTL of ARGV[2]
 	// milliseconds and returns 1, only if none of them exists; else it
 	// returns the first existing key's holder id and PTTL, as LockWait
-	// does, and changes nothing.
+	// does, and changes nothing (a key that holds a semaphore's record
+	// fails with WRONGKIND).
 	LockMulti = load("lock_multi")
-	// ReleaseMulti deletes every key that holds the token ARGV[1], waking
-	// each one's waiters as Release does. It returns 1 if every key held
-	// it, else 0.
+	// ReleaseMulti deletes every key that holds the token ARGV[1] and
+	// publishes the release's id on each deleted key's channel (as
+	// Release does when no Client waits; it names no waiter). It returns
+	// 1 if every key held it, else 0.
 	ReleaseMulti = load("release_multi")
 	// ReleaseMultiQuiet is ReleaseMulti without the wake-up (see
 	// ReleaseQuiet).
@@ -186,7 +189,8 @@ var (
 	// milliseconds and, if there is a counter, raises it to the proposed
 	// token ARGV[3] when that is larger (never lowering it) and returns
 	// {1, counter}, the counter as it was before; with no counter it
-	// returns {1} and writes none.
+	// returns {1} and writes none. A key that holds a semaphore's record
+	// fails with WRONGKIND.
 	FenceLock = load("fence_lock")
 	// FenceWrite is a fenced Lock's second round. It returns 0 if one of
 	// KEYS but the last does not hold the token ARGV[1]; else 2 if there is
@@ -335,17 +339,19 @@ var (
 	// writer's key to the token with the TTL, deletes the intent and
 	// returns 1. Fenced, it takes a fourth key, the fencing counter's, and
 	// a fourth argument, the proposed token, and then answers as FenceLock
-	// does once it set the writer's key.
+	// does once it set the writer's key. A writer's key that holds a
+	// semaphore's record fails with WRONGKIND.
 	RWLock = load("rw_lock")
 	// RWRLock is a reader's attempt: ARGV the token and the TTL in
 	// milliseconds. If the writer's key exists it returns its holder's id
 	// and PTTL; else if the intent exists, {"0000000000000000", the
 	// intent's PTTL}. Else it drops expired readers, adds the token with
 	// the master's time plus the TTL as its score, makes the readers'
-	// key's TTL at least the TTL and returns 1.
+	// key's TTL at least the TTL and returns 1. A writer's key that holds
+	// a semaphore's record fails with WRONGKIND.
 	RWRLock = load("rw_rlock")
 	// RWRExtend extends a reader: ARGV the token and the TTL in
-	// milliseconds. If the token is a reader that has not expired, it
+	// milliseconds; KEYS[1], the writer's key, is not read. If the token is a reader that has not expired, it
 	// moves its expiry to the master's time plus the TTL, makes the
 	// readers' key's TTL at least that long and returns 1; else 0.
 	RWRExtend = load("rw_rextend")
@@ -372,7 +378,8 @@ var (
 // deleted with it.
 var (
 	// ElectAnnounce writes the record of the leader that holds KEYS[1]:
-	// ARGV the token and the record. If KEYS[1] holds the token, it sets
+	// ARGV the token and the record. If KEYS[1] holds the token with
+	// time left (a PTTL above 0), it sets
 	// KEYS[2] to the record with KEYS[1]'s PTTL, publishes
 	// "leader-announced" (not a release's id: those are hex digits) on the
 	// shard channel "volley:released:" followed by KEYS[1], and returns 1;
