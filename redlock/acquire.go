@@ -63,6 +63,7 @@ type taken struct {
 	until  time.Time
 	fence  uint64
 	passes int
+	run    int64 // a hand-over's run of holds (see turns.go); 0 from the masters
 }
 
 // acquire takes k for ttl: attempts until one succeeds, tries have failed,
@@ -93,6 +94,9 @@ func (c *Client) acquire(ctx context.Context, o *op, k kind, ttl time.Duration, 
 	}()
 	if err := r.queue(o); err != nil {
 		return taken{}, err
+	}
+	if o.yield && r.w == nil && r.traits.exclusive && tries > 1 {
+		r.join() // behind the waiter this Client's release woke (see turns.go)
 	}
 	for ; ; attempt++ {
 		r.begin()

@@ -20,6 +20,7 @@ const (
 	answerFenceWrite                     // 1, 0 not ours, 2 no counter
 	answerPermit                         // the attempt's token; the free permits' indexes when taken
 	answerFencePermit                    // {token, counter} or {token, ""}; the free permits' indexes when taken
+	answerRelease                        // 1 yes; 2 yes, a waiter woken; 3 yes, waiters left asleep; 0 no
 )
 
 // answers holds, for each shape, the check its replies must pass on the
@@ -38,6 +39,7 @@ var answers = [...]struct {
 	answerFenceWrite:  {fitsInteger, readFenceWrite},
 	answerPermit:      {fitsPermit, readPermit},
 	answerFencePermit: {fitsFencePermit, readFencePermit},
+	answerRelease:     {fitsInteger, readRelease},
 }
 
 // classify reads a completed request's answer, as the shape of what the
@@ -96,6 +98,26 @@ func readVote(_ *op, _ int, vals []resp.Value) (Outcome, error) {
 	if v := &vals[0]; v.Type == resp.TypeInteger {
 		switch v.Int {
 		case 1:
+			return OutcomeOK, nil
+		case 0:
+			return OutcomeTaken, nil
+		}
+	}
+	return OutcomeServerError, errUnexpectedReply
+}
+
+// readRelease: a release's vote, and with a turn's cutoff what it did to
+// the waiters (noted in the op, see Lock.Unlock and turns.go).
+func readRelease(o *op, _ int, vals []resp.Value) (Outcome, error) {
+	if v := &vals[0]; v.Type == resp.TypeInteger {
+		switch v.Int {
+		case 1:
+			return OutcomeOK, nil
+		case 2:
+			o.woke++
+			return OutcomeOK, nil
+		case 3:
+			o.asleep++
 			return OutcomeOK, nil
 		case 0:
 			return OutcomeTaken, nil

@@ -38,6 +38,12 @@ type op struct {
 	num   []byte      // scratch for formatting the TTL
 	who   []byte      // scratch for the enrolment of a waiting attempt (see waiters.go)
 	since int64       // when the waiting call joined the room, unix ms: its place among the key's waiters
+	// yield: the Lock waits from its first attempt, behind the waiter its
+	// Client's last release of the key woke (see turns.go).
+	yield bool
+	// woke, asleep count the masters whose release (with a turn's cutoff)
+	// woke the longest waiter, or left the waiters asleep (see readRelease).
+	woke, asleep int
 }
 
 func (c *Client) newOp() *op {

@@ -23,6 +23,7 @@ type Client struct {
 	quorum  int
 
 	ops    sync.Pool   // *op: per-operation state, reused
+	turns  turns       // how the keys pass between this Client and others (see turns.go)
 	group  *conn.Group // the masters' connections, for fan-outs (see fanout)
 	tagLen int         // the length of every copy's tag: >0 for a Redis Cluster's copies (see wire)
 	// waiterID names this Client among a key's waiters (see waiters.go).
@@ -276,6 +277,7 @@ func (c *Client) Close() error {
 		c.locate.close()
 	}
 	c.room.close()
+	c.turns.close()
 	c.fence.close()
 	c.closeMasters()
 	c.group.Close() // after the masters: a burst under way fails at once, and lets go

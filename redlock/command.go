@@ -80,8 +80,9 @@ var (
 	cmdFenceWrite    = command{script: &scripts.FenceWrite, fenceKey: true, vouched: &scripts.FenceWriteVouched, arg: true, guarded: true, answer: answerFenceWrite}
 	cmdExtend        = command{script: &scripts.Extend, arg: true, guarded: true, answer: answerVote, batch: &scripts.ExtendBatch, natives: extendNatives, restore: restoreAll}
 	cmdExtendMulti   = command{script: &scripts.ExtendMulti, arg: true, guarded: true, answer: answerVote, batch: &scripts.ExtendBatch, restore: restoreAll}
-	cmdHandover      = command{script: &scripts.Handover, guarded: true, answer: answerVote} // encoded by encodeHandover
-	cmdRelease       = command{script: &scripts.Release, release: true, answer: answerVote, natives: releaseNatives, wake: true}
+	cmdHandover      = command{script: &scripts.Handover, guarded: true, answer: answerVote}                                                   // encoded by encodeHandover
+	cmdRelease       = command{script: &scripts.Release, release: true, arg: true, answer: answerRelease, natives: releaseNatives, wake: true} // arg: a turn's cutoff, or none
+	cmdWake          = command{script: &scripts.Wake, answer: answerVote}
 	cmdReleaseMulti  = command{script: &scripts.ReleaseMulti, release: true, answer: answerVote}
 	cmdReleaseQuiet  = command{script: &scripts.ReleaseQuiet, release: true, answer: answerVote, natives: releaseNatives}
 	cmdReleaseMultiQ = command{script: &scripts.ReleaseMultiQuiet, release: true, answer: answerVote}
@@ -113,7 +114,7 @@ var (
 var commands = [...]*command{
 	&cmdSet, &cmdLockWait, &cmdLockMulti, &cmdFenceLock, &cmdFenceWrite,
 	&cmdExtend, &cmdExtendMulti, &cmdHandover,
-	&cmdRelease, &cmdReleaseMulti, &cmdReleaseQuiet, &cmdReleaseMultiQ,
+	&cmdRelease, &cmdReleaseMulti, &cmdReleaseQuiet, &cmdReleaseMultiQ, &cmdWake,
 	&cmdSemAcquire, &cmdSemAcquireFenced, &cmdSemExtend, &cmdSemRelease,
 	&cmdRWLock, &cmdRWLockFenced, &cmdRWRLock, &cmdRWRExtend, &cmdRWRUnlock,
 	&cmdElectAnnounce, &cmdElectExtend, &cmdElectRelease,

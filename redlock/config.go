@@ -53,6 +53,18 @@ type Config struct {
 	// hand-overs off.
 	LocalHandoffs int
 
+	// HandOffAfter is how long a Lock of another Client waits, at most,
+	// for a key that this Client keeps taking back right after releasing
+	// it, before a release hands the key to it (see "Many processes on one
+	// key" in the package documentation). Until then a release wakes no
+	// waiter of another Client, and this Client's next Lock takes the key
+	// back: a fleet runs at the speed of one looping process instead of
+	// waking a process that would lose the key to it. Lower: waits end
+	// sooner but the key changes processes more often, which costs a
+	// fleet's throughput. Default 500ms; a negative value turns it off:
+	// every release wakes the longest waiter at once.
+	HandOffAfter time.Duration
+
 	// DriftFactor is the share of the TTL allowed for clock drift between
 	// client and masters; the validity is ttl - elapsed - (ttl*DriftFactor
 	// + 2ms). Default 0.01.
@@ -233,6 +245,7 @@ func (c Config) defaults() (Config, error) {
 	c.ExtendFraction = cmp.Or(c.ExtendFraction, 1.0/3)
 	c.MaxExtensions = cmp.Or(c.MaxExtensions, 1000)
 	c.LocalHandoffs = cmp.Or(c.LocalHandoffs, 3)
+	c.HandOffAfter = cmp.Or(c.HandOffAfter, 500*time.Millisecond)
 	switch {
 	case c.Tries < 0:
 		return c, fmt.Errorf("redlock: Config.Tries %d is negative", c.Tries)

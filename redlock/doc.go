@@ -131,6 +131,25 @@
 // When waiters of several processes split the votes, they agree on one to
 // try again at once; the others back off.
 //
+// # Many processes on one key
+//
+// Waking another process and its attempt take a millisecond or more (10-15
+// ms among 64 processes on two cores), and a process that releases a key
+// in a loop would take it back first: its waiter would have been woken for
+// nothing. So a Client that takes a key back right after releasing it
+// keeps its turn: the release of a one-key Lock wakes no waiter of another
+// Client until the longest has waited Config.HandOffAfter (default 500ms),
+// and then, once this Client has held the key for 8 ms since its turn
+// began, the release wakes it and this Client's next Lock of the key waits
+// behind it instead of taking the key back. A release
+// that woke nobody wakes the longest waiter a millisecond later when its
+// Client did not come back for the key. So a fleet runs at about the
+// speed of one process looping on the key (the README's fleet figures)
+// while no waiter waits much longer than HandOffAfter plus 8 ms and a
+// hand-off for each process whose turn came first. A negative
+// HandOffAfter wakes the longest waiter at every release.
+// Native releases (DELIFEQ) do not take part (see DisableNativeCommands).
+//
 // Every wait is bounded by a random draw in [RetryDelay/2, RetryDelay]
 // (Config.RetryDelay, Config.RetryDelayFunc) and by the holder's key's
 // expiry, so a lost message, a dropped pub/sub connection (it reconnects)

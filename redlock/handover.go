@@ -16,7 +16,7 @@ func (l *Lock) handOver() bool {
 	if l.keys != nil || c.cfg.Fencing || l.passes >= c.cfg.LocalHandoffs || !time.Now().Before(l.until) {
 		return false
 	}
-	if !c.room.give(l.key, handover{tok: l.tok, until: l.until, passes: l.passes + 1}) {
+	if !c.room.give(l.key, handover{tok: l.tok, until: l.until, passes: l.passes + 1, run: l.run}) {
 		return false
 	}
 	l.until = time.Time{}
@@ -36,7 +36,7 @@ func (c *Client) takeHandover(key string, ttl time.Duration, g handover, o *op, 
 	o.encodeHandover(key, &g.tok, &o.tok, ttl)
 	br := o.run(done)
 	o.report(OpLock)
-	got := taken{until: c.validUntil(br.start, ttl), passes: g.passes}
+	got := taken{until: c.validUntil(br.start, ttl), passes: g.passes, run: g.run}
 	if c.granted(&br, got.until) && time.Now().Before(g.until) {
 		c.event(EventAcquired, key)
 		return got, true
@@ -66,6 +66,7 @@ type handover struct {
 	tok    token
 	until  time.Time
 	passes int
+	run    int64 // the run of holds it continues (see turns.go)
 }
 
 // give hands the lock g on key to the longest waiting Lock of that key

@@ -19,6 +19,9 @@ type Lock struct {
 	// passes is how many hand-overs in a row (see Unlock) led to this
 	// lock since it was last taken on the masters.
 	passes int
+	// run is when this Client's run of holds of the key began, unix ns
+	// (see turns.go).
+	run int64
 }
 
 // Key returns the locked key; for a lock on several keys (LockMulti), the
@@ -128,19 +131,24 @@ func (c *Client) lock(ctx context.Context, key string, keys *keySet, ttl time.Du
 	o := c.getOp()
 	defer c.putOp(o)
 	o.lk = k
+	o.yield = keys == nil && c.turns.begin(key)
 	got, err := c.acquire(ctx, o, &o.lk, ttl, tries)
+	o.yield = false
 	if err != nil {
 		if keys != nil {
 			keys.release()
 		}
 		return Lock{}, err
 	}
+	if keys == nil && got.run == 0 {
+		got.run = c.turns.taken(key)
+	}
 	return c.held(o, got, key, keys, ttl), nil
 }
 
 // held is the Lock on key (or keys) that an acquire call with o took.
 func (c *Client) held(o *op, got taken, key string, keys *keySet, ttl time.Duration) Lock {
-	l := Lock{c: c, key: key, keys: keys, hold: hold{tok: o.tok, ttl: ttl, until: got.until}, fence: got.fence, passes: got.passes}
+	l := Lock{c: c, key: key, keys: keys, hold: hold{tok: o.tok, ttl: ttl, until: got.until}, fence: got.fence, passes: got.passes, run: got.run}
 	if c.cfg.Hooks.Held != nil {
 		l.since = time.Now()
 	}
@@ -402,8 +410,16 @@ func (l *Lock) Unlock(ctx context.Context) (err error) {
 		l.ended()
 		return nil
 	}
-	o.encode(releaseCommand(l.keyList() != nil, true), l.key, l.keyList(), &l.tok, nil, nil, nil)
+	var cutoff []byte
+	if l.keys == nil {
+		cutoff = o.turnCutoff(l.run)
+	}
+	o.encode(releaseCommand(l.keyList() != nil, true), l.key, l.keyList(), &l.tok, cutoff, nil, nil)
+	o.woke, o.asleep = 0, 0
 	br := o.run(done)
+	if cutoff != nil {
+		c.turns.released(c, l.key, &l.tok, l.run, o.woke, o.asleep)
+	}
 	o.report(OpUnlock)
 	l.until = time.Time{}
 	defer l.releaseKeys()

@@ -48,7 +48,9 @@ func attemptsAfterFleetRelease(t *testing.T, enrolled bool) int {
 	// A native release (DELIFEQ, DELEX IFEQ) cannot tell one Client: it
 	// publishes on the key's channel, which wakes a waiter in every Client
 	// (see Config.DisableNativeCommands). The queue is the script's.
-	holder := client(t, servers, Config{DisableNativeCommands: true})
+	// HandOffAfter -1: the release wakes the longest waiter itself, not
+	// through a later wake (see turns.go, TestLoopingClientKeepsItsTurn).
+	holder := client(t, servers, Config{DisableNativeCommands: true, HandOffAfter: -1})
 	l, err := holder.TryLock(bg, "fleet", 10*time.Second)
 	require.NoError(t, err)
 

@@ -546,6 +546,7 @@ func unsubscribeAllShape(resp3 bool, kind string, channels ...string) func(t *te
 // published on the wrong one shows too.
 func diffPubSubScript() []step {
 	rel, relM := scripts.Release.Source, scripts.ReleaseMulti.Source
+	wake := scripts.Wake.Source
 	wait, lockM := scripts.LockWait.Source, scripts.LockMulti.Source
 	relSHA, relMSHA, waitSHA := sha1Hex([]byte(rel)), sha1Hex([]byte(relM)), sha1Hex([]byte(wait))
 	return []step{
@@ -752,6 +753,44 @@ func diffPubSubScript() []step {
 		cmd("EVAL", wait, "1", "lock", "x", "30000", "4:fourth"),
 		cmd("EXISTS", "lock:volley:waiters"),
 		cmd("DEL", "lock"),
+
+		// turns: Release with a cutoff answers 1 with no waiter, 3 (waking
+		// nobody) while the longest waiter joined after the cutoff, 2 when
+		// it woke one; Wake wakes a waiter of a free key only
+		on(2, 2, "SSUBSCRIBE", "volley:released:lock:a", "volley:released:lock:b"),
+		cmd("SET", "lock", "tok", "PX", "30000"),
+		cmd("EVAL", rel, "1", "lock", "tok", "100"),
+		recv(2, 1),
+		cmd("SET", "lock", "tok", "PX", "30000"),
+		shaped(holderShape("tok", 29000, 30000), "EVAL", wait, "1", "lock", "x", "30000", "50:a"),
+		shaped(holderShape("tok", 29000, 30000), "EVAL", wait, "1", "lock", "x", "30000", "60:b"),
+		cmd("EVAL", rel, "1", "lock", "tok", "49"),
+		cmd("ZCARD", "lock:volley:waiters"),
+		cmd("EXISTS", "lock", "lock:volley:named"),
+		cmd("EVAL", wait, "1", "lock", "y", "30000", "60:b"),
+		cmd("EVAL", rel, "1", "lock", "y", "50"),
+		recv(2, 1),
+		cmd("GET", "lock:volley:named"),
+		cmd("ZCARD", "lock:volley:waiters"),
+		cmd("EVAL", wait, "1", "lock", "x", "30000", "50:a"),
+		cmd("EVAL", rel, "1", "lock", "x", "nan"), // no waiter: the cutoff is not read
+		recv(2, 1),
+		cmd("EVAL", rel, "1", "lock", "x", "x"),
+		cmd("EXISTS", "lock"),
+		cmd("EVAL", wake, "1", "lock", "tok"),
+		recv(2, 1),
+		cmd("SET", "lock", "tok", "PX", "30000"),
+		cmd("EVAL", wake, "1", "lock", "tok"),
+		shaped(holderShape("tok", 29000, 30000), "EVAL", wait, "1", "lock", "x", "30000", "70:a"),
+		cmd("DEL", "lock"),
+		cmd("EVAL", wake, "1", "lock", "tok"),
+		recv(2, 1),
+		cmd("GET", "lock:volley:named"),
+		cmd("EXISTS", "lock:volley:waiters"),
+		cmd("DEL", "lock:volley:named"),
+		cmd("EVAL", wake, "1", "lock", "tok"),
+		recv(2, 1),
+		on(2, 2, "SUNSUBSCRIBE", "volley:released:lock:a", "volley:released:lock:b"),
 		on(2, 1, "PING"),
 		on(1, 1, "PING"),
 
@@ -1391,6 +1430,7 @@ var scriptCalls = []struct {
 	{name: "release_multi", args: []string{"2", "m1", "m2", "tok"}},
 	{name: "release_multi_quiet", args: []string{"2", "n1", "n2", "tok"}},
 	{name: "lock_wait", args: []string{"1", "w", "tok", "30000"}},
+	{name: "wake", args: []string{"1", "r", "tok"}},
 	{name: "lock_multi", args: []string{"2", "l1", "l2", "tok", "30000"}},
 	{name: "extend", args: []string{"1", "w", "tok", "60000"}},
 	{name: "extend_multi", args: []string{"2", "l1", "l2", "tok", "60000"}},

@@ -235,6 +235,7 @@ func (s *Server) scriptPttlLocked(db int, key []byte, now int64) int64 {
 const (
 	errLuaArith       = "ERR user_script:1: attempt to perform arithmetic on a nil value"
 	errLuaArithString = "ERR user_script:1: attempt to perform arithmetic on a string value"
+	errLuaCompareNil  = "ERR user_script:1: attempt to compare number with nil"
 	errLuaConcatField = "ERR user_script:1: attempt to concatenate field '?' (a nil value)"
 	errScriptArity    = "ERR Wrong number of args calling Redis command from script"
 )

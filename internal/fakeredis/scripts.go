@@ -28,6 +28,7 @@ const (
 	scriptExtend
 	scriptHandover
 	scriptLockWait
+	scriptWake
 	scriptLockMulti
 	scriptReleaseMulti
 	scriptReleaseMultiQuiet
@@ -75,6 +76,7 @@ var scriptTable = []struct {
 	run    scriptRunner
 }{
 	{scripts.Release, scriptRelease, runTokenScript(releaseAct(true))},
+	{scripts.Wake, scriptWake, func(c *client, sha string, keys, argv [][]byte) { c.wakeLocked(sha, keys, argv) }},
 	{scripts.ReleaseQuiet, scriptReleaseQuiet, runTokenScript(releaseAct(false))},
 	{scripts.Extend, scriptExtend, runTokenScript(extendAct)},
 	{scripts.Handover, scriptHandover, runTokenScript(handoverAct)},
@@ -333,18 +335,73 @@ func runTokenScript(act tokenAct) scriptRunner {
 // scripts.NamedMs (see namedKey) and publishes the release on its
 // channel. As the script's redis.pcall, a waiters'
 // key of another type names nobody.
+//
+// With an ARGV[2] (scripts.Release's cutoff), the longest waiter is looked
+// at first (ZRANGE 0 0 WITHSCORES): one whose score is greater than the
+// cutoff is left asleep and the answer is 3; one that is woken makes it 2.
 func releaseAct(wake bool) tokenAct {
-	return func(c *client, _ string, keys, argv [][]byte, now int64) {
+	return func(c *client, sha string, keys, argv [][]byte, now int64) {
 		delete(c.s.dbs[c.db], string(keys[0]))
-		if wake {
-			next, _ := c.s.zpopminLocked(c.db, waitersKey(keys[0]), now)
-			if next != "" {
-				c.s.scriptSetValuePXLocked(c.db, namedKey(keys[0]), next, []byte(strconv.Itoa(scripts.NamedMs)), now)
+		if !wake {
+			c.out = append(c.out, replyOne...)
+			return
+		}
+		cutoff, turn := luaArg(argv, 1)
+		if turn {
+			z, _ := c.s.lookupZsetLocked(c.db, waitersKey(keys[0]), now)
+			if z == nil {
+				c.publishReleaseLocked(keys[0], argv[0], "")
+				c.out = append(c.out, replyOne...)
+				return
 			}
-			c.publishReleaseLocked(keys[0], argv[0], next)
+			_, score, _ := z.head()
+			cut := luaToNumber(cutoff)
+			if !cut.ok {
+				c.out = appendScriptError(c.out, errLuaCompareNil, sha)
+				return
+			}
+			if score > cut.f {
+				c.out = resp.AppendInteger(c.out, 3)
+				return
+			}
+		}
+		next := c.s.wakeLongestLocked(c.db, keys[0], now)
+		c.publishReleaseLocked(keys[0], argv[0], next)
+		if turn && next != "" {
+			c.out = resp.AppendInteger(c.out, 2)
+			return
 		}
 		c.out = append(c.out, replyOne...)
 	}
+}
+
+// wakeLongestLocked takes the longest waiting Client off key's waiters and
+// names it for scripts.NamedMs (see namedKey); it returns it, "" when none
+// waits (or the waiters' key is of another type, as redis.pcall sees it).
+func (s *Server) wakeLongestLocked(db int, key []byte, now int64) string {
+	next, _ := s.zpopminLocked(db, waitersKey(key), now)
+	if next != "" {
+		s.scriptSetValuePXLocked(db, namedKey(key), next, []byte(strconv.Itoa(scripts.NamedMs)), now)
+	}
+	return next
+}
+
+// wakeLocked runs scripts.Wake: if KEYS[1] does not exist, the longest
+// waiter is woken as a release wakes it, with the id of ARGV[1], and the
+// answer is 1; else 0.
+func (c *client) wakeLocked(sha string, keys, argv [][]byte) {
+	now := c.s.nowMs()
+	if len(keys) == 0 || len(argv) == 0 {
+		c.out = appendScriptError(c.out, errScriptArgs, sha)
+		return
+	}
+	if _, ok := c.s.lookupLocked(c.db, keys[0], now); ok {
+		c.out = append(c.out, replyZero...)
+		return
+	}
+	next := c.s.wakeLongestLocked(c.db, keys[0], now)
+	c.publishReleaseLocked(keys[0], argv[0], next)
+	c.out = append(c.out, replyOne...)
 }
 
 // waitersKey is the name of key's waiters' sorted set (scripts.WaitersSuffix).

@@ -35,13 +35,20 @@ func (z *zsetValue) has(member []byte) bool {
 // first returns what ZPOPMIN key takes: the member of the lowest score
 // and, of those, the least bytewise; ok is false for an empty set.
 func (z *zsetValue) first() (member string, ok bool) {
-	var score float64
+	member, _, ok = z.head()
+	return member, ok
+}
+
+// head returns what ZRANGE key 0 0 WITHSCORES lists: the member of the
+// lowest score (of those, the least bytewise) and its score; ok is false
+// for an empty set.
+func (z *zsetValue) head() (member string, score float64, ok bool) {
 	for m, sc := range z.scores {
 		if !ok || sc < score || (sc == score && m < member) {
 			member, score, ok = m, sc, true
 		}
 	}
-	return member, ok
+	return member, score, ok
 }
 
 // zpopminLocked is redis.call("zpopmin", key)[1]: it takes the member of

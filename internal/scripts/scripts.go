@@ -87,7 +87,10 @@ var (
 	// slot on a cluster, and an ACL that allows the key's channel
 	// (&volley:released:<keys>*) allows the Clients' channels. So one
 	// release reaches one Client of a fleet, not all. It returns 1,
-	// else 0. It
+	// else 0. With an ARGV[2], a turn's cutoff in unix milliseconds (see
+	// redlock's turns.go), it wakes nobody and returns 3 when the Client
+	// that has waited longest joined after the cutoff; it returns 2 when it
+	// woke one, 1 when none waits. It
 	// touches the waiters and publishes with redis.pcall, so that an ACL
 	// that forbids ZPOPMIN or SPUBLISH costs the waiters their retry
 	// delay, not the release.
@@ -109,9 +112,13 @@ var (
 	Handover = load("handover")
 	// LockWait is the attempt of a Lock that waits: SET NX PX, and when
 	// the key is taken, what a waiter needs to know. ARGV[3], when
-	// present, enrolls a Client, "<score>:<id>". If KEYS[1] does not
-	// exist and no release named another Client in the last NamedMs (see
-	// NamedSuffix), it sets it to the token ARGV[1] with a TTL of ARGV[2]
+	// present, enrolls a Client, "<score>:<id>" or
+	// "<score>:<id>:<cutoff>". If KEYS[1] does not exist and no release
+	// named another Client in the last NamedMs (see NamedSuffix), nor,
+	// given a cutoff, is the longest waiter another Client that joined at
+	// or before it (its turn has come, see redlock's turns.go: the attempt
+	// then wakes and names it as a release would, and answers as for a
+	// named key), it sets it to the token ARGV[1] with a TTL of ARGV[2]
 	// milliseconds, takes the Client off the key's waiters (see
 	// WaitersSuffix) and its name off the key, and returns 1. Otherwise
 	// id joins the waiters (a sorted set) with that score (when its call
@@ -123,13 +130,19 @@ var (
 	// becoming that PTTL plus ARGV[2] (the name is read only for a free
 	// key: a taken one's is left to expire, or to the next release); or,
 	// for a free key named for another Client, the same digits of that
-	// Client's id and how long the name lasts, the waiters' TTL then
-	// ARGV[2]. A key that holds a semaphore's record fails with
+	// Client's id and how long the name lasts (NamedMs for a turn that
+	// came), the waiters' TTL then ARGV[2]. A key that holds a semaphore's record fails with
 	// WRONGKIND. It touches the waiters, and reads the name, with
 	// redis.pcall: an ACL that forbids those commands costs only the
 	// waking of one Client per release (deleting the name of a key it
 	// takes uses redis.call).
 	LockWait = load("lock_wait")
+	// Wake is what a release that woke nobody (Release with a cutoff
+	// answering 3) sends later, when its Client did not take the key
+	// back: if KEYS[1] does not exist, it wakes the key's longest waiter
+	// as Release does (with the release id of the token ARGV[1]) and
+	// returns 1; else it returns 0.
+	Wake = load("wake")
 )
 
 // The multi-key scripts: one lock on several keys, all or none on each
@@ -400,7 +413,7 @@ var (
 
 // All is every script, one entry each.
 var All = []Script{
-	Release, ReleaseQuiet, Extend, Handover, LockWait,
+	Release, ReleaseQuiet, Extend, Handover, LockWait, Wake,
 	LockMulti, ReleaseMulti, ReleaseMultiQuiet, ExtendMulti, ExtendBatch,
 	FenceCheck, FenceLock, FenceWrite, FenceState, FenceRepair,
 	SemAcquire, SemRelease, SemExtend, SemExtendBatch,
