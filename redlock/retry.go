@@ -14,12 +14,6 @@ import (
 // its next attempt counts.
 const maxFreeAttempts = 8
 
-// maxStepBack bounds how long a waiter that lost a race steps back (see
-// retry.after): long enough to let several releases go to others under
-// a fleet's contention, short enough that a release it does not hear
-// meanwhile costs little when contention is light.
-const maxStepBack = 50 * time.Millisecond
-
 // retry is an acquire call's retry policy, apart from its attempts: which
 // attempts count toward tries, and how long to wait after a failed one
 // (for a release, the restart guard's end, a back-off after split votes).
@@ -35,12 +29,7 @@ type retry struct {
 	free    bool // the next attempt does not count
 	freeRun int  // attempts in a row that did not count
 	splits  int  // failed waiting attempts in a row that nobody won
-	woken   bool // the last wait ended with a wake-up (a release, a gift)
-	// holder is the holder the last failed attempt found on a quorum, if
-	// held (see contention).
-	holder [releaseIDLen]byte
-	held   bool
-	w      *waiter
+	w       *waiter
 }
 
 // queue makes a call for an exclusive kind (see kindTraits) that others
@@ -162,40 +151,10 @@ func (r *retry) after(o *op, k kind, br *burstResult, attempt int, err error) er
 			waitFor = &holder
 		}
 	}
-	lostRace := r.woken && waitFor != nil && r.held && *waitFor != r.holder && c.room.alone(r.w)
-	if waitFor != nil {
-		r.holder, r.held = *waitFor, true
-	} else {
-		r.held = false
-	}
-	if lostRace {
-		// A release woke this call and it lost the race: another holder
-		// has come since the one it waited for, usually in another Client
-		// (a release wakes a waiter in every Client that waits; this
-		// Client's own Unlock mostly hands the lock over instead). It
-		// steps back, out of the queue and deaf to releases, for part of
-		// its wait (at most maxStepBack), so that the next releases wake
-		// another of this Client's waiters or none: otherwise each
-		// release sends every contending process at the masters, and
-		// three or more racing split the votes. Then it waits as any
-		// waiter does, for the new holder's release; one that came
-		// during the step-back ends that wait at once (see wait's holder).
-		// Only a Client's lone waiter of the key steps back: where others
-		// wait beside it, the next release wakes one of them anyway (a
-		// step-back then thins nothing, and 4 processes of 4 waiters made
-		// 8-18% fewer acquisitions with it).
-		r.woken = false
-		step := min(d, maxStepBack)
-		if !c.room.pause(r.ctx, o.timer, step) {
-			return o.ended(r.ctx, r.name, attempt)
-		}
-		d -= step
-	}
 	ok, woken := c.room.wait(r.ctx, r.w, o.timer, d, split, waitFor)
 	if !ok {
 		return o.ended(r.ctx, r.name, attempt)
 	}
-	r.woken = woken
 	// An attempt that a release woke, or that follows a split, does not
 	// count toward tries: the lock is changing hands, not stuck. At most
 	// maxFreeAttempts in a row, though: each counted attempt is followed
