@@ -111,19 +111,6 @@ func (room *waitRoom) busy(key string, keys []string) bool {
 	return false
 }
 
-// alone reports whether w is the only waiter (watchers aside) of each of
-// its keys in the room.
-func (room *waitRoom) alone(w *waiter) bool {
-	room.mu.Lock()
-	defer room.mu.Unlock()
-	for _, k := range w.keys {
-		if kw := room.keys[k]; kw != nil && kw.members-len(kw.watchers) > 1 {
-			return false
-		}
-	}
-	return true
-}
-
 // waited reports whether kw (nil for none) has waiters other than watchers.
 func (kw *keyWaiters) waited() bool { return kw != nil && kw.members > len(kw.watchers) }
 
