@@ -165,7 +165,9 @@ func (ts *turns) dropLocked(t *turn) {
 	t.timer.Stop()
 	delete(ts.m, t.key)
 	ts.n.Store(int32(len(ts.m)))
-	*t = turn{c: t.c, timer: t.timer}
+	// Field by field: c and timer are written once, when t is made (fire
+	// reads c before it takes mu).
+	t.key, t.armed, t.tok, t.run, t.released, t.yield = "", false, token{}, 0, 0, false
 	ts.free = append(ts.free, t)
 }
 
@@ -195,9 +197,8 @@ func (ts *turns) begin(key string) (yield bool) {
 }
 
 // taken is called when a Lock of key was granted by the masters: it
-// returns when the lock's run began:
-// the released lock's run if this take follows the release within runGap,
-// else now.
+// returns when the lock's run began, the released lock's run if this take
+// follows that release within runGap, else now.
 func (ts *turns) taken(key string) (run int64) {
 	now := time.Now().UnixNano()
 	if ts.n.Load() == 0 {
