@@ -21,7 +21,10 @@ import (
 // waitRoom.wakeChannel), to which each waiting Client subscribes beside
 // the key's channel; it publishes on the key's channel, which every
 // waiting Client hears, only when nobody is enrolled (a native release,
-// an ACL without the sorted-set commands, other kinds' waiters). A Client
+// an ACL without the sorted-set commands, other kinds' waiters). When a
+// release wakes anyone at all is decided by turns (see turns.go): the
+// release of a one-key Lock leaves the waiters asleep until the longest
+// has waited Config.HandOffAfter. A Client
 // wakes its longest waiting Lock when a quorum of a release's messages
 // reached it. So one release reaches one Client, not every process of a
 // fleet; where the masters disagree on whom to tell (a master that
