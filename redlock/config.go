@@ -53,8 +53,8 @@ type Config struct {
 	// hand-overs off.
 	LocalHandoffs int
 
-	// HandOffAfter is how long a Lock of another Client waits, at most,
-	// for a key that this Client keeps taking back right after releasing
+	// HandOffAfter is about how long a Lock of another Client waits for a
+	// key that this Client keeps taking back right after releasing
 	// it, before a release hands the key to it (see "Many processes on one
 	// key" in the package documentation). Until then a release wakes no
 	// waiter of another Client, and this Client's next Lock takes the key

@@ -141,9 +141,9 @@
 // Client until the longest has waited Config.HandOffAfter (default 500ms),
 // and then, once this Client has held the key for 8 ms since its turn
 // began, the release wakes it and this Client's next Lock of the key waits
-// behind it instead of taking the key back. A release
-// that woke nobody wakes the longest waiter a millisecond later when its
-// Client did not come back for the key. So a fleet runs at about the
+// behind it instead of taking the key back. A release that woke nobody
+// wakes the longest waiter a millisecond later when its Client did not
+// come back for the key. So a fleet runs at about the
 // speed of one process looping on the key (the README's fleet figures)
 // while no waiter waits much longer than HandOffAfter plus 8 ms and a
 // hand-off for each process whose turn came first. A negative

@@ -112,13 +112,9 @@ var (
 	Handover = load("handover")
 	// LockWait is the attempt of a Lock that waits: SET NX PX, and when
 	// the key is taken, what a waiter needs to know. ARGV[3], when
-	// present, enrolls a Client, "<score>:<id>" or
-	// "<score>:<id>:<cutoff>". If KEYS[1] does not exist and no release
-	// named another Client in the last NamedMs (see NamedSuffix), nor,
-	// given a cutoff, is the longest waiter another Client that joined at
-	// or before it (its turn has come, see redlock's turns.go: the attempt
-	// then wakes and names it as a release would, and answers as for a
-	// named key), it sets it to the token ARGV[1] with a TTL of ARGV[2]
+	// present, enrolls a Client, "<score>:<id>". If KEYS[1] does not
+	// exist and no release named another Client in the last NamedMs (see
+	// NamedSuffix), it sets it to the token ARGV[1] with a TTL of ARGV[2]
 	// milliseconds, takes the Client off the key's waiters (see
 	// WaitersSuffix) and its name off the key, and returns 1. Otherwise
 	// id joins the waiters (a sorted set) with that score (when its call
@@ -130,8 +126,8 @@ var (
 	// becoming that PTTL plus ARGV[2] (the name is read only for a free
 	// key: a taken one's is left to expire, or to the next release); or,
 	// for a free key named for another Client, the same digits of that
-	// Client's id and how long the name lasts (NamedMs for a turn that
-	// came), the waiters' TTL then ARGV[2]. A key that holds a semaphore's record fails with
+	// Client's id and how long the name lasts, the waiters' TTL then
+	// ARGV[2]. A key that holds a semaphore's record fails with
 	// WRONGKIND. It touches the waiters, and reads the name, with
 	// redis.pcall: an ACL that forbids those commands costs only the
 	// waking of one Client per release (deleting the name of a key it
