@@ -50,7 +50,7 @@ version = $(lastword $(subst -, ,$(1)))
 # test-stress: how many times the unit suite must pass under CPU hogs in a row.
 STRESS_RUNS    ?= 3
 
-.PHONY: all test test-stress test-servers servers servers-newest deps vet cross staticcheck fmt-check unit fuzz-smoke bench bench-go bench-go-compare fuzz torture torture-cluster torture-semaphore torture-rw torture-election torture-rotation soak-do cover lint redis-up redis-down cluster-up cluster-down sentinel-up sentinel-down stop-pids
+.PHONY: all test test-stress test-servers servers servers-newest deps vet cross staticcheck fmt-check unit fuzz-smoke bench bench-go bench-go-compare fuzz torture torture-cluster torture-semaphore torture-rw torture-election torture-rotation failover-loop soak-do cover lint redis-up redis-down cluster-up cluster-down sentinel-up sentinel-down stop-pids
 
 all: test
 
@@ -287,6 +287,19 @@ torture-election: deps
 ## leaderships lost (with restored copies: none while a quorum is up).
 torture-rotation: deps
 	$(GO) run ./redlock/internal/cmd/torture -election -faults minority-partition -long-leads 0.5 -lead-ttls 30 -unsafe-duration 0 -duration $(TORTURE_TIME) $(if $(SEED),-seed $(SEED)) -json torture-rotation.json
+
+## failover-loop: single Locks (default Config, one goroutine per key, no
+## key contended) while primaries fail over one at a time: over a local
+## Redis Cluster of 3 primaries (4 SIGKILLs, each primary restarted) and
+## over 3 Sentinel groups (2 SIGKILLs, 2 SENTINEL FAILOVERs); fails when a
+## Lock failed, or a Lock or a key's wait for a grant outlasted the
+## longest takeover plus 1 s (cluster) or 2 s (Sentinel). About 8
+## minutes: faults are spaced by MaxTTL + FailoverGrace, the longest a
+## moved master is held out. `go run ./redlock/internal/cmd/faultloop
+## -settle 3s` overlaps them and shows the check can fail.
+failover-loop: deps
+	$(GO) run ./redlock/internal/cmd/faultloop -faults 4
+	$(GO) run ./redlock/internal/cmd/faultloop -sentinel -faults 4
 
 ## soak-do: Do calls (default Config, TTL 10s, holds up to 30s, so renewals
 ## run) on five local masters for SOAK_TIME (default 10m) while 2 busy
