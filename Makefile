@@ -281,12 +281,16 @@ torture-rw: deps
 torture-election: deps
 	$(GO) run ./redlock/internal/cmd/torture -election -duration $(TORTURE_TIME) $(if $(SEED),-seed $(SEED)) -json torture-election.json
 
-## torture-rotation: one election under minority partitions only, half
-## of the leaderships held for up to 30 TTLs, so that renewals meet
-## several faults that rotate among minorities; the report counts the
-## leaderships lost (with restored copies: none while a quorum is up).
+## torture-rotation: minority partitions only, so that renewals meet
+## several faults that rotate among minorities: one election, half of the
+## leaderships held for up to 30 TTLs; then locks, half of the rounds
+## Do calls holding for up to 30 TTLs (4 clients x 2 goroutines, 3 keys).
+## Each report counts the leaderships or Do holds lost (with restored
+## copies: none while a quorum is up); TORTURE_TIME each.
+## `-break-renewals` on the second shows that the count can fail.
 torture-rotation: deps
 	$(GO) run ./redlock/internal/cmd/torture -election -faults minority-partition -long-leads 0.5 -lead-ttls 30 -unsafe-duration 0 -duration $(TORTURE_TIME) $(if $(SEED),-seed $(SEED)) -json torture-rotation.json
+	$(GO) run ./redlock/internal/cmd/torture -do-share 0.5 -do-ttls 30 -clients 4 -goroutines 2 -faults minority-partition -unsafe-duration 0 -duration $(TORTURE_TIME) $(if $(SEED),-seed $(SEED)) -json torture-rotation-do.json
 
 ## failover-loop: single Locks (default Config, one goroutine per key, no
 ## key contended) while primaries fail over one at a time: over a local

@@ -144,6 +144,18 @@ type Config struct {
 	// NewElector builds candidate number id on the masters' (proxies')
 	// addresses. Nil means DefaultElector.
 	NewElector func(id int, addrs []string) (Elector, error)
+	// DoShare is the share of rounds that hold one key through Client.Do
+	// (the Locker must be a DoLocker) for one to DoTTLs TTLs, so that its
+	// renewals meet the faults; the report counts those whose context was
+	// cancelled (the lock lost) before the hold was over, while the run
+	// went on. Plain locks only (no Permits, ReadShare or Election).
+	DoShare float64
+	// DoTTLs bounds a Do round's hold, in TTLs [30; at least 2].
+	DoTTLs int
+	// BreakRenewals gives the default Locker MaxExtensions 1: a Do round
+	// that holds for more than about two TTLs loses its lock, and the
+	// report must count it (the count's broken variant).
+	BreakRenewals bool
 	// MultiKey is the share of rounds that lock two of the keys at once
 	// (LockMulti), overlapping the single-key rounds and each other [0.25];
 	// negative: none.
@@ -171,7 +183,8 @@ type Config struct {
 	Faults    []Fault
 	FaultTime time.Duration // each fault lasts a random time in [FaultTime/2, FaultTime] [4s]
 	HealTime  time.Duration // quiet time after a fault's recovery [2s]
-	// RecoveryTimeout bounds the wait for the first lock after a heal [15s].
+	// RecoveryTimeout bounds the wait for the first lock after a heal [15s;
+	// with DoShare, 15s plus the longest hold].
 	RecoveryTimeout time.Duration
 
 	// NewLocker builds client number id on the masters' (proxies')
@@ -216,6 +229,13 @@ func (c Config) withDefaults() Config {
 		def(&c.LeadTTLs, 4)
 		c.LeadTTLs = max(c.LeadTTLs, 2) // a long leadership lasts more than one TTL
 	}
+	if c.Election || c.Permits > 0 || c.ReadShare > 0 {
+		c.DoShare = 0
+	}
+	if c.DoShare > 0 {
+		def(&c.DoTTLs, 30)
+		c.DoTTLs = max(c.DoTTLs, 2)
+	}
 	def(&c.Masters, 5)
 	def(&c.Clients, 4)
 	def(&c.Goroutines, 16)
@@ -237,6 +257,11 @@ func (c Config) withDefaults() Config {
 	defd(&c.Slack, 250*time.Millisecond)
 	defd(&c.FaultTime, 4*time.Second)
 	defd(&c.HealTime, 2*time.Second)
+	if c.DoShare > 0 {
+		// A heal may find every key held by a Do round that started before
+		// it: the first grant can wait for the longest hold.
+		defd(&c.RecoveryTimeout, 15*time.Second+time.Duration(c.DoTTLs)*c.TTL)
+	}
 	defd(&c.RecoveryTimeout, 15*time.Second)
 	if c.Faults == nil {
 		c.Faults = SafeFaults()

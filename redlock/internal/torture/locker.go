@@ -27,6 +27,13 @@ type Locker interface {
 	Close() error
 }
 
+// DoLocker is a Locker that also runs a function under a lock it keeps
+// extended (redlock's Client.Do), for Config.DoShare.
+type DoLocker interface {
+	Locker
+	Do(ctx context.Context, key string, ttl time.Duration, fn func(ctx context.Context) error) error
+}
+
 // Held is a lock a Locker granted.
 type Held interface {
 	// Started is the earliest moment any vote counted for this lock can
@@ -76,6 +83,10 @@ func (r *redlockLocker) Lock(ctx context.Context, key string, ttl time.Duration)
 	}
 	h.l = l
 	return h, nil
+}
+
+func (r *redlockLocker) Do(ctx context.Context, key string, ttl time.Duration, fn func(ctx context.Context) error) error {
+	return r.c.Do(ctx, key, ttl, fn)
 }
 
 func (r *redlockLocker) LockMulti(ctx context.Context, keys []string, ttl time.Duration) (Held, error) {

@@ -39,11 +39,15 @@ type Report struct {
 	LatencyP99     time.Duration     `json:"lock_latency_p99_ns"`
 	LatencyMax     time.Duration     `json:"lock_latency_max_ns"`
 
-	Stuck             int             `json:"stuck"`
-	StuckOps          []StuckOp       `json:"stuck_ops,omitempty"`
-	Panics            int             `json:"panics"`
-	PanicStacks       []string        `json:"panic_stacks,omitempty"`
-	MajorityGrants    int             `json:"majority_grants"`
+	Stuck          int       `json:"stuck"`
+	StuckOps       []StuckOp `json:"stuck_ops,omitempty"`
+	Panics         int       `json:"panics"`
+	PanicStacks    []string  `json:"panic_stacks,omitempty"`
+	MajorityGrants int       `json:"majority_grants"`
+	// DoHolds counts the Do rounds whose fn ran (Config.DoShare), DoLost
+	// those whose context was cancelled before their hold was over.
+	DoHolds           int             `json:"do_holds,omitempty"`
+	DoLost            int             `json:"do_lost,omitempty"`
 	MajorityGrantList []MajorityGrant `json:"majority_grant_list,omitempty"`
 	Unrecovered       int             `json:"unrecovered_faults"`
 	Errors            []string        `json:"errors,omitempty"`
@@ -171,6 +175,9 @@ func (r *Report) WriteTable(w io.Writer) {
 		row("fencing tokens", "%d holders had one; %d REGRESSIONS (not greater than an earlier holder's)", r.Checker.Fenced, r.Checker.FenceRegressions)
 	}
 	row("majority grants", "%d", r.MajorityGrants)
+	if r.DoHolds > 0 {
+		row("Do holds", "%d (%d LOST: context cancelled before the hold was over)", r.DoHolds, r.DoLost)
+	}
 	if r.Election {
 		row("leaderships", "%d (%d lost); %d PAST THEIR LEASE; %d SLOW TAKEOVERS", r.Leaderships, r.LostLeaderships, r.PastLease, r.SlowTakeovers)
 		for _, k := range slices.Sorted(maps.Keys(r.Takeovers)) {

@@ -74,6 +74,9 @@ type stats struct {
 	panicStacks    []string
 	majorityN      int
 	majority       []MajorityGrant
+	// Config.DoShare's: Do rounds whose fn ran, and those whose context
+	// was cancelled before their hold was over while the run went on.
+	doHolds, doLost int
 	// Config.Election's.
 	pastLeaseN  int
 	pastLeases  []PastLease
@@ -110,8 +113,13 @@ func DefaultLocker(cfg Config, addrs []string) (Locker, error) {
 // timeouts so that recovery after a fault is quick.
 func DefaultLockerConfig(cfg Config, addrs []string) redlock.Config {
 	cfg = cfg.withDefaults()
+	maxExtensions := 0 // the default
+	if cfg.BreakRenewals {
+		maxExtensions = 1
+	}
 	return redlock.Config{
-		Addrs: addrs,
+		MaxExtensions: maxExtensions,
+		Addrs:         addrs,
 		Conn: redlock.Connection{
 			DialTimeout:  300 * time.Millisecond,
 			ReconnectMin: 5 * time.Millisecond,
@@ -179,6 +187,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil, fmt.Errorf("torture: client %d: %w", id, err)
 		}
 		lockers = append(lockers, lk)
+		if _, ok := lk.(DoLocker); cfg.DoShare > 0 && !ok {
+			return nil, fmt.Errorf("torture: bad config: DoShare %v with client %d's Locker, which has no Do", cfg.DoShare, id)
+		}
 		if _, ok := lk.(RWLocker); cfg.ReadShare > 0 && !ok {
 			return nil, fmt.Errorf("torture: bad config: ReadShare %v with client %d's Locker, which has no read lock", cfg.ReadShare, id)
 		}
@@ -312,6 +323,7 @@ func (r *run) report(elapsed time.Duration) *Report {
 	rep.Stuck, rep.StuckOps = s.stuck, s.stuckOps
 	rep.Panics, rep.PanicStacks = s.panics, s.panicStacks
 	rep.MajorityGrants, rep.MajorityGrantList = s.majorityN, s.majority
+	rep.DoHolds, rep.DoLost = s.doHolds, s.doLost
 	lat := s.latencies
 	s.latencies = nil
 	s.mu.Unlock()

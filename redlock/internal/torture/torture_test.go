@@ -153,3 +153,27 @@ func TestTortureHandOvers(t *testing.T) {
 	assert.Positive(t, rep.Checker.Intervals)
 	assert.Empty(t, rep.Problems())
 }
+
+// TestDoRoundsCountLostHolds: Do rounds (Config.DoShare) hold their keys
+// through renewals and lose none without faults; with MaxExtensions 1
+// (BreakRenewals) the long ones are lost, and the report counts them.
+func TestDoRoundsCountLostHolds(t *testing.T) {
+	for _, broken := range []bool{false, true} {
+		rep, err := Run(context.Background(), Config{
+			Duration: 4 * time.Second, Seed: testSeed + 2, Masters: 3, Clients: 2, Goroutines: 2, Keys: 3,
+			TTL: 300 * time.Millisecond, MaxTTL: time.Second, Faults: []Fault{},
+			DoShare: 1, DoTTLs: 6, BreakRenewals: broken,
+			Slack: time.Second,
+			Logf:  t.Logf,
+		})
+		require.NoError(t, err)
+		t.Logf("broken %v: %d Do holds, %d lost, %d violations", broken, rep.DoHolds, rep.DoLost, rep.Checker.Violations)
+		require.Positive(t, rep.DoHolds)
+		assert.Zero(t, rep.Checker.Violations)
+		if broken {
+			assert.Positive(t, rep.DoLost, "MaxExtensions 1 loses long holds: the count missed them")
+		} else {
+			assert.Zero(t, rep.DoLost)
+		}
+	}
+}

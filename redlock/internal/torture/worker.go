@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/volleylock/volley/redlock"
@@ -120,6 +121,10 @@ func (r *run) round(ctx context.Context, rng *rand.Rand, holder string, lk Locke
 			keys = append(keys, keyName(cfg, second))
 		}
 	}
+	if len(keys) == 1 && cfg.DoShare > 0 && rng.Float64() < cfg.DoShare {
+		r.doRound(ctx, rng, holder, lk.(DoLocker), keys[0])
+		return
+	}
 	lctx, cancel := context.WithTimeout(ctx, cfg.LockTimeout)
 	t0 := time.Now()
 	var h Held
@@ -221,6 +226,59 @@ func (r *run) round(ctx context.Context, rng *rand.Rand, holder string, lk Locke
 				r.logf("VIOLATION: %s held %s [%.3fs, %.3fs] overlapping %d other holder(s)", holder, key, iv.Start.Seconds(), iv.End.Seconds(), n)
 			}
 		}
+	}
+}
+
+// doRound holds key through Do for one to DoTTLs TTLs (Config.DoShare):
+// its fn records the hold as an interval from its start to when it
+// stops, at the hold's end or at its context's cancellation, whichever
+// comes first; a cancellation while the run goes on is a lost hold. Its
+// acquisition is bounded by LockTimeout, as a Lock's is.
+func (r *run) doRound(ctx context.Context, rng *rand.Rand, holder string, lk DoLocker, key string) {
+	cfg := &r.cfg
+	hold := cfg.TTL * time.Duration(1+rng.IntN(cfg.DoTTLs))
+	dctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var entered atomic.Bool
+	giveUp := time.AfterFunc(cfg.LockTimeout, func() {
+		if !entered.Load() {
+			cancel(context.DeadlineExceeded) // counted as a Lock's deadline
+		}
+	})
+	defer giveUp.Stop()
+	t0 := time.Now()
+	err := lk.Do(dctx, key, cfg.TTL, func(fctx context.Context) error {
+		entered.Store(true)
+		t1 := time.Now()
+		r.checkStuck("lock", holder, t0, t1.Sub(t0), cfg.LockTimeout)
+		start := t1.Sub(r.epoch)
+		r.granted(start)
+		r.stats.addLatency(t1.Sub(t0))
+		t := time.NewTimer(hold)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-fctx.Done():
+		}
+		end := time.Since(r.epoch)
+		lost := fctx.Err() != nil && ctx.Err() == nil
+		r.stats.mu.Lock()
+		r.stats.doHolds++
+		if lost {
+			r.stats.doLost++
+		}
+		r.stats.mu.Unlock()
+		if lost {
+			r.logf("DO LOST: %s held %s for %.3fs of %.3fs: %v", holder, key, (end - start).Seconds(), hold.Seconds(), context.Cause(fctx))
+		}
+		iv := Interval{Key: key, Holder: holder + " (Do)", Start: start, End: end, Until: end, Unlock: end}
+		if n := r.checker.Add(iv); n > 0 {
+			r.logf("VIOLATION: %s held %s [%.3fs, %.3fs] overlapping %d other holder(s)", holder, key, iv.Start.Seconds(), iv.End.Seconds(), n)
+		}
+		return nil
+	})
+	if err != nil && !entered.Load() && ctx.Err() == nil {
+		r.stats.lockFailure(err)
 	}
 }
 

@@ -60,6 +60,9 @@ func main() {
 		readShare      = flag.Float64("read-share", 0, "above 0: every key is a read-write lock (redlock RWMutex), this share of rounds taking its read lock, checked for a reader beside a writer; no fencing")
 		election       = flag.Bool("election", false, "run one election instead of locks: -clients x -goroutines (default 2) candidates, each with a client of its own, lead, resign or crash; checked for two leaders at once, terms that do not grow, leaders past their lease and slow takeovers; no unsafe schedule")
 		longLeads      = flag.Float64("long-leads", 0, "with -election: the share of leaderships held for one to -lead-ttls TTLs (default 0.15; negative: none)")
+		doShare        = flag.Float64("do-share", 0, "share of single-key rounds that hold their key through Client.Do for one to -do-ttls TTLs (renewals meet the faults); the report counts holds lost before their end; plain locks only")
+		doTTLs         = flag.Int("do-ttls", 0, "with -do-share: the longest hold, in TTLs (default 30)")
+		breakRenewals  = flag.Bool("break-renewals", false, "with -do-share: MaxExtensions 1, so that long Do holds are lost and the report must count them")
 		leadTTLs       = flag.Int("lead-ttls", 0, "with -election: the longest leadership, in TTLs (default 4)")
 		clusterMode    = flag.Bool("cluster", false, "run over a Redis Cluster of -masters primaries (default 3) with a replica each, under its faults ("+clusterFaultNames()+"); no unsafe schedule")
 	)
@@ -91,6 +94,7 @@ func main() {
 		FaultTime: *faultTime, HealTime: *healTime, Fencing: *fencing,
 		Cluster: *clusterMode, Permits: *permits, ReadShare: *readShare,
 		Election: *election, LongLeads: *longLeads, LeadTTLs: *leadTTLs,
+		DoShare: *doShare, DoTTLs: *doTTLs, BreakRenewals: *breakRenewals,
 	}
 	if *faults != "" {
 		fs, err := torture.ParseFaults(strings.Split(*faults, ","))
