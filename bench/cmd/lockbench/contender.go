@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/x509"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -69,6 +70,10 @@ type Setup struct {
 	// its semaphores admit at once (its key names a semaphore); 0 for the
 	// others.
 	Permits int
+	// TLSAddrs are the masters' TLS ports, in Addrs' order, and TLSRoots
+	// trusts their certificate: for volley-tls; nil when they have none.
+	TLSAddrs []string
+	TLSRoots *x509.CertPool
 	// MaxTTL is Volley's Config.MaxTTL; 0 for the TTL or 30s, whichever
 	// is longer (the fleet mode sets it to the TTL).
 	MaxTTL time.Duration
@@ -110,6 +115,7 @@ func allContenders() []contenderDef {
 		{name: nameRedsyncGoredis, new: newRedsyncGoredis},
 		{name: nameVolley, new: newVolley},
 		{name: nameVolleyFenced, new: newVolleyFenced, modes: volleyFencedModes},
+		{name: nameVolleyTLS, new: newVolleyTLS, modes: volleyTLSModes},
 		{name: nameRedsyncRedigo, new: newRedsyncRedigo},
 		{name: nameRedislock, new: newRedislock},
 		{name: nameRueidislock, new: newRueidislock},

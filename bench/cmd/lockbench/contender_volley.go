@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"time"
 
 	"github.com/volleylock/volley/redlock"
@@ -11,7 +12,31 @@ import (
 const (
 	nameVolley       = "volley"
 	nameVolleyFenced = "volley-fenced"
+	nameVolleyTLS    = "volley-tls"
 )
+
+// volleyTLSModes are the modes volley-tls takes part in: what TLS costs a
+// lock, next to volley on the same masters' plain ports.
+var volleyTLSModes = []string{modeLatency, modeThroughput}
+
+// newVolleyTLS is newVolley over the masters' TLS ports (rediss://).
+func newVolleyTLS(s Setup) (Contender, error) {
+	if len(s.TLSAddrs) == 0 {
+		return nil, errNoTLSMasters
+	}
+	c, err := newVolleyTuned(s, redlock.Hooks{}, false, func(cfg *redlock.Config) {
+		cfg.Addrs = nil
+		for _, a := range s.TLSAddrs {
+			cfg.Addrs = append(cfg.Addrs, "rediss://"+a)
+		}
+		cfg.Conn.TLS = &tls.Config{RootCAs: s.TLSRoots}
+	})
+	if err != nil {
+		return nil, err
+	}
+	c.(*volley).tls = true
+	return c, nil
+}
 
 // volleyFencedModes are the modes volley-fenced takes part in: what a
 // fencing token costs a lock, next to volley.
@@ -22,6 +47,7 @@ type volley struct {
 	c        *redlock.Client
 	defaults bool
 	fencing  bool
+	tls      bool          // volley-tls
 	maxTTL   time.Duration // the Config's, for the defaults' note
 }
 
@@ -36,6 +62,12 @@ func newVolleyWith(s Setup, hooks redlock.Hooks) (Contender, error) {
 }
 
 func newVolleyConfig(s Setup, hooks redlock.Hooks, fencing bool) (Contender, error) {
+	return newVolleyTuned(s, hooks, fencing, nil)
+}
+
+// newVolleyTuned is newVolleyConfig with tune, when not nil, applied to
+// the Config last.
+func newVolleyTuned(s Setup, hooks redlock.Hooks, fencing bool, tune func(*redlock.Config)) (Contender, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	cfg := redlock.Config{
@@ -50,6 +82,9 @@ func newVolleyConfig(s Setup, hooks redlock.Hooks, fencing bool) (Contender, err
 		cfg.Tries = s.Tries
 		cfg.RetryDelay = s.RetryDelay // uniform in [RetryDelay/2, RetryDelay], as Setup says
 	}
+	if tune != nil {
+		tune(&cfg)
+	}
 	c, err := redlock.New(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -58,6 +93,9 @@ func newVolleyConfig(s Setup, hooks redlock.Hooks, fencing bool) (Contender, err
 }
 
 func (v *volley) Name() string {
+	if v.tls {
+		return nameVolleyTLS
+	}
 	if v.fencing {
 		return nameVolleyFenced
 	}
@@ -65,6 +103,9 @@ func (v *volley) Name() string {
 }
 
 func (v *volley) Note() string {
+	if v.tls {
+		return "DisableRestartGuard (fresh masters); the same masters' TLS ports (rediss://, TLS 1.3, a self-signed certificate made for the run): what TLS costs, next to volley"
+	}
 	if v.fencing {
 		return "DisableRestartGuard (fresh masters); Config.Fencing: one round per Lock while its proposed token exceeds the counters, two otherwise"
 	}

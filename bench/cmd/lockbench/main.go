@@ -68,6 +68,8 @@ func run(args []string) int {
 	fs := flag.NewFlagSet("lockbench", flag.ContinueOnError)
 	var (
 		masters       = fs.String("masters", "", "comma-separated masters host:port (default: start local ones)")
+		tlsMasters    = fs.String("tls-masters", "", "with -masters: the same masters' TLS ports host:port, in the same order, for volley-tls (local masters get TLS ports of their own)")
+		tlsCA         = fs.String("tls-ca", "", "with -tls-masters: a PEM file of the certificate(s) that sign the TLS masters' certificates")
 		n             = fs.Int("n", 5, "how many local masters to start when -masters is empty")
 		fake          = fs.Bool("fake", false, "use in-process fake masters even if redis-server is installed")
 		server        = fs.String("server", "redis", "local masters' server: redis (redis-server), valkey (valkey-server), or a server binary's path")
@@ -207,6 +209,17 @@ func run(args []string) int {
 	var mas Masters
 	if *masters != "" {
 		mas = Masters{Kind: kindExternal, Addrs: strings.Split(*masters, ",")}
+		if *tlsMasters != "" {
+			mas.TLSAddrs = strings.Split(*tlsMasters, ",")
+			if len(mas.TLSAddrs) != len(mas.Addrs) || *tlsCA == "" {
+				fmt.Fprintln(os.Stderr, "lockbench: -tls-masters wants one TLS port per -masters entry, and -tls-ca")
+				return 2
+			}
+			if mas.TLSRoots, err = loadRoots(*tlsCA); err != nil {
+				fmt.Fprintln(os.Stderr, "lockbench:", err)
+				return 2
+			}
+		}
 	} else {
 		prog.phase("starting %d local masters", *n)
 		var stopMasters func()
@@ -226,6 +239,9 @@ func run(args []string) int {
 		}
 	}
 	prog.note("masters: %d %s (%s)", len(mas.Addrs), mas.Kind, strings.Join(mas.Addrs, ", "))
+	if len(mas.TLSAddrs) > 0 {
+		prog.note("their TLS ports, for volley-tls: %s", strings.Join(mas.TLSAddrs, ", "))
+	}
 	prog.note("volley runs with DisableRestartGuard: true (fresh masters); redsync with fail-fast; bsm/redislock on the first master only")
 
 	opts := Options{

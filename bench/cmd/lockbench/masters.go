@@ -1,8 +1,12 @@
 package main
 
 import (
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
+	"os"
+	"strconv"
 	"sync"
 
 	"github.com/volleylock/volley/internal/fakeredis"
@@ -24,6 +28,10 @@ var serverBinaries = map[string]string{"redis": "redis-server", "valkey": "valke
 type Masters struct {
 	Kind  string   `json:"kind"`
 	Addrs []string `json:"addrs"`
+	// TLSAddrs are the same masters' TLS ports, in Addrs' order, when
+	// they have some (see tlsmasters.go); TLSRoots trusts them.
+	TLSAddrs []string       `json:"tls_addrs,omitempty"`
+	TLSRoots *x509.CertPool `json:"-"`
 }
 
 // startMasters starts n local masters: processes of bin (redis-server or
@@ -47,10 +55,27 @@ func startMasters(n int, fake bool, bin string) (Masters, func(), error) {
 
 func startServers(n int, bin string) (Masters, func(), error) {
 	servers := make([]*redistest.Server, n)
+	tlsPorts := make([]int, n)
 	errs := make([]error, n)
+	// Each server gets a TLS port beside its plain one, for volley-tls;
+	// a server built without TLS starts without it.
+	dir, err := os.MkdirTemp("", "lockbench-tls-")
+	if err != nil {
+		return Masters{}, func() {}, err
+	}
+	cert, certErr := newBenchCert(dir)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
+			if certErr == nil {
+				if port, err := freePort(); err == nil {
+					servers[i], errs[i] = redistest.StartServer(redistest.Options{Binary: bin, Args: cert.tlsArgs(port)})
+					if errs[i] == nil {
+						tlsPorts[i] = port
+						return
+					}
+				}
+			}
 			servers[i], errs[i] = redistest.StartServer(redistest.Options{Binary: bin})
 		})
 	}
@@ -61,14 +86,23 @@ func startServers(n int, bin string) (Masters, func(), error) {
 				s.Stop()
 			}
 		}
+		os.RemoveAll(dir)
 	}
 	if err := errors.Join(errs...); err != nil {
 		stop()
 		return Masters{}, func() {}, err
 	}
 	ms := Masters{Kind: bin}
-	for _, s := range servers {
+	for i, s := range servers {
 		ms.Addrs = append(ms.Addrs, s.Addr())
+		if tlsPorts[i] != 0 {
+			ms.TLSAddrs = append(ms.TLSAddrs, net.JoinHostPort("127.0.0.1", strconv.Itoa(tlsPorts[i])))
+		}
+	}
+	if len(ms.TLSAddrs) != n {
+		ms.TLSAddrs = nil // all or none
+	} else {
+		ms.TLSRoots = cert.pool
 	}
 	return ms, stop, nil
 }

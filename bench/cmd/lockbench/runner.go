@@ -198,6 +198,7 @@ func NewRunner(opts Options, masters Masters, p *progress) *Runner {
 		p = newProgress(nil)
 	}
 	opts.Setup.Addrs = masters.Addrs
+	opts.Setup.TLSAddrs, opts.Setup.TLSRoots = masters.TLSAddrs, masters.TLSRoots
 	opts.Setup.Fake = masters.Kind == kindFake
 	return &Runner{
 		opts:     opts,

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// The TLS side of the masters (issue #56: managed Redis is TLS): local
+// servers that lockbench starts listen on a TLS port beside the plain
+// one, with a self-signed certificate made for the run, so that the
+// volley-tls contender can measure Volley over TLS against Volley over
+// plain sockets on the same servers, in the same run.
+
+// benchCert is a self-signed certificate for 127.0.0.1, valid for a day,
+// in PEM files in dir, and the pool that trusts it.
+type benchCert struct {
+	certFile, keyFile string
+	pool              *x509.CertPool
+}
+
+func newBenchCert(dir string) (benchCert, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return benchCert{}, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "lockbench"},
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		IsCA:                  true,
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return benchCert{}, err
+	}
+	leaf, err := x509.ParseCertificate(der)
+	if err != nil {
+		return benchCert{}, err
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return benchCert{}, err
+	}
+	c := benchCert{certFile: filepath.Join(dir, "cert.pem"), keyFile: filepath.Join(dir, "key.pem"), pool: x509.NewCertPool()}
+	c.pool.AddCert(leaf)
+	if err := os.WriteFile(c.certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		return benchCert{}, err
+	}
+	if err := os.WriteFile(c.keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
+		return benchCert{}, err
+	}
+	return c, nil
+}
+
+// tlsArgs are a server's arguments for a TLS port beside its plain one.
+func (c benchCert) tlsArgs(port int) []string {
+	return []string{
+		"--tls-port", strconv.Itoa(port),
+		"--tls-cert-file", c.certFile, "--tls-key-file", c.keyFile, "--tls-ca-cert-file", c.certFile,
+		"--tls-auth-clients", "no",
+	}
+}
+
+// freePort returns a TCP port of 127.0.0.1 that nobody listened on a
+// moment ago.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// loadRoots reads the PEM certificates of path (-tls-ca) into a pool.
+func loadRoots(path string) (*x509.CertPool, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(data) {
+		return nil, fmt.Errorf("lockbench: -tls-ca %s: no PEM certificate in it", path)
+	}
+	return pool, nil
+}
+
+// errNoTLSMasters is volley-tls's reason to sit out a run.
+var errNoTLSMasters = errors.New("no TLS masters: lockbench gives the redis-server or valkey-server masters it starts a TLS port; with -masters, name the same masters' TLS ports with -tls-masters and their CA with -tls-ca")
