@@ -261,7 +261,9 @@ func (r *run) doRound(ctx context.Context, rng *rand.Rand, holder string, lk DoL
 		case <-fctx.Done():
 		}
 		end := time.Since(r.epoch)
-		lost := fctx.Err() != nil && ctx.Err() == nil
+		// Lost: cancelled while the run goes on, and not by giveUp, which
+		// may fire as the lock is granted.
+		lost := fctx.Err() != nil && ctx.Err() == nil && context.Cause(dctx) != context.DeadlineExceeded
 		r.stats.mu.Lock()
 		r.stats.doHolds++
 		if lost {

@@ -15,6 +15,13 @@
 // Sentinels' longest failover plus -slack (default 2 s there). It fails
 // when a Lock failed or either bound was passed.
 //
+// It first waits out the restart guard of the servers it just started,
+// and spaces the faults by MaxTTL + FailoverGrace + 1 s (-settle), the
+// longest a moved master is held out: each fault then meets a quorum of
+// masters that are not held out. Closer faults (-settle 3s) hold out two
+// of a key's three copies at once, its Locks wait for the first guard
+// to end, and the run fails: the check's broken variant.
+//
 //	go run ./redlock/internal/cmd/faultloop -faults 9
 //	go run ./redlock/internal/cmd/faultloop -sentinel -faults 6
 package main
@@ -65,7 +72,7 @@ func run() int {
 		sentinel    = flag.Bool("sentinel", false, "Sentinel groups instead of a Redis Cluster")
 		primaries   = flag.Int("primaries", 3, "cluster primaries, or Sentinel groups (a replica each)")
 		faults      = flag.Int("faults", 9, "faults, one after another, round robin over the primaries")
-		keysPer     = flag.Int("keys-per-primary", 2, "keys per primary (a cluster's shard; with Sentinel, in all), each looped by a goroutine of its own")
+		keysPer     = flag.Int("keys-per-primary", 2, "keys per primary (with Sentinel, per group), each looped by a goroutine of its own")
 		ttl         = flag.Duration("ttl", time.Second, "the Lock's TTL")
 		lockTimeout = flag.Duration("lock-timeout", 60*time.Second, "each Lock's context")
 		settle      = flag.Duration("settle", 0, "quiet time after each fault (default: MaxTTL + FailoverGrace + 1s, the longest a moved master is held out, so that faults do not overlap)")
