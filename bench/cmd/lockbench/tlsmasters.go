@@ -1,20 +1,15 @@
 package main
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
-	"math/big"
 	"net"
 	"os"
-	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/volleylock/volley/internal/redistest"
 )
 
 // The TLS side of the masters (issue #56: managed Redis is TLS): local
@@ -31,42 +26,11 @@ type benchCert struct {
 }
 
 func newBenchCert(dir string) (benchCert, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	c, err := redistest.MakeCert(dir, 24*time.Hour)
 	if err != nil {
 		return benchCert{}, err
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "lockbench"},
-		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
-		IsCA:                  true,
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return benchCert{}, err
-	}
-	leaf, err := x509.ParseCertificate(der)
-	if err != nil {
-		return benchCert{}, err
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		return benchCert{}, err
-	}
-	c := benchCert{certFile: filepath.Join(dir, "cert.pem"), keyFile: filepath.Join(dir, "key.pem"), pool: x509.NewCertPool()}
-	c.pool.AddCert(leaf)
-	if err := os.WriteFile(c.certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		return benchCert{}, err
-	}
-	if err := os.WriteFile(c.keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
-		return benchCert{}, err
-	}
-	return c, nil
+	return benchCert{certFile: c.CertFile, keyFile: c.KeyFile, pool: c.Pool}, nil
 }
 
 // tlsArgs are a server's arguments for a TLS port beside its plain one.
