@@ -67,4 +67,4 @@ func loadRoots(path string) (*x509.CertPool, error) {
 }
 
 // errNoTLSMasters is volley-tls's reason to sit out a run.
-var errNoTLSMasters = errors.New("no TLS masters: lockbench gives the redis-server or valkey-server masters it starts a TLS port; with -masters, name the same masters' TLS ports with -tls-masters and their CA with -tls-ca")
+var errNoTLSMasters = errors.New("no TLS masters: the redis-server or valkey-server masters lockbench starts get a TLS port when the server was built with TLS (fakes never); with -masters, name the same masters' TLS ports with -tls-masters and their CA with -tls-ca")
