@@ -531,15 +531,30 @@ func churn(addr string, resp3 bool, ns pubsubNS, rounds int) error {
 			if resp3 {
 				hello = encodeCommand(hello, "HELLO", "3")
 			}
-			// A lasting subscription, so that kills find it.
+			// A lasting subscription, so that kills find it: one may come
+			// as soon as the server registered it, before its confirmation
+			// is read (a busy machine widens that moment). A connection
+			// killed here is dialled again, as one killed later is.
 			hello = encodeCommand(hello, ns.sub, "keep")
 			if _, err := nc.Write(hello); err != nil {
-				return err
+				nc.Close()
+				nc = nil
+				continue
 			}
+			killed := false
 			for range countCommands(hello) {
-				if _, err := readFrame(nil, br); err != nil {
-					return err
+				if frame, err := readFrame(nil, br); err != nil {
+					if errors.Is(err, errFrame) {
+						return fmt.Errorf("malformed frame %q", frame)
+					}
+					killed = true
+					break
 				}
+			}
+			if killed {
+				nc.Close()
+				nc = nil
+				continue
 			}
 		}
 		if _, err := nc.Write(batch); err != nil {
