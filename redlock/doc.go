@@ -332,13 +332,13 @@
 //
 // # Another process's lock
 //
-// Lock.Token returns the value a lock holds its key with on the masters;
-// Client.Resume makes a Lock of a key, a token and the end of its
-// validity, in another Client or process, which then extends and
-// releases it as its own. The masters check the token as for any lock,
-// so a wrong one extends and releases nothing (ErrNotHeld); a malformed
-// one fails Resume with ErrBadToken. A token is a secret: whoever has it
-// can release the lock.
+// Lock.Token returns the value a lock holds its key with on the masters
+// (as redsync's WithValue or bsm/redislock's Token); Client.Resume makes
+// a Lock of a key, a token and the end of its validity, in another Client
+// or process, which then extends and releases it as its own. The masters
+// check the token as for any lock, so a wrong one extends and releases
+// nothing (ErrNotHeld); a malformed one fails Resume with ErrBadToken. A
+// token is a secret: whoever has it can release the lock.
 //
 // # Errors
 //
