@@ -110,7 +110,7 @@ servers-newest:
 ## tests with the race detector, fuzz smoke.
 test: deps servers-newest vet cross staticcheck fmt-check unit fuzz-smoke
 
-## test-servers: the real-server tests of conn, redlock and the launchers
+## test-servers: the real-server tests of internal/pipe, redlock and the launchers
 ## (standalone, Cluster, Sentinel) on every server: SYSTEM_SERVERS, then
 ## SERVERS, one after the other (about 2 minutes each), each pass checked
 ## to be the server it names; a summary of the passes that failed at the end.
@@ -121,7 +121,7 @@ test-servers: deps servers
 	if [ -n "$$failed" ]; then echo "test-servers: failed on$$failed" >&2; exit 1; fi; \
 	echo "test-servers: passed on $(SYSTEM_SERVERS) $(call names,$(SERVERS))"
 
-## pass-KIND-VERSION: the real-server tests of conn, redlock and the
+## pass-KIND-VERSION: the real-server tests of internal/pipe, redlock and the
 ## launchers on one server of SYSTEM_SERVERS (from PATH) or of SERVERS
 ## (from SERVERS_DIR), with VOLLEY_EXPECT_SERVER and VOLLEY_EXPECT_VERSION
 ## set from its name, so that the tests fail on any other server.
@@ -133,7 +133,7 @@ pass-%:
 	esac; \
 	echo "pass: $$kind $$version: $$($$bin --version)"; \
 	REDIS_SERVER=$$bin VOLLEY_EXPECT_SERVER=$$kind VOLLEY_EXPECT_VERSION=$$version \
-		$(GO) test $(PASS_FLAGS) ./conn ./redlock ./internal/redistest
+		$(GO) test $(PASS_FLAGS) ./internal/pipe ./redlock ./internal/redistest
 
 vet:
 	$(GO) vet ./...
@@ -160,7 +160,7 @@ fmt-check:
 
 # unit: every test on the system's redis-server 7.0, the oldest supported
 # (with -race, so without the allocation tests, which then run alone);
-# then the real-server tests of conn, redlock and the launchers
+# then the real-server tests of internal/pipe, redlock and the launchers
 # (standalone, Cluster, Sentinel) on the newest Redis and the newest
 # Valkey (SERVERS_NEWEST), those two passes side by side: each mostly
 # waits (about 100-115 s of wall time for 35-45 s of CPU, -race and all),
@@ -172,7 +172,7 @@ unit:
 	@$(MAKE) --no-print-directory -j2 --output-sync=target $(addprefix pass-,$(call names,$(SERVERS_NEWEST)))
 	@# The allocation tests are built without -race (its instrumentation
 	@# allocates): the exact counts of alloc_test.go.
-	$(GO) test -count=1 -run 'Allocs' ./resp ./conn ./redlock
+	$(GO) test -count=1 -run 'Allocs' ./resp ./conn ./internal/pipe ./redlock
 	cd redlockotel && $(GO) test -race -shuffle=on -count=1 ./...
 	cd redlockprom && $(GO) test -race -shuffle=on -count=1 ./...
 	cd bench && $(GO) test -count=1 -timeout 5m ./...
@@ -232,7 +232,7 @@ BENCH_GO_OUT     ?= bench/results/bench-go.txt
 BENCHSTAT        ?= golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 bench-go:
 	@mkdir -p $(dir $(abspath $(BENCH_GO_OUT))) && : > $(abspath $(BENCH_GO_OUT))
-	$(GO) test -run='^$$' -bench='$(BENCH_GO_PATTERN)' -benchmem -count=$(BENCH_COUNT) ./resp/ ./conn/ ./redlock/ 2>&1 | tee -a $(abspath $(BENCH_GO_OUT))
+	$(GO) test -run='^$$' -bench='$(BENCH_GO_PATTERN)' -benchmem -count=$(BENCH_COUNT) ./resp/ ./internal/pipe/ ./redlock/ 2>&1 | tee -a $(abspath $(BENCH_GO_OUT))
 	cd bench && $(GO) test -run='^$$' -bench='$(BENCH_GO_PATTERN)' -benchmem -count=$(BENCH_COUNT) . 2>&1 | tee -a $(abspath $(BENCH_GO_OUT))
 	@# tee hides go test's exit status: a failure shows as a FAIL line.
 	@if grep -q '^\(--- \)\{0,1\}FAIL' $(abspath $(BENCH_GO_OUT)); then echo "bench-go: failed, see $(BENCH_GO_OUT)" >&2; exit 1; fi

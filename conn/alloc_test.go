@@ -1,46 +1,48 @@
 //go:build !race
 
-package conn
+package conn_test
 
 import (
 	"context"
 	"testing"
 
-	"github.com/stretchr/testify/require"
-
+	"github.com/volleylock/volley/conn"
 	"github.com/volleylock/volley/internal/redistest"
 	"github.com/volleylock/volley/resp"
 )
 
-// TestRoundTripAllocs pins the steady-state allocations of one round trip
-// on the low-level API, against a real master.
-func TestRoundTripAllocs(t *testing.T) {
+// TestPublicRoundTripAllocs pins the zero-allocation promise of the
+// public API (Send and Wait, or Send and a notify channel, with a reused
+// Request) against a real master: the thin face over the connection
+// code adds nothing to what internal/pipe's TestRoundTripAllocs pins.
+func TestPublicRoundTripAllocs(t *testing.T) {
 	srv := redistest.Start(t, redistest.Options{})
-	c := dialT(t, Options{Addr: srv.Addr()})
 	ctx := context.Background()
-	r := NewRequest()
+	c, err := conn.Dial(ctx, conn.Options{Addr: srv.Addr()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r := conn.NewRequest()
 	defer r.Release()
-	notify := make(chan *Request, 1)
+	notify := make(chan *conn.Request, 1)
+	r.Cmd = resp.AppendCommand(r.Cmd[:0], "SET", "lock", "token", "PX", "10000")
 
-	for name, cmd := range map[string][]string{
-		"SET NX PX": {"SET", "lock", "token", "NX", "PX", "10000"},
-		"GET":       {"GET", "lock"},
-		"DEL":       {"DEL", "lock"},
-	} {
-		r.Cmd = resp.AppendCommand(r.Cmd[:0], cmd...)
-		roundTrip := func() {
-			c.Send(r, nil)
-			if err := c.Wait(ctx, r); err != nil {
-				t.Fatal(err)
-			}
+	withWait := func() {
+		c.Send(r, nil)
+		if err := c.Wait(ctx, r); err != nil {
+			t.Fatal(err)
 		}
-		roundTrip() // warm up buffers
-		require.Zero(t, testing.AllocsPerRun(200, roundTrip), "%s with Wait", name)
-
-		viaNotify := func() {
-			c.Send(r, notify)
-			<-notify
-		}
-		require.Zero(t, testing.AllocsPerRun(200, viaNotify), "%s with a notify channel", name)
+	}
+	withWait() // warm up buffers
+	if n := testing.AllocsPerRun(200, withWait); n != 0 {
+		t.Errorf("Send+Wait: %v allocations, want 0", n)
+	}
+	withNotify := func() {
+		c.Send(r, notify)
+		<-notify
+	}
+	if n := testing.AllocsPerRun(200, withNotify); n != 0 {
+		t.Errorf("Send+notify: %v allocations, want 0", n)
 	}
 }

@@ -3,7 +3,7 @@ package redlock
 import (
 	"bytes"
 
-	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/internal/pipe"
 	"github.com/volleylock/volley/resp"
 )
 
@@ -44,7 +44,7 @@ var answers = [...]struct {
 
 // classify reads a completed request's answer, as the shape of what the
 // master was sent says (see op.shape).
-func (o *op) classify(r *conn.Request) (out Outcome, err error) {
+func (o *op) classify(r *pipe.Request) (out Outcome, err error) {
 	if err := r.Err(); err != nil {
 		return OutcomeConnError, err
 	}

@@ -3,7 +3,7 @@ package redlock
 import (
 	"time"
 
-	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/internal/pipe"
 )
 
 // op is the reusable state of one operation on all masters: its fanout,
@@ -94,7 +94,7 @@ func (o *op) run(done <-chan struct{}) burstResult {
 		o.slow[i] = cn.ReplyLatency() > wait
 	}
 	// Alone on the masters' connections, the burst reads its replies
-	// itself (see conn.Batch.Claim): no reader goroutine, no hand-over.
+	// itself (see pipe.Batch.Claim): no reader goroutine, no hand-over.
 	o.fan.begin(wait, c.claimable(o.cmd.place), answers[o.command.answer].fits)
 	o.fan.b.ReplayUntil = o.replayUntil(o.fan.start)
 	if o.nat.cmd == o.command && o.command != nil {
@@ -157,9 +157,9 @@ func (o *op) undecidable(br *burstResult, awaited int) int {
 }
 
 // answer reads and records master r.Tag's answer and returns its outcome.
-func (o *op) answer(r *conn.Request) Outcome {
+func (o *op) answer(r *pipe.Request) Outcome {
 	out, err := o.classify(r)
-	return o.record(r.Tag, out, err, r.Arrived())
+	return o.record(r.Tag, out, err, pipe.ArrivedAt(r))
 }
 
 // count adds one master's outcome to the burst's tally.
@@ -187,7 +187,7 @@ func (o *op) settle(timedOut bool, br *burstResult) {
 	// masters answered and none said yes (an Unlock that released on
 	// every master returned ErrNotHeld, a Lock attempt looked like
 	// contention alone).
-	o.fan.end(func(r *conn.Request) {
+	o.fan.end(func(r *pipe.Request) {
 		out := o.answer(r)
 		if hung {
 			br.count(out)

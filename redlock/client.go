@@ -12,6 +12,7 @@ import (
 
 	"github.com/volleylock/volley/conn"
 	"github.com/volleylock/volley/internal/ctxerr"
+	"github.com/volleylock/volley/internal/pipe"
 	"github.com/volleylock/volley/resp"
 )
 
@@ -24,7 +25,7 @@ type Client struct {
 
 	ops    sync.Pool   // *op: per-operation state, reused
 	turns  turns       // how the keys pass between this Client and others (see turns.go)
-	group  *conn.Group // the masters' connections, for fan-outs (see fanout)
+	group  *pipe.Group // the masters' connections, for fan-outs (see fanout)
 	tagLen int         // the length of every copy's tag: >0 for a Redis Cluster's copies (see wire)
 	// waiterID names this Client among a key's waiters (see waiters.go).
 	waiterID [waiterIDLen]byte
@@ -92,7 +93,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, err
 	}
 	c.quorum = len(c.masters)/2 + 1
-	var conns []*conn.Conn
+	var conns []*pipe.Conn
 	if c.cluster != nil {
 		conns = c.cluster.nodeConns()
 	} else {
@@ -102,7 +103,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	}
 	// Late answers are read within half of MasterTimeout of their sending, so
 	// that ReplyLatency tells a slow master (above MasterTimeout) exactly.
-	c.group = conn.NewGroup(conns, c.cfg.MasterTimeout/2)
+	c.group = pipe.NewGroup(conns, c.cfg.MasterTimeout/2)
 	c.ops.New = func() any { return c.newOp() }
 	c.room.c, c.room.done = c, make(chan struct{})
 	c.renew = newRenewer(c)
@@ -154,7 +155,7 @@ func (c *Client) addMasters(ctx context.Context) (*clusterEntry, error) {
 			// Only the scheme: the rest may hold a password.
 			return nil, invalidf("Config.Addrs: unknown scheme %q: want host:port, unix:/path, or a %s:// address", scheme, strings.Join(schemes, "://, "))
 		}
-		opts, err := conn.ParseAddr(addr, c.cfg.Conn.options(c.cfg.MasterTimeout))
+		opts, err := pipe.ParseAddr(addr, c.cfg.Conn.options(c.cfg.MasterTimeout))
 		if err != nil {
 			return nil, invalidf("Config.Addrs: %w", err)
 		}
@@ -165,7 +166,7 @@ func (c *Client) addMasters(ctx context.Context) (*clusterEntry, error) {
 		}
 		seen[id] = true
 		opts = c.masterOptions(opts)
-		cn, err := conn.New(opts)
+		cn, err := pipe.New(opts)
 		if err != nil {
 			return nil, invalidf("Config.Addrs: %w", err)
 		}
@@ -210,7 +211,7 @@ func (c *Client) checkMasters(ctx context.Context, cluster bool) error {
 
 // masterOptions completes a master's connection options: the scripts every
 // connect loads and, with Fencing, the counters' check (see fenceSetup).
-func (c *Client) masterOptions(opts conn.Options) conn.Options {
+func (c *Client) masterOptions(opts pipe.Options) pipe.Options {
 	opts.Scripts = append(slices.Clip(opts.Scripts), sentBySHA...)
 	if c.cfg.Fencing && c.cluster != nil {
 		// Over a cluster a node's counters are checked per slot, by the
@@ -221,7 +222,7 @@ func (c *Client) masterOptions(opts conn.Options) conn.Options {
 	if c.cfg.Fencing {
 		opts.Setup = append(slices.Clip(opts.Setup), fenceSetup())
 		user := opts.OnConnect
-		opts.OnConnect = func(info *conn.ServerInfo) {
+		opts.OnConnect = func(info *pipe.ServerInfo) {
 			c.fence.onConnect(info)
 			if user != nil {
 				user(info)
@@ -236,7 +237,7 @@ func (c *Client) masterOptions(opts conn.Options) conn.Options {
 // node's.
 type server struct {
 	addr string
-	cn   *conn.Conn
+	cn   *pipe.Conn
 }
 
 // servers returns the servers of the Client's masters: one per master, or
@@ -315,7 +316,7 @@ func (c *Client) Masters() []MasterStatus {
 	out := make([]MasterStatus, len(c.masters))
 	now := time.Now()
 	for i, m := range c.masters {
-		var conns []*conn.Conn
+		var conns []*pipe.Conn
 		if c.cluster != nil {
 			v := c.cluster.view.Load()
 			for _, n := range v.byCopy[i] {
@@ -323,7 +324,7 @@ func (c *Client) Masters() []MasterStatus {
 			}
 			out[i].SharesWith = c.cluster.sharesWith(v, i)
 		} else {
-			conns = []*conn.Conn{m.conn()}
+			conns = []*pipe.Conn{m.conn()}
 		}
 		var addrs []string
 		for _, cn := range conns {

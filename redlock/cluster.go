@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/internal/pipe"
 	"github.com/volleylock/volley/internal/slot"
 	"github.com/volleylock/volley/resp"
 )
@@ -34,7 +34,7 @@ const defaultCopies = 3
 // clusterEntry is a parsed cluster address.
 type clusterEntry struct {
 	seeds  []string     // host:port
-	opts   conn.Options // every node's, Addr aside
+	opts   pipe.Options // every node's, Addr aside
 	copies int          // 0: defaultCopies
 }
 
@@ -45,7 +45,7 @@ func isClusterAddr(addr string) bool {
 
 // parseClusterAddr parses a cluster entry over base. Its errors never
 // contain the password.
-func parseClusterAddr(addr string, base conn.Options) (clusterEntry, error) {
+func parseClusterAddr(addr string, base pipe.Options) (clusterEntry, error) {
 	scheme, rest, q, opts, err := parseEntry(addr, base)
 	if err != nil {
 		return clusterEntry{}, err
@@ -71,7 +71,7 @@ func parseClusterAddr(addr string, base conn.Options) (clusterEntry, error) {
 }
 
 // nodeOptions returns e's options for the node at addr.
-func (e *clusterEntry) nodeOptions(addr string) conn.Options { return atAddr(e.opts, addr) }
+func (e *clusterEntry) nodeOptions(addr string) pipe.Options { return atAddr(e.opts, addr) }
 
 // slotRange is a range of slots and the address of the primary that owns
 // it.
@@ -117,7 +117,7 @@ func discover(ctx context.Context, e *clusterEntry, addrs []string) (clusterMap,
 	var errs []error
 	for _, addr := range addrs {
 		opts := e.nodeOptions(addr)
-		cn, err := conn.Dial(ctx, opts)
+		cn, err := pipe.Dial(ctx, opts)
 		if err != nil {
 			errs = append(errs, err)
 			if ctx.Err() != nil {

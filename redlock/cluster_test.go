@@ -11,14 +11,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/volleylock/volley/conn"
 	"github.com/volleylock/volley/internal/fakeredis"
+	"github.com/volleylock/volley/internal/pipe"
 	"github.com/volleylock/volley/internal/slot"
 	"github.com/volleylock/volley/resp"
 )
 
 func TestParseClusterAddr(t *testing.T) {
-	e, err := parseClusterAddr("redis-cluster://alice:s3cret@10.0.0.1:7000,10.0.0.2:7001?copies=5", conn.Options{DB: 3})
+	e, err := parseClusterAddr("redis-cluster://alice:s3cret@10.0.0.1:7000,10.0.0.2:7001?copies=5", pipe.Options{DB: 3})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"10.0.0.1:7000", "10.0.0.2:7001"}, e.seeds)
 	assert.Equal(t, 5, e.copies)
@@ -27,7 +27,7 @@ func TestParseClusterAddr(t *testing.T) {
 	assert.Zero(t, e.opts.DB, "cluster nodes have one database")
 	assert.Nil(t, e.opts.TLS)
 
-	e, err = parseClusterAddr("rediss-cluster://h:1", conn.Options{})
+	e, err = parseClusterAddr("rediss-cluster://h:1", pipe.Options{})
 	require.NoError(t, err)
 	require.NotNil(t, e.opts.TLS)
 	assert.Equal(t, "h", e.nodeOptions("h:1").TLS.ServerName)
@@ -40,7 +40,7 @@ func TestParseClusterAddr(t *testing.T) {
 		"redis-cluster://h:1?replicas=1",
 		"redis-cluster://pw:sec%zzret@h:1",
 	} {
-		_, err := parseClusterAddr(bad, conn.Options{})
+		_, err := parseClusterAddr(bad, pipe.Options{})
 		require.Error(t, err, bad)
 		assert.NotContains(t, err.Error(), "sec", "an error must not show the password")
 	}

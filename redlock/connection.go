@@ -6,7 +6,7 @@ import (
 	"net"
 	"time"
 
-	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/internal/pipe"
 )
 
 // Connection is how a Client connects to its masters: the settings every
@@ -52,11 +52,11 @@ func (cc Connection) dialTimeout() time.Duration {
 	return 5 * time.Second
 }
 
-// options is the base conn.Options of every master's connection: cc, and
+// options is the base pipe.Options of every master's connection: cc, and
 // a ReadTimeout of twice the MasterTimeout (see "Slow masters" in the
 // package documentation).
-func (cc Connection) options(masterTimeout time.Duration) conn.Options {
-	return conn.Options{
+func (cc Connection) options(masterTimeout time.Duration) pipe.Options {
+	return pipe.Options{
 		Username:     cc.Username,
 		Password:     cc.Password,
 		DB:           cc.DB,

@@ -417,7 +417,7 @@
 //   - Per master (over a Redis Cluster, per primary node), one
 //     connection from New to Close: one goroutine for its whole life
 //     (connect, liveness check, reconnect) and, while connected, a reader
-//     and a writer (see the conn package). A timer reads the answers that
+//     and a writer (see the conn package, whose code it runs on). A timer reads the answers that
 //     came after their call's decision.
 //   - Per master (per node over a cluster), a pub/sub connection with the
 //     same goroutines, from the first Lock that waits until Close.

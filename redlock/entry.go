@@ -7,8 +7,8 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/volleylock/volley/conn"
 	"github.com/volleylock/volley/internal/hostport"
+	"github.com/volleylock/volley/internal/pipe"
 )
 
 // parseEntry reads what a redis-cluster:// and a redis-sentinel:// entry
@@ -17,7 +17,7 @@ import (
 // password, as in a redis:// URL); TLS for a rediss- scheme; what comes
 // between the credentials and '?'; and the query. Its errors never contain
 // the password.
-func parseEntry(addr string, base conn.Options) (scheme, rest string, q url.Values, o conn.Options, err error) {
+func parseEntry(addr string, base pipe.Options) (scheme, rest string, q url.Values, o pipe.Options, err error) {
 	o = base
 	scheme, rest, _ = strings.Cut(addr, "://")
 	rest, query, _ := strings.Cut(rest, "?")
@@ -65,7 +65,7 @@ func hostPorts(list, scheme, what string) ([]string, error) {
 
 // atAddr returns o for the server at addr, its TLS server name that host
 // unless o names one.
-func atAddr(o conn.Options, addr string) conn.Options {
+func atAddr(o pipe.Options, addr string) pipe.Options {
 	o.Addr = addr
 	if o.TLS != nil {
 		o.TLS = o.TLS.Clone()

@@ -4,14 +4,14 @@ import (
 	"bytes"
 	"time"
 
-	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/internal/pipe"
 	"github.com/volleylock/volley/resp"
 )
 
 // fanout sends a command to the masters at once and returns their answers
 // as they come, within a deadline: the one way redlock talks to all its
 // masters (a lock burst, a renewal batch, Inspect, the fence repair). On
-// top of a conn.Batch of the masters' Group it keeps the round's deadline
+// top of a pipe.Batch of the masters' Group it keeps the round's deadline
 // and claims the masters' connections for a burst that may read its
 // replies itself. (A master that lost its script cache, as after a
 // restart, answers an EVALSHA with NOSCRIPT: the connection sends the
@@ -22,11 +22,11 @@ import (
 // releases it with release.
 type fanout struct {
 	c        *Client
-	b        *conn.Batch
+	b        *pipe.Batch
 	deadline time.Time
 	start    time.Time    // when the first command left
 	asked    []bool       // per slot: the ASK retry was sent (see askAgain)
-	sentTo   []*conn.Conn // per slot: the connection its request went to
+	sentTo   []*pipe.Conn // per slot: the connection its request went to
 	scratch  []byte       // a master's command, for a cluster Client (see wire)
 	scratch2 []byte       // and what follows it (see nativeForms.pub)
 	// nat, when not nil, holds the native forms of the round's command
@@ -48,11 +48,11 @@ const (
 // more than one request goes to a master (slot s then goes to the master
 // the caller names in sendTo).
 func newFanout(c *Client, slots int) fanout {
-	return fanout{c: c, b: c.group.NewBatch(slots), asked: make([]bool, slots), sentTo: make([]*conn.Conn, slots), form: make([]uint8, slots)}
+	return fanout{c: c, b: c.group.NewBatch(slots), asked: make([]bool, slots), sentTo: make([]*pipe.Conn, slots), form: make([]uint8, slots)}
 }
 
 // begin starts a round that lasts timeout: with claim, the masters'
-// connections are claimed if they are free (see conn.Batch.Claim); a
+// connections are claimed if they are free (see pipe.Batch.Claim); a
 // round's sends must then go to the Group's connections only (see
 // Client.claimable). check, when not nil, vets each reply's shape before
 // it is handed out (see replycheck.go).
@@ -104,13 +104,13 @@ func (f *fanout) pending() int { return f.b.Pending() }
 
 // next waits for the next answer (fanReply), until the deadline
 // (fanTimeout) or done (fanDone).
-func (f *fanout) next(done <-chan struct{}) (*conn.Request, int) {
+func (f *fanout) next(done <-chan struct{}) (*pipe.Request, int) {
 	return f.nextOf(1, done)
 }
 
 // nextOf is next for a caller that can decide nothing with fewer than n
-// more answers: it is woken once for them (see conn.Batch.NextOf).
-func (f *fanout) nextOf(n int, done <-chan struct{}) (*conn.Request, int) {
+// more answers: it is woken once for them (see pipe.Batch.NextOf).
+func (f *fanout) nextOf(n int, done <-chan struct{}) (*pipe.Request, int) {
 	for {
 		r := f.b.NextOf(n, f.deadline, done)
 		switch {
@@ -140,12 +140,12 @@ func (f *fanout) nextOf(n int, done <-chan struct{}) (*conn.Request, int) {
 // end ends the round: it gives up on the requests still pending (their
 // Conns recycle them), passes those answered meanwhile to late (when not
 // nil), and lets go of the claim.
-func (f *fanout) end(late func(r *conn.Request)) {
+func (f *fanout) end(late func(r *pipe.Request)) {
 	if f.c.locate == nil {
 		f.b.End(late)
 		return
 	}
-	f.b.End(func(r *conn.Request) {
+	f.b.End(func(r *pipe.Request) {
 		if movedOrDown(r) {
 			f.c.locate.touch()
 		}
@@ -165,7 +165,7 @@ func (f *fanout) release() { f.b.Release() }
 // round's deadline. It reports whether it sent it: not for another answer,
 // nor for a node the Client's view does not know (the answer then stands,
 // a failed vote, and the locator reads the map again).
-func (f *fanout) askAgain(r *conn.Request) bool {
+func (f *fanout) askAgain(r *pipe.Request) bool {
 	vals := r.Reply()
 	if r.Err() != nil || len(vals) == 0 || !vals[0].IsError() || string(vals[0].ErrorPrefix()) != "ASK" {
 		return false
@@ -180,7 +180,7 @@ func (f *fanout) askAgain(r *conn.Request) bool {
 	if cn == nil {
 		return false
 	}
-	asking := conn.NewRequest()
+	asking := pipe.NewRequest()
 	asking.Cmd = append(asking.Cmd[:0], askingCmd...)
 	cn.SendForget(asking)
 	f.scratch = append(f.scratch[:0], r.Cmd...)
@@ -203,7 +203,7 @@ var askingCmd = resp.AppendCommand(nil, "ASKING")
 // movedOrDown reports whether an answer says that a cluster copy's server
 // does not serve it (any more): a connection error, or MOVED, ASK,
 // CLUSTERDOWN, TRYAGAIN or READONLY.
-func movedOrDown(r *conn.Request) bool {
+func movedOrDown(r *pipe.Request) bool {
 	if r.Err() != nil {
 		return true
 	}

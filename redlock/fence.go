@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/internal/pipe"
 	"github.com/volleylock/volley/internal/scripts"
 	"github.com/volleylock/volley/resp"
 )
@@ -318,7 +318,7 @@ func (f *fencer) saw(v uint64) {
 func (f *fencer) suspect() bool { return f.connects.Load() != f.cleared.Load() }
 
 // onConnect is the OnConnect of a fencing Client's connections.
-func (f *fencer) onConnect(*conn.ServerInfo) { f.connects.Add(1) }
+func (f *fencer) onConnect(*pipe.ServerInfo) { f.connects.Add(1) }
 
 // close stops a background repair and waits for it.
 func (f *fencer) close() {

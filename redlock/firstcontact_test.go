@@ -11,15 +11,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/volleylock/volley/conn"
 	"github.com/volleylock/volley/internal/faultproxy"
+	"github.com/volleylock/volley/internal/pipe"
 	"github.com/volleylock/volley/internal/redistest"
 )
 
 // commandsProcessed returns s's total_commands_processed (INFO stats).
 func commandsProcessed(t *testing.T, s *redistest.Server) int64 {
 	t.Helper()
-	cn, err := conn.Dial(bg, conn.Options{Addr: s.Addr()})
+	cn, err := pipe.Dial(bg, pipe.Options{Addr: s.Addr()})
 	require.NoError(t, err)
 	defer cn.Close()
 	vals, err := cn.Do(bg, "INFO", "stats")

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/internal/pipe"
 )
 
 // locator follows where the masters that a Redis Cluster or Sentinels
@@ -100,7 +100,7 @@ func (l *locator) refresh() {
 			continue
 		}
 		opts := c.masterOptions(m.sentinel.primaryOptions(where))
-		cn, err := conn.New(opts)
+		cn, err := pipe.New(opts)
 		if err != nil {
 			continue
 		}

@@ -4,7 +4,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/internal/pipe"
 )
 
 // master is one member of the quorum: one copy of every lock. For a
@@ -24,8 +24,8 @@ import (
 // it (the Client's closeMasters, or move for the one it replaces).
 type master struct {
 	addr string       // as configured, for errors and results
-	opts conn.Options // what its connections are made with (the pub/sub connection's too); changed by move under the wait room's mu
-	cn   atomic.Pointer[conn.Conn]
+	opts pipe.Options // what its connections are made with (the pub/sub connection's too); changed by move under the wait room's mu
+	cn   atomic.Pointer[pipe.Conn]
 
 	// copy is the master's index among a cluster's copies.
 	copy int
@@ -38,20 +38,20 @@ type master struct {
 	sentinel *sentinelEntry
 }
 
-func newMaster(addr string, opts conn.Options, cn *conn.Conn) *master {
+func newMaster(addr string, opts pipe.Options, cn *pipe.Conn) *master {
 	m := &master{addr: addr, opts: opts}
 	m.cn.Store(cn)
 	return m
 }
 
 // conn returns the connection to the master's current server.
-func (m *master) conn() *conn.Conn { return m.cn.Load() }
+func (m *master) conn() *pipe.Conn { return m.cn.Load() }
 
 // move makes cn (made with opts) master i's connection from now on, at
 // time at (which the restart guard counts from), moves its pub/sub
 // connection too, and closes the one it replaces: requests still pending
 // there fail (a master that moved has nothing to say there).
-func (c *Client) move(i int, cn *conn.Conn, opts conn.Options, at time.Time) {
+func (c *Client) move(i int, cn *pipe.Conn, opts pipe.Options, at time.Time) {
 	m := c.masters[i]
 	m.movedAt.Store(at.UnixNano())
 	old := m.cn.Swap(cn)
@@ -68,7 +68,7 @@ func (c *Client) move(i int, cn *conn.Conn, opts conn.Options, at time.Time) {
 // server may lack locks that other clients still hold. A master restarts
 // with a new run_id and a reset uptime, which the Conn reads on every
 // (re)connect.
-func (c *Client) guarded(m *master, cn *conn.Conn, now time.Time) (since, until time.Time, guarded bool) {
+func (c *Client) guarded(m *master, cn *pipe.Conn, now time.Time) (since, until time.Time, guarded bool) {
 	if c.cfg.DisableRestartGuard {
 		return
 	}

@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/volleylock/volley/conn"
 	"github.com/volleylock/volley/internal/fakeredis"
+	"github.com/volleylock/volley/internal/pipe"
 	"github.com/volleylock/volley/internal/redistest"
 	"github.com/volleylock/volley/resp"
 )
@@ -22,7 +22,7 @@ import (
 // masterDo runs one command on s over a connection of its own.
 func masterDo(t *testing.T, s *redistest.Server, args ...any) (resp.Value, error) {
 	t.Helper()
-	c, err := conn.Dial(bg, conn.Options{Addr: s.Addr()})
+	c, err := pipe.Dial(bg, pipe.Options{Addr: s.Addr()})
 	require.NoError(t, err)
 	defer c.Close()
 	vals, err := c.Do(bg, args...)

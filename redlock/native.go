@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/internal/pipe"
 	"github.com/volleylock/volley/resp"
 )
 
@@ -17,7 +17,7 @@ import (
 // table (command.go) may name such forms, in order of preference
 // (command.natives); a burst sends each master the first form that
 // master's server has, by the name and version its INFO gave at the
-// latest connect (conn.ServerInfo), and the script to the others. A
+// latest connect (pipe.ServerInfo), and the script to the others. A
 // master that reconnects, restarts or is replaced is judged again from
 // its new connection's INFO.
 //
@@ -55,7 +55,7 @@ var verbs = [numVerbs]struct {
 }
 
 // has reports whether the server info describes has form v.
-func (v nativeVerb) has(info *conn.ServerInfo) bool {
+func (v nativeVerb) has(info *pipe.ServerInfo) bool {
 	for _, s := range verbs[v].since {
 		if info.Server == s.server && info.VersionAtLeast(s.major, s.minor) {
 			return true
@@ -73,7 +73,7 @@ var (
 // nativeFor returns the native form of cmd that cn's server gets, if any:
 // the first of cmd.natives that the server has and the Client has not
 // seen refused.
-func (c *Client) nativeFor(cmd *command, cn *conn.Conn) (nativeVerb, bool) {
+func (c *Client) nativeFor(cmd *command, cn *pipe.Conn) (nativeVerb, bool) {
 	info := cn.Info()
 	if info == nil {
 		return 0, false
@@ -197,30 +197,30 @@ func (o *op) encodeNatives(cmd *command, key string, keys []string, tok *token, 
 // sendForget): its native form when the master's server has one.
 func (o *op) forget(i int) {
 	cn := o.c.connFor(i, o.cmd.place)
-	r := conn.NewRequest()
+	r := pipe.NewRequest()
 	r.ReplayUntil = o.replayUntil(time.Now())
 	v, ok := o.nativeFor(cn)
 	if !ok {
 		r.Cmd = append(r.Cmd[:0], o.c.forMaster(&o.cmd, i, &o.fan.scratch)...)
-		r.Check = answers[o.command.answer].fits // unread, its reply still shows a torn stream
+		pipe.SetCheck(r, answers[o.command.answer].fits) // unread, its reply still shows a torn stream
 		cn.SendForget(r)
 		return
 	}
 	r.Cmd = append(r.Cmd[:0], o.c.forMaster(&o.nat.w[v], i, &o.fan.scratch)...)
-	r.Check = o.c.natCheck[v] // also learns a refusal
+	pipe.SetCheck(r, o.c.natCheck[v]) // also learns a refusal
 	cn.SendForget(r)
 	if len(o.nat.pub.b) > 0 {
 		// Rare (a failed attempt that may have held a quorum): two writes.
-		then := conn.NewRequest()
+		then := pipe.NewRequest()
 		then.Cmd = append(then.Cmd[:0], o.c.forMaster(&o.nat.pub, i, &o.fan.scratch2)...)
-		then.Check = fitsInteger
+		pipe.SetCheck(then, fitsInteger)
 		cn.SendForget(then)
 	}
 }
 
 // nativeFor returns the native form of the op's command that cn's server
 // gets, if the command has native forms (see native.go).
-func (o *op) nativeFor(cn *conn.Conn) (nativeVerb, bool) {
+func (o *op) nativeFor(cn *pipe.Conn) (nativeVerb, bool) {
 	if o.nat.cmd != o.command || o.command == nil {
 		return 0, false
 	}

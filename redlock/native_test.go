@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/volleylock/volley/conn"
 	"github.com/volleylock/volley/internal/fakeredis"
+	"github.com/volleylock/volley/internal/pipe"
 	"github.com/volleylock/volley/internal/redistest"
 )
 
@@ -45,7 +45,7 @@ func resetStats(t *testing.T, servers []*redistest.Server) {
 
 // nativeOf returns the native forms the server of cn has, by their
 // names in verbs.
-func nativeOf(cn *conn.Conn) map[string]bool {
+func nativeOf(cn *pipe.Conn) map[string]bool {
 	out := map[string]bool{}
 	for v := range numVerbs {
 		if v.has(cn.Info()) {
@@ -74,7 +74,7 @@ func TestNativeVersions(t *testing.T) {
 		{"keydb", "9.9.9", nil},
 		{"redis", "garbage", nil},
 	} {
-		info := &conn.ServerInfo{Server: tc.server, Version: tc.version}
+		info := &pipe.ServerInfo{Server: tc.server, Version: tc.version}
 		var got []nativeVerb
 		for v := range numVerbs {
 			if v.has(info) {

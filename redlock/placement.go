@@ -12,8 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/volleylock/volley/conn"
 	"github.com/volleylock/volley/internal/ctxerr"
+	"github.com/volleylock/volley/internal/pipe"
 	"github.com/volleylock/volley/internal/slot"
 	"github.com/volleylock/volley/resp"
 )
@@ -65,8 +65,8 @@ func newClusterState(e *clusterEntry, copies int) *clusterState {
 // promoted replica is a new node.
 type node struct {
 	addr string
-	cn   *conn.Conn
-	gidx int // the connection's index in the Client's conn.Group; -1: not in it
+	cn   *pipe.Conn
+	gidx int // the connection's index in the Client's pipe.Group; -1: not in it
 	// moved is, per copy, when the node last took over a slot of the
 	// copy's range (unix nanoseconds; 0: never, it served them from the
 	// Client's start): the restart guard holds its votes for that copy out
@@ -76,7 +76,7 @@ type node struct {
 
 // movedAt returns when the node whose connection is cn last took over a
 // slot of copy i's range (0: never, or not a node of the view).
-func (cs *clusterState) movedAt(i int, cn *conn.Conn) int64 {
+func (cs *clusterState) movedAt(i int, cn *pipe.Conn) int64 {
 	for _, n := range cs.view.Load().nodes {
 		if n.cn == cn {
 			return n.moved[i].Load()
@@ -113,7 +113,7 @@ func (cs *clusterState) copySlot(i, p int) int { return cs.first[i] + p }
 
 // connFor returns the connection that serves master i's copy of the keys
 // at place p.
-func (c *Client) connFor(i, p int) *conn.Conn {
+func (c *Client) connFor(i, p int) *pipe.Conn {
 	if c.cluster == nil {
 		return c.masters[i].conn()
 	}
@@ -122,7 +122,7 @@ func (c *Client) connFor(i, p int) *conn.Conn {
 
 // nodeConn returns the connection to the node at addr, or nil when the
 // view names no such node.
-func (cs *clusterState) nodeConn(addr string) *conn.Conn {
+func (cs *clusterState) nodeConn(addr string) *pipe.Conn {
 	for _, n := range cs.view.Load().nodes {
 		if n.addr == addr {
 			return n.cn
@@ -141,7 +141,7 @@ func (c *Client) tagFor(i, p int) string {
 }
 
 // claimable reports whether a burst of keys at place p goes only to
-// connections of the Client's Group (see conn.Batch.Claim): a node that
+// connections of the Client's Group (see pipe.Batch.Claim): a node that
 // joined after New is served without a claim.
 func (c *Client) claimable(p int) bool {
 	if c.cluster == nil {
@@ -190,7 +190,7 @@ func (c *Client) buildView(cm clusterMap, old *clusterView) (v *clusterView, mad
 	for _, r := range cm {
 		n := byAddr[r.primary]
 		if n == nil {
-			cn, err := conn.New(c.masterOptions(cs.entry.nodeOptions(r.primary)))
+			cn, err := pipe.New(c.masterOptions(cs.entry.nodeOptions(r.primary)))
 			if err != nil {
 				for _, n := range made {
 					n.cn.Close()
@@ -333,9 +333,9 @@ func (c *Client) addCluster(ctx context.Context, addr string) (*clusterEntry, er
 
 // nodeConns returns the connections of the cluster's nodes, in Group
 // order.
-func (cs *clusterState) nodeConns() []*conn.Conn {
+func (cs *clusterState) nodeConns() []*pipe.Conn {
 	v := cs.view.Load()
-	out := make([]*conn.Conn, len(v.nodes))
+	out := make([]*pipe.Conn, len(v.nodes))
 	for _, n := range v.nodes {
 		out[n.gidx] = n.cn
 	}
@@ -407,9 +407,9 @@ const (
 // until ctx ends: CLUSTERDOWN (a failover under way) and TRYAGAIN at the
 // same node, MOVED (the slot moved since the map was read) at the node it
 // names. Any other error, or ctx's end, is returned with the last answer.
-func (c *Client) recordLayout(ctx context.Context, cn *conn.Conn, key, want string) (at string, vals []resp.Value, err error) {
+func (c *Client) recordLayout(ctx context.Context, cn *pipe.Conn, key, want string) (at string, vals []resp.Value, err error) {
 	backoff := layoutRetryMin
-	var moved *conn.Conn // a connection of ours to the node a MOVED named
+	var moved *pipe.Conn // a connection of ours to the node a MOVED named
 	defer func() {
 		if moved != nil {
 			moved.Close()
@@ -439,7 +439,7 @@ func (c *Client) recordLayout(ctx context.Context, cn *conn.Conn, key, want stri
 				if moved != nil {
 					moved.Close()
 				}
-				if moved, err = conn.Dial(ctx, c.cluster.entry.nodeOptions(to)); err != nil {
+				if moved, err = pipe.Dial(ctx, c.cluster.entry.nodeOptions(to)); err != nil {
 					return to, nil, err
 				}
 			}

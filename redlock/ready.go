@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/volleylock/volley/conn"
 	"github.com/volleylock/volley/internal/ctxerr"
+	"github.com/volleylock/volley/internal/pipe"
 	"github.com/volleylock/volley/resp"
 )
 
@@ -43,17 +43,17 @@ func unusable(sv server, cluster bool, err error) error {
 		}
 		return nil
 	}
-	var ce *conn.Error
+	var ce *pipe.Error
 	if !errors.As(err, &ce) {
 		return nil
 	}
-	if errors.Is(err, conn.ErrTLSMismatch) {
+	if errors.Is(err, pipe.ErrTLSMismatch) {
 		// The server answered in the other protocol: TLS where the
 		// address has none, or plain RESP where it has TLS.
 		return fmt.Errorf("%w: %w", ErrMasterUnusable, err)
 	}
 	switch ce.Op {
-	case conn.OpHandshake:
+	case pipe.OpHandshake:
 		// An error reply to HELLO, AUTH, SELECT or INFO: the server is
 		// there and said no; it will say it again.
 		var se *resp.ServerError
@@ -72,7 +72,7 @@ func unusable(sv server, cluster bool, err error) error {
 				}
 			}
 		}
-	case conn.OpTLS:
+	case pipe.OpTLS:
 		var verify *tls.CertificateVerificationError
 		var authority x509.UnknownAuthorityError
 		var host x509.HostnameError

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/internal/pipe"
 	"github.com/volleylock/volley/internal/redistest"
 )
 
@@ -471,7 +471,7 @@ func waitUptime(t *testing.T, servers []*redistest.Server, d time.Duration) {
 	t.Helper()
 	require.Eventually(t, func() bool {
 		for _, s := range servers {
-			cn, err := conn.Dial(bg, conn.Options{Addr: s.Addr()})
+			cn, err := pipe.Dial(bg, pipe.Options{Addr: s.Addr()})
 			if err != nil {
 				return false
 			}

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/internal/pipe"
 	"github.com/volleylock/volley/resp"
 )
 
@@ -430,7 +430,7 @@ func (r *renewer) send(deadline time.Time) time.Time {
 // count adds one master's answer to the batch's votes and returns the
 // master's outcome. A master the restart guard holds out answers, but its
 // yes votes do not count.
-func (r *renewer) count(req *conn.Request) Outcome {
+func (r *renewer) count(req *pipe.Request) Outcome {
 	if req.Err() != nil {
 		return OutcomeConnError
 	}

@@ -7,7 +7,7 @@ import "github.com/volleylock/volley/resp"
 // reply, or as one, leaving part of itself for the next request) puts every
 // later reply on that connection out of step: an extend would read another
 // request's 1 as its yes. Each burst therefore names the only shapes its
-// command's answer can have (conn.Request.Check); a reply of any other
+// command's answer can have (pipe.SetCheck); a reply of any other
 // shape makes the Conn drop the socket before it hands out a later reply,
 // and every request pending on it fails as on a broken connection.
 //

@@ -3,7 +3,7 @@ package redlock
 import (
 	"time"
 
-	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/internal/pipe"
 	"github.com/volleylock/volley/resp"
 )
 
@@ -105,9 +105,9 @@ func (c *Client) restoreCopy(name, key string, tok *token, left time.Duration, m
 		if !m.has(i) {
 			continue
 		}
-		r := conn.NewRequest()
+		r := pipe.NewRequest()
 		r.Cmd = append(r.Cmd[:0], c.forMaster(&w, i, &scratch)...)
-		r.Check = fitsSet
+		pipe.SetCheck(r, fitsSet)
 		c.connFor(i, w.place).SendForget(r)
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/internal/pipe"
 )
 
 // A Sentinel-managed primary as one master of the quorum: a Config.Addrs
@@ -35,8 +35,8 @@ import (
 type sentinelEntry struct {
 	sentinels []string     // host:port
 	name      string       // the primary's name at the Sentinels
-	opts      conn.Options // the primary's, Addr aside
-	ask       conn.Options // a Sentinel's, Addr aside
+	opts      pipe.Options // the primary's, Addr aside
+	ask       pipe.Options // a Sentinel's, Addr aside
 }
 
 // isSentinelAddr reports whether addr is a Sentinel entry.
@@ -46,7 +46,7 @@ func isSentinelAddr(addr string) bool {
 
 // parseSentinelAddr parses a Sentinel entry over base. Its errors never
 // contain the password.
-func parseSentinelAddr(addr string, base conn.Options) (*sentinelEntry, error) {
+func parseSentinelAddr(addr string, base pipe.Options) (*sentinelEntry, error) {
 	scheme, rest, q, opts, err := parseEntry(addr, base)
 	if err != nil {
 		return nil, err
@@ -96,7 +96,7 @@ func parseSentinelAddr(addr string, base conn.Options) (*sentinelEntry, error) {
 
 // primaryOptions returns the options of a connection to the primary at
 // addr.
-func (e *sentinelEntry) primaryOptions(addr string) conn.Options { return atAddr(e.opts, addr) }
+func (e *sentinelEntry) primaryOptions(addr string) pipe.Options { return atAddr(e.opts, addr) }
 
 // errUnknownName: the Sentinels answered, and none knows the name.
 var errUnknownName = errors.New("no Sentinel knows a primary by that name")
@@ -107,7 +107,7 @@ func (e *sentinelEntry) primary(ctx context.Context) (string, error) {
 	var errs []error
 	unknown := 0
 	for _, s := range e.sentinels {
-		cn, err := conn.Dial(ctx, atAddr(e.ask, s))
+		cn, err := pipe.Dial(ctx, atAddr(e.ask, s))
 		if err != nil {
 			errs = append(errs, err)
 			if ctx.Err() != nil {
@@ -157,7 +157,7 @@ func (c *Client) addSentinel(ctx context.Context, addr string) error {
 		return err
 	}
 	opts := c.masterOptions(e.primaryOptions(primary))
-	cn, err := conn.New(opts)
+	cn, err := pipe.New(opts)
 	if err != nil {
 		return invalidf("Config.Addrs: %w", err)
 	}

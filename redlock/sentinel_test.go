@@ -12,13 +12,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/internal/pipe"
 	"github.com/volleylock/volley/internal/redistest"
 	"github.com/volleylock/volley/resp"
 )
 
 func TestParseSentinelAddr(t *testing.T) {
-	e, err := parseSentinelAddr("redis-sentinel://bob:s3cret@10.0.0.1:26379,10.0.0.2:26379/mymaster?db=2", conn.Options{ClientName: "me"})
+	e, err := parseSentinelAddr("redis-sentinel://bob:s3cret@10.0.0.1:26379,10.0.0.2:26379/mymaster?db=2", pipe.Options{ClientName: "me"})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"10.0.0.1:26379", "10.0.0.2:26379"}, e.sentinels)
 	assert.Equal(t, "mymaster", e.name)
@@ -29,12 +29,12 @@ func TestParseSentinelAddr(t *testing.T) {
 	assert.Empty(t, e.ask.Password, "Sentinels are asked without the primary's credentials")
 	assert.Zero(t, e.ask.DB)
 
-	e, err = parseSentinelAddr("rediss-sentinel://h:1/m", conn.Options{})
+	e, err = parseSentinelAddr("rediss-sentinel://h:1/m", pipe.Options{})
 	require.NoError(t, err)
 	assert.Equal(t, "p", e.primaryOptions("p:6379").TLS.ServerName)
 	assert.Nil(t, e.ask.TLS)
 
-	e, err = parseSentinelAddr("redis-sentinel://h:1/m?sentinel_user=sam&sentinel_password=s%26pw&sentinel_tls=true", conn.Options{})
+	e, err = parseSentinelAddr("redis-sentinel://h:1/m?sentinel_user=sam&sentinel_password=s%26pw&sentinel_tls=true", pipe.Options{})
 	require.NoError(t, err)
 	assert.Equal(t, "sam", e.ask.Username)
 	assert.Equal(t, "s&pw", e.ask.Password)
@@ -52,7 +52,7 @@ func TestParseSentinelAddr(t *testing.T) {
 		"redis-sentinel://h:1/m?copies=3",
 		"redis-sentinel://pw:sec%zzret@h:1/m",
 	} {
-		_, err := parseSentinelAddr(bad, conn.Options{})
+		_, err := parseSentinelAddr(bad, pipe.Options{})
 		require.Error(t, err, bad)
 		assert.NotContains(t, err.Error(), "sec", "an error must not show the password")
 	}
@@ -222,7 +222,7 @@ func TestSentinelNoAuthNamesSentinelPassword(t *testing.T) {
 			})
 		}
 	})
-	e, err := parseSentinelAddr("redis-sentinel://:primary-pw@"+ln.Addr().String()+"/mymaster", conn.Options{})
+	e, err := parseSentinelAddr("redis-sentinel://:primary-pw@"+ln.Addr().String()+"/mymaster", pipe.Options{})
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(bg, 5*time.Second)
 	defer cancel()
@@ -232,7 +232,7 @@ func TestSentinelNoAuthNamesSentinelPassword(t *testing.T) {
 	assert.Contains(t, err.Error(), "sentinel_password")
 	assert.NotContains(t, err.Error(), "primary-pw", "a password in an error")
 
-	e, err = parseSentinelAddr("redis-sentinel://"+ln.Addr().String()+"/mymaster?sentinel_password=wrong", conn.Options{})
+	e, err = parseSentinelAddr("redis-sentinel://"+ln.Addr().String()+"/mymaster?sentinel_password=wrong", pipe.Options{})
 	require.NoError(t, err)
 	_, err = e.primary(ctx)
 	require.Error(t, err)

@@ -5,7 +5,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/internal/pipe"
 	"github.com/volleylock/volley/resp"
 )
 
@@ -78,7 +78,7 @@ func (room *waitRoom) subscribe(ctx context.Context, w *waiter) {
 
 	var todo []pending  // per slot of b
 	var confirmed []int // per key and master, its channels confirmed
-	b := conn.NewBatch(2 * len(w.keys) * len(room.c.masters))
+	b := pipe.NewBatch(2 * len(w.keys) * len(room.c.masters))
 	defer b.Release() // unconfirmed in time: left out
 	var cmd []byte
 	room.mu.Lock()
@@ -146,7 +146,7 @@ func (room *waitRoom) wakeChannel(i int, key string) string {
 // of key are heard: the master's own, or over a Redis Cluster that of the
 // node that serves the key's copy i, made at its first use; nil until
 // someone first waits (mu held).
-func (room *waitRoom) subAtLocked(i int, key string) *conn.Conn {
+func (room *waitRoom) subAtLocked(i int, key string) *pipe.Conn {
 	if room.subs == nil {
 		return nil
 	}
@@ -164,11 +164,11 @@ func (room *waitRoom) subAtLocked(i int, key string) *conn.Conn {
 }
 
 // allSubsLocked returns every pub/sub connection of the room (mu held).
-func (room *waitRoom) allSubsLocked() []*conn.Conn {
+func (room *waitRoom) allSubsLocked() []*pipe.Conn {
 	if room.c.cluster == nil {
 		return room.subs
 	}
-	out := make([]*conn.Conn, 0, len(room.nodeSubs))
+	out := make([]*pipe.Conn, 0, len(room.nodeSubs))
 	for _, sc := range room.nodeSubs {
 		out = append(out, sc)
 	}
@@ -191,7 +191,7 @@ func (room *waitRoom) rerouted(i int) {
 // dropped closes the pub/sub connections to nodes that the cluster no
 // longer names.
 func (room *waitRoom) dropped(nodes []*node) {
-	var old []*conn.Conn
+	var old []*pipe.Conn
 	room.mu.Lock()
 	for _, n := range nodes {
 		if sc := room.nodeSubs[n]; sc != nil {
@@ -220,10 +220,10 @@ func subscribed(vals []resp.Value, channel string) bool {
 // Client.move): from now on its pub/sub connection goes there too, and
 // every key's waiters subscribe there again (the longest waiting of each
 // is woken to do it, as after a reconnect).
-func (room *waitRoom) moved(i int, opts conn.Options) {
+func (room *waitRoom) moved(i int, opts pipe.Options) {
 	room.mu.Lock()
 	room.c.masters[i].opts = opts
-	var old *conn.Conn
+	var old *pipe.Conn
 	if room.subs != nil && room.subs[i] != nil && !room.closed {
 		old = room.subs[i]
 		room.subs[i] = room.newSub(opts)
@@ -241,9 +241,9 @@ func (room *waitRoom) moved(i int, opts conn.Options) {
 // open starts the pub/sub connections (mu held): one per master, or over
 // a Redis Cluster one per node.
 func (room *waitRoom) open() {
-	room.subs = make([]*conn.Conn, len(room.c.masters))
+	room.subs = make([]*pipe.Conn, len(room.c.masters))
 	if cs := room.c.cluster; cs != nil {
-		room.nodeSubs = map[*node]*conn.Conn{}
+		room.nodeSubs = map[*node]*pipe.Conn{}
 		for _, n := range cs.view.Load().nodes {
 			room.nodeSubs[n] = room.newSub(cs.entry.nodeOptions(n.addr))
 		}
@@ -255,14 +255,14 @@ func (room *waitRoom) open() {
 }
 
 // newSub returns a pub/sub connection made with a master's opts, or nil.
-// The same options made the master's own Conn, so conn.New cannot fail;
+// The same options made the master's own Conn, so pipe.New cannot fail;
 // if it did, that master's releases would reach no one here, and the
 // retry delay would stand in.
-func (room *waitRoom) newSub(opts conn.Options) *conn.Conn {
+func (room *waitRoom) newSub(opts pipe.Options) *pipe.Conn {
 	opts.Scripts = nil
 	opts.OnMessage = room.onMessage
 	opts.OnConnect = room.onConnect
-	sc, err := conn.New(opts)
+	sc, err := pipe.New(opts)
 	if err != nil {
 		return nil
 	}
@@ -460,7 +460,7 @@ func (kw *keyWaiters) release(id [releaseIDLen]byte) *seenRelease {
 // subscriptions: it wakes the longest waiting waiter of every key, which
 // attempts, subscribes again (see wait), and attempts once more before it
 // waits; releases missed meanwhile cost no more than that.
-func (room *waitRoom) onConnect(info *conn.ServerInfo) {
+func (room *waitRoom) onConnect(info *pipe.ServerInfo) {
 	if info.Generation == 1 {
 		return // the first connect: nothing was subscribed before
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/internal/pipe"
 	"github.com/volleylock/volley/internal/redistest"
 )
 
@@ -75,7 +75,7 @@ func TestTLSMismatchFailsNew(t *testing.T) {
 			t.Logf("New: %v after %v", err, took)
 			require.Nil(t, c)
 			require.ErrorIs(t, err, ErrMasterUnusable)
-			require.ErrorIs(t, err, conn.ErrTLSMismatch)
+			require.ErrorIs(t, err, pipe.ErrTLSMismatch)
 			assert.Contains(t, err.Error(), tc.want)
 			assert.Less(t, took, 10*time.Second, "New waited out the dial timeout")
 		})

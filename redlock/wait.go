@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/internal/pipe"
 	"github.com/volleylock/volley/resp"
 )
 
@@ -34,10 +34,10 @@ type waitRoom struct {
 	waiting atomic.Int32 // keys with waiters: zero spares Lock the lookup
 
 	mu   sync.Mutex
-	subs []*conn.Conn // per master, its pub/sub connection; nil until someone first waits (over a Redis Cluster: made, all nil, then)
+	subs []*pipe.Conn // per master, its pub/sub connection; nil until someone first waits (over a Redis Cluster: made, all nil, then)
 	// nodeSubs are a Redis Cluster's pub/sub connections, per node (see
 	// subAtLocked).
-	nodeSubs map[*node]*conn.Conn
+	nodeSubs map[*node]*pipe.Conn
 	keys     map[string]*keyWaiters
 	joined   uint64 // waiters that joined so far: the next one's ticket
 	closed   bool
@@ -424,7 +424,7 @@ func (room *waitRoom) leave(w *waiter, acquired bool) (gift handover, gifted boo
 		for i := range room.c.masters {
 			if sc := room.subAtLocked(i, k); sc != nil && kw.tried[i] != 0 {
 				for _, ch := range [2]string{room.channel(i, k), room.wakeChannel(i, k)} {
-					r := conn.NewRequest()
+					r := pipe.NewRequest()
 					r.Cmd = resp.AppendCommand(r.Cmd[:0], "SUNSUBSCRIBE", ch)
 					sc.SendForget(r)
 				}

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/internal/pipe"
 	"github.com/volleylock/volley/internal/redistest"
 	"github.com/volleylock/volley/resp"
 )
@@ -51,7 +51,7 @@ func subscribedWith(t *testing.T, c *Client, key string, has func(kw *keyWaiters
 // runCommand runs one command on a connection of its own.
 func runCommand(t *testing.T, addr string, args ...any) []resp.Value {
 	t.Helper()
-	cn, err := conn.Dial(bg, conn.Options{Addr: addr})
+	cn, err := pipe.Dial(bg, pipe.Options{Addr: addr})
 	require.NoError(t, err)
 	defer cn.Close()
 	vals, err := cn.Do(bg, args...)

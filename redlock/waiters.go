@@ -5,7 +5,7 @@ import (
 	"encoding/hex"
 	"strconv"
 
-	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/internal/pipe"
 	"github.com/volleylock/volley/internal/scripts"
 	"github.com/volleylock/volley/resp"
 )
@@ -86,7 +86,7 @@ func (c *Client) leaveWaiters(key string) {
 	w.b = resp.AppendBulk(w.b, c.waiterID[:])
 	var scratch []byte
 	for i := range c.masters {
-		r := conn.NewRequest()
+		r := pipe.NewRequest()
 		r.Cmd = append(r.Cmd[:0], c.forMaster(&w, i, &scratch)...)
 		c.connFor(i, w.place).SendForget(r)
 	}

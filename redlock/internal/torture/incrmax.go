@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/internal/pipe"
 )
 
 // incrMaxLocker is the obvious multi-master fencing, which is wrong: a
@@ -21,7 +21,7 @@ import (
 // holder whose quorum misses the high ones gets a smaller token. The
 // fencing check must catch it; mutual exclusion it keeps.
 type incrMaxLocker struct {
-	conns   []*conn.Conn
+	conns   []*pipe.Conn
 	tags    []string // over a Redis Cluster, per primary a hash tag of its slots; else nil
 	quorum  int
 	timeout time.Duration
@@ -42,12 +42,12 @@ const incrMaxUnlockScript = `for i=1,#KEYS do if redis.call("get",KEYS[i])==ARGV
 
 // NewIncrMaxLocker returns the INCR-and-max Locker on addrs; masterTimeout
 // bounds each round on each master.
-func NewIncrMaxLocker(addrs []string, opts conn.Options, masterTimeout time.Duration, seed uint64) (Locker, error) {
+func NewIncrMaxLocker(addrs []string, opts pipe.Options, masterTimeout time.Duration, seed uint64) (Locker, error) {
 	l := &incrMaxLocker{quorum: len(addrs)/2 + 1, timeout: masterTimeout, rng: rand.New(rand.NewPCG(seed, 11))}
 	for _, a := range addrs {
 		o := opts
 		o.Addr = a
-		c, err := conn.New(o)
+		c, err := pipe.New(o)
 		if err != nil {
 			l.Close()
 			return nil, err
@@ -64,7 +64,7 @@ func NewIncrMaxLocker(addrs []string, opts conn.Options, masterTimeout time.Dura
 // copy's, which the fencing check must catch.
 func NewIncrMaxClusterLocker(entry string, masterTimeout time.Duration, seed uint64) (Locker, error) {
 	addrs := strings.Split(strings.TrimPrefix(entry, "redis-cluster://"), ",")
-	lk, err := NewIncrMaxLocker(addrs, conn.Options{ReadTimeout: 200 * time.Millisecond}, masterTimeout, seed)
+	lk, err := NewIncrMaxLocker(addrs, pipe.Options{ReadTimeout: 200 * time.Millisecond}, masterTimeout, seed)
 	if err != nil {
 		return nil, err
 	}

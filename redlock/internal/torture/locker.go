@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/internal/pipe"
 	"github.com/volleylock/volley/redlock"
 	"github.com/volleylock/volley/resp"
 )
@@ -183,7 +183,7 @@ func (h *redlockHeld) Fence() uint64                    { return h.l.Fence() }
 // brokenLocker is a deliberately wrong lock: SET without NX on every
 // master, so it "acquires" whatever others hold. The checker must catch it.
 type brokenLocker struct {
-	conns  []*conn.Conn
+	conns  []*pipe.Conn
 	tags   []string // per master, what its keys start with ("" but on a cluster)
 	mu     sync.Mutex
 	rng    *rand.Rand
@@ -197,7 +197,7 @@ type brokenLocker struct {
 // another).
 func NewBrokenClusterLocker(entry string, seed uint64) (Locker, error) {
 	addrs := strings.Split(strings.TrimPrefix(entry, "redis-cluster://"), ",")
-	lk, err := NewBrokenLocker(addrs, conn.Options{ReadTimeout: 200 * time.Millisecond}, seed)
+	lk, err := NewBrokenLocker(addrs, pipe.Options{ReadTimeout: 200 * time.Millisecond}, seed)
 	if err != nil {
 		return nil, err
 	}
@@ -212,7 +212,7 @@ func NewBrokenClusterLocker(entry string, seed uint64) (Locker, error) {
 // localTags returns, per cluster node of conns, a hash tag of its own
 // slots: prefix, a number, "}" (the first such number that the node
 // answers for without MOVED). It waits at most 10s for the connections.
-func localTags(conns []*conn.Conn, prefix string) ([]string, error) {
+func localTags(conns []*pipe.Conn, prefix string) ([]string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var tags []string
@@ -245,12 +245,12 @@ func (b *brokenLocker) key(i int, key string) string {
 }
 
 // NewBrokenLocker returns the broken Locker on addrs.
-func NewBrokenLocker(addrs []string, opts conn.Options, seed uint64) (Locker, error) {
+func NewBrokenLocker(addrs []string, opts pipe.Options, seed uint64) (Locker, error) {
 	b := &brokenLocker{rng: rand.New(rand.NewPCG(seed, 7)), quorum: len(addrs)/2 + 1}
 	for _, a := range addrs {
 		o := opts
 		o.Addr = a
-		c, err := conn.New(o)
+		c, err := pipe.New(o)
 		if err != nil {
 			b.Close()
 			return nil, err

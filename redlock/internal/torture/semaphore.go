@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/internal/pipe"
 	"github.com/volleylock/volley/redlock"
 )
 
@@ -115,7 +115,7 @@ func (h *permitHeld) Slot() int                        { return h.p.Index() }
 // 5 masters and 2 permits, three holders can each have 3 masters
 // (9 <= 10 admissions). The counting checker must catch it.
 type majorityCounter struct {
-	conns   []*conn.Conn
+	conns   []*pipe.Conn
 	quorum  int
 	permits int
 	mu      sync.Mutex
@@ -128,12 +128,12 @@ const majorityAdmitScript = `local t=redis.call("time") local now=t[1]*1000+math
 
 // NewMajorityCounterLocker returns the majority-quorum counting semaphore
 // of permits permits on addrs.
-func NewMajorityCounterLocker(addrs []string, opts conn.Options, permits int, seed uint64) (Locker, error) {
+func NewMajorityCounterLocker(addrs []string, opts pipe.Options, permits int, seed uint64) (Locker, error) {
 	m := &majorityCounter{quorum: len(addrs)/2 + 1, permits: permits, rng: rand.New(rand.NewPCG(seed, 13))}
 	for _, a := range addrs {
 		o := opts
 		o.Addr = a
-		c, err := conn.New(o)
+		c, err := pipe.New(o)
 		if err != nil {
 			m.Close()
 			return nil, err

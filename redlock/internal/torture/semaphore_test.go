@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/internal/pipe"
 	"github.com/volleylock/volley/redlock"
 )
 
@@ -24,7 +24,7 @@ func TestBrokenSemaphoreIsCaught(t *testing.T) {
 		TTL: 300 * time.Millisecond, MaxTTL: time.Second, Faults: []Fault{},
 		Slack: time.Second,
 		NewLocker: func(id int, addrs []string) (Locker, error) {
-			return NewMajorityCounterLocker(addrs, conn.Options{ReadTimeout: 200 * time.Millisecond}, 2, testSeed+uint64(id))
+			return NewMajorityCounterLocker(addrs, pipe.Options{ReadTimeout: 200 * time.Millisecond}, 2, testSeed+uint64(id))
 		},
 		Logf: t.Logf,
 	})

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/volleylock/volley/conn"
+	"github.com/volleylock/volley/internal/pipe"
 	"github.com/volleylock/volley/redlock"
 )
 
@@ -26,7 +26,7 @@ func TestBrokenLockIsCaught(t *testing.T) {
 		TTL: 300 * time.Millisecond, MaxTTL: time.Second, Faults: []Fault{},
 		Slack: time.Second,
 		NewLocker: func(id int, addrs []string) (Locker, error) {
-			return NewBrokenLocker(addrs, conn.Options{ReadTimeout: 200 * time.Millisecond}, testSeed+uint64(id))
+			return NewBrokenLocker(addrs, pipe.Options{ReadTimeout: 200 * time.Millisecond}, testSeed+uint64(id))
 		},
 		Logf: t.Logf,
 	})
@@ -78,7 +78,7 @@ func TestIncrMaxFencingIsCaught(t *testing.T) {
 		TTL: 300 * time.Millisecond, MaxTTL: time.Second, Faults: []Fault{},
 		Slack: time.Second, Fencing: true,
 		NewLocker: func(id int, addrs []string) (Locker, error) {
-			return NewIncrMaxLocker(addrs, conn.Options{ReadTimeout: 200 * time.Millisecond}, 50*time.Millisecond, testSeed+uint64(id))
+			return NewIncrMaxLocker(addrs, pipe.Options{ReadTimeout: 200 * time.Millisecond}, 50*time.Millisecond, testSeed+uint64(id))
 		},
 		Logf: t.Logf,
 	})
