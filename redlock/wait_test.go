@@ -227,20 +227,26 @@ func TestWaiterCancelled(t *testing.T) {
 		got <- err
 	}()
 	waiting(t, waiter, "w:cancel")
+	require.Equal(t, len(servers), shardSubscribers(t, servers, "w:cancel"), "the waiter's subscriptions, one per master")
 	cancel()
 	require.ErrorIs(t, <-got, context.Canceled)
 	assert.Zero(t, waiter.room.waiting.Load())
 	// The last waiter of the key unsubscribed.
-	require.Eventually(t, func() bool {
-		n := 0
-		for _, s := range servers {
-			vals := runCommand(t, s.Addr(), "PUBSUB", "NUMSUB", releasedChannelPrefix+"w:cancel")
-			if len(vals) == 3 && vals[2].Int == 0 {
-				n++
-			}
-		}
-		return n == len(servers)
-	}, 10*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return shardSubscribers(t, servers, "w:cancel") == 0 }, 10*time.Second, 5*time.Millisecond)
+}
+
+// shardSubscribers returns the subscribers of key's release channel on
+// all of servers together (PUBSUB SHARDNUMSUB: the channel is a shard
+// channel, which PUBSUB NUMSUB does not count).
+func shardSubscribers(t *testing.T, servers []*redistest.Server, key string) int {
+	t.Helper()
+	n := 0
+	for _, s := range servers {
+		vals := runCommand(t, s.Addr(), "PUBSUB", "SHARDNUMSUB", releasedChannelPrefix+key)
+		require.Len(t, vals, 3)
+		n += int(vals[2].Int)
+	}
+	return n
 }
 
 func TestMultiWaiterWokenByReleaseOfAnyKey(t *testing.T) {
