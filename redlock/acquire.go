@@ -16,10 +16,8 @@ import (
 // A kind's attempt sends the op's token (op.tok) and returns what it took
 // (taken); the caller builds its value from the two.
 type kind interface {
-	// kindName is what errors, hooks and events name; waiters wait on
-	// its channel.
-	kindName() string
-	// traits says how the loop treats the kind's failed attempts.
+	// traits are the kind's fixed facts: its name, and how the loop
+	// treats its failed attempts.
 	traits() kindTraits
 	// attempt makes one attempt with token o.tok for ttl (with a fenced
 	// Client, both rounds): the burst's result, what it took (its
@@ -31,17 +29,27 @@ type kind interface {
 	// to every master that may hold it, without waiting; waking waiters
 	// if wake (the caller has noted the release as its own).
 	releaseFailed(o *op, wake bool)
-	// refused returns the error that ends the call at once after a failed
-	// attempt (masters that keep the name for something else), or nil.
-	refused(o *op) error
+}
+
+// choosingKind is a kind that chooses what each attempt asks for (a
+// semaphore's permit).
+type choosingKind interface {
+	kind
 	// freeOnQuorum prepares the next attempt after a failed one and
 	// reports whether what it asks for is free on a quorum already (a
 	// permit other than the one asked for): it then goes at once.
 	freeOnQuorum(o *op) bool
 }
 
-// kindTraits are the fixed facts about a kind that the retry policy reads.
+// kindTraits are the fixed facts about a kind that the loop and the retry
+// policy read.
 type kindTraits struct {
+	// name is what errors, hooks and events name; waiters wait on its
+	// channel.
+	name string
+	// wrongKind is the error that ends the call at once when a master
+	// answered that it keeps the name for another kind (see mismatched).
+	wrongKind error
 	// waitKeys are the keys whose releases wake the call's waiter: nil for
 	// the name alone, which also makes the waiter one that Unlock may hand
 	// a lock to (see Lock.Unlock).
@@ -71,7 +79,8 @@ type taken struct {
 // is the retry policy's (see retry.after). On success it returns what was
 // taken, whose token is o.tok. The caller owns o.
 func (c *Client) acquire(ctx context.Context, o *op, k kind, ttl time.Duration, tries int) (got taken, err error) {
-	name := k.kindName()
+	traits := k.traits()
+	name := traits.name
 	if c.closed.Load() {
 		return taken{}, ErrClosed
 	}
@@ -87,7 +96,7 @@ func (c *Client) acquire(ctx context.Context, o *op, k kind, ttl time.Duration, 
 		}
 	}
 	done := ctx.Done()
-	r := retry{c: c, ctx: ctx, name: name, traits: k.traits(), tries: tries}
+	r := retry{c: c, ctx: ctx, name: name, traits: traits, tries: tries}
 	defer func() {
 		o.waiting = false
 		r.leave(o, err == nil)
@@ -136,8 +145,8 @@ func (c *Client) acquire(ctx context.Context, o *op, k kind, ttl time.Duration, 
 			o.learned()
 			return taken{}, o.ended(ctx, name, attempt)
 		}
-		if kindErr := k.refused(o); kindErr != nil {
-			return taken{}, o.error(OpLock, name, kindErr, attempt)
+		if o.mismatched() {
+			return taken{}, o.error(OpLock, name, traits.wrongKind, attempt)
 		}
 		if o.denied() {
 			return taken{}, o.error(OpLock, name, ErrNoPermission, attempt)

@@ -234,9 +234,9 @@ type campaign struct {
 	record []byte // scratch: the record announced
 }
 
-func (k *campaign) kindName() string { return k.e.name }
-
-func (k *campaign) traits() kindTraits { return kindTraits{exclusive: true} }
+func (k *campaign) traits() kindTraits {
+	return kindTraits{name: k.e.name, wrongKind: ErrWrongKind, exclusive: true}
+}
 
 // attempt takes the election's name as a fenced Lock does, then announces
 // the leader's record where the name holds its token: won when a quorum
@@ -245,15 +245,14 @@ func (k *campaign) attempt(o *op, ttl time.Duration, done <-chan struct{}) (burs
 	c := o.c
 	proposal := o.proposeFence()
 	o.encode(c.lockCommand(false, o.waiting), k.e.name, nil, &o.tok, o.ttlArg(ttl), nil, o.fenceNum)
-	br, got, ok := o.lockRounds(proposal, k.e.name, nil, ttl, done)
+	br, got, ok := o.lockRounds(true, proposal, k.e.name, nil, ttl, done)
 	if !ok {
 		return br, got, false
 	}
 	k.record = appendRecord(k.record[:0], got.fence, k.value)
 	o.encode(&cmdElectAnnounce, k.e.name, k.e.keys, &o.tok, k.record, nil, nil)
 	br = o.run(done)
-	o.report(OpLock)
-	return br, got, c.granted(&br, got.until)
+	return br, got, o.judge(&br, got.until)
 }
 
 func (k *campaign) releaseFailed(o *op, wake bool) {
@@ -264,15 +263,6 @@ func (k *campaign) releaseFailed(o *op, wake bool) {
 	o.encode(&cmdElectRelease, k.e.name, k.e.keys, &o.tok, flag, nil, nil)
 	o.sendForget(true)
 }
-
-func (k *campaign) refused(o *op) error {
-	if o.mismatched() {
-		return ErrWrongKind
-	}
-	return nil
-}
-
-func (k *campaign) freeOnQuorum(*op) bool { return false }
 
 // appendRecord appends a leader's record: its term in decimal, a space,
 // its value.

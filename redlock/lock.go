@@ -162,10 +162,8 @@ func (k *lockKind) keyList() []string {
 	return k.keys.keys
 }
 
-func (k *lockKind) kindName() string { return k.key }
-
 func (k *lockKind) traits() kindTraits {
-	return kindTraits{waitKeys: k.keyList(), exclusive: true}
+	return kindTraits{name: k.key, wrongKind: ErrWrongKind, waitKeys: k.keyList(), exclusive: true}
 }
 
 // attempt sends the Lock's command (see lockCommand) and, fenced, its
@@ -177,39 +175,37 @@ func (k *lockKind) attempt(o *op, ttl time.Duration, done <-chan struct{}) (burs
 		proposal = o.proposeFence()
 	}
 	o.encode(c.lockCommand(k.keys != nil, o.waiting), k.key, k.keyList(), &o.tok, o.ttlArg(ttl), nil, o.fenceNum)
-	return o.lockRounds(proposal, k.key, k.keyList(), ttl, done)
+	return o.lockRounds(c.cfg.Fencing, proposal, k.key, k.keyList(), ttl, done)
 }
 
-// lockRounds runs the burst o.encode wrote, an attempt at a lock on key
-// (or keys) for ttl, and with Config.Fencing its second round (proposal
-// is the first round's proposed token): see kind.attempt.
-func (o *op) lockRounds(proposal uint64, key string, keys []string, ttl time.Duration, done <-chan struct{}) (burstResult, taken, bool) {
+// lockRounds runs the burst o.encode wrote, an attempt at key (or keys)
+// for ttl, and when fenced its second round (proposal is the first
+// round's proposed token): see kind.attempt. It is every kind's attempt
+// tail.
+func (o *op) lockRounds(fenced bool, proposal uint64, key string, keys []string, ttl time.Duration, done <-chan struct{}) (burstResult, taken, bool) {
 	c := o.c
 	br := o.run(done)
 	got := taken{until: c.validUntil(br.start, ttl)}
-	if c.cfg.Fencing {
+	if fenced {
 		var unfenced bool
 		got.fence, unfenced = c.fenceRound(o, &br, proposal, key, keys, &o.tok, got.until, done)
 		if !br.cancelled {
 			c.repairIfUnsure(o, unfenced)
 		}
 	}
+	return br, got, o.judge(&br, got.until)
+}
+
+// judge reports an attempt's burst br (see report) and whether it won the
+// lock, valid until until (see Client.granted).
+func (o *op) judge(br *burstResult, until time.Time) bool {
 	o.report(OpLock)
-	return br, got, c.granted(&br, got.until)
+	return o.c.granted(br, until)
 }
 
 func (k *lockKind) releaseFailed(o *op, wake bool) {
 	o.releaseAfterFailure(k.key, k.keyList(), &o.tok, wake)
 }
-
-func (k *lockKind) refused(o *op) error {
-	if o.mismatched() {
-		return ErrWrongKind
-	}
-	return nil
-}
-
-func (k *lockKind) freeOnQuorum(*op) bool { return false }
 
 // guardEnds reports, after a failed attempt, whether the restart guard
 // keeps it from a quorum until end, and nothing else does longer: end is

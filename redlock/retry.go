@@ -91,7 +91,7 @@ func (r *retry) after(o *op, k kind, br *burstResult, attempt int, err error) er
 	// for a call out of tries (TryAcquire), so that a call fails only when
 	// nothing was free. A quorum that said yes too late, or a guard, is no
 	// such case.
-	if k.freeOnQuorum(o) && !guarded && br.ok < c.quorum && r.freeRun < maxFreeAttempts {
+	if ck, ok := k.(choosingKind); ok && ck.freeOnQuorum(o) && !guarded && br.ok < c.quorum && r.freeRun < maxFreeAttempts {
 		r.free = true
 		r.freeRun++
 		return nil

@@ -101,11 +101,11 @@ func (rw *RWMutex) rlock(ctx context.Context, ttl time.Duration, tries int) (Rea
 // The lock it takes is a Lock of the name, extended and released as any.
 type rwWriter RWMutex
 
-func (w *rwWriter) kindName() string { return w.name }
-
 // traits: a writer waits as a Lock of its name does, and may be handed
 // the lock by an Unlock of the name in this Client.
-func (w *rwWriter) traits() kindTraits { return kindTraits{exclusive: true} }
+func (w *rwWriter) traits() kindTraits {
+	return kindTraits{name: w.name, wrongKind: ErrWrongKind, exclusive: true}
+}
 
 // attempt runs scripts.RWLock, which also looks at the readers' and the
 // intent's keys; fenced as a Lock's attempt is.
@@ -121,38 +121,27 @@ func (w *rwWriter) attempt(o *op, ttl time.Duration, done <-chan struct{}) (burs
 		flag = flagWake
 	}
 	o.encode(cmd, w.name, w.keys, &o.tok, o.ttlArg(ttl), flag, o.fenceNum)
-	return o.lockRounds(proposal, w.name, nil, ttl, done)
+	return o.lockRounds(o.c.cfg.Fencing, proposal, w.name, nil, ttl, done)
 }
 
 func (w *rwWriter) releaseFailed(o *op, wake bool) {
 	o.releaseAfterFailure(w.name, nil, &o.tok, wake)
 }
 
-func (w *rwWriter) refused(o *op) error {
-	if o.mismatched() {
-		return ErrWrongKind
-	}
-	return nil
-}
-
-func (w *rwWriter) freeOnQuorum(*op) bool { return false }
-
 // rwReader is the RWMutex as a kind: its readers' attempts.
 type rwReader RWMutex
-
-func (r *rwReader) kindName() string { return r.name }
 
 // traits: readers share the name; a taken answer names the writer, but
 // a reader waits for any release of the name (a writer's or a
 // reader's), bounded by the retry delay.
-func (r *rwReader) traits() kindTraits { return kindTraits{shared: true} }
+func (r *rwReader) traits() kindTraits {
+	return kindTraits{name: r.name, wrongKind: ErrWrongKind, shared: true}
+}
 
+// attempt: a reader is never fenced.
 func (r *rwReader) attempt(o *op, ttl time.Duration, done <-chan struct{}) (burstResult, taken, bool) {
 	o.encode(&cmdRWRLock, r.name, r.keys, &o.tok, o.ttlArg(ttl), nil, nil)
-	br := o.run(done)
-	o.report(OpLock)
-	got := taken{until: r.c.validUntil(br.start, ttl)}
-	return br, got, r.c.granted(&br, got.until)
+	return o.lockRounds(false, 0, r.name, nil, ttl, done)
 }
 
 // releaseFailed removes a failed attempt's reader from every master that
@@ -162,12 +151,3 @@ func (r *rwReader) releaseFailed(o *op, _ bool) {
 	o.encode(&cmdRWRUnlock, r.name, r.keys, &o.tok, nil, nil, nil)
 	o.sendForget(true)
 }
-
-func (r *rwReader) refused(o *op) error {
-	if o.mismatched() {
-		return ErrWrongKind
-	}
-	return nil
-}
-
-func (r *rwReader) freeOnQuorum(*op) bool { return false }

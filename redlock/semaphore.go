@@ -132,12 +132,12 @@ func (s *Semaphore) acquire(ctx context.Context, ttl time.Duration, tries int) (
 
 // The semaphore as a kind (see acquire).
 
-func (s *Semaphore) kindName() string { return s.name }
-
 // traits: a permit's waiter waits for any release of the semaphore,
 // bounded by the retry delay; a taken answer lists the free permits, not
 // a holder. It is never handed a lock (its waitKeys are not nil).
-func (s *Semaphore) traits() kindTraits { return kindTraits{waitKeys: s.keys[:1]} }
+func (s *Semaphore) traits() kindTraits {
+	return kindTraits{name: s.name, wrongKind: ErrSemaphoreMismatch, waitKeys: s.keys[:1]}
+}
 
 // attempt asks every master for permit o.permit; with Config.Fencing it
 // takes a fencing token as a fenced Lock does (fenceRound).
@@ -146,26 +146,19 @@ func (s *Semaphore) attempt(o *op, ttl time.Duration, done <-chan struct{}) (bur
 	o.resetPermits(s.permits)
 	if !c.cfg.Fencing {
 		o.encode(&cmdSemAcquire, s.name, s.keys, &o.tok, o.ttlArg(ttl), s.index[o.permit], nil)
-		br := o.run(done)
-		o.report(OpLock)
-		got := taken{until: c.validUntil(br.start, ttl)}
-		return br, got, c.granted(&br, got.until)
+		return o.lockRounds(false, 0, s.name, nil, ttl, done)
 	}
 	proposal := o.proposeFence()
 	o.encode(&cmdSemAcquireFenced, s.name, s.keys, &o.tok, o.ttlArg(ttl), s.index[o.permit], o.fenceNum)
-	return o.lockRounds(proposal, s.keys[1+o.permit], nil, ttl, done)
+	return o.lockRounds(true, proposal, s.keys[1+o.permit], nil, ttl, done)
 }
 
 func (s *Semaphore) releaseFailed(o *op, wake bool) {
 	s.release(o, o.permit, &o.tok, wake, true)
 }
 
-func (s *Semaphore) refused(o *op) error {
-	if o.mismatched() {
-		return ErrSemaphoreMismatch
-	}
-	return nil
-}
+// A semaphore chooses the permit each attempt asks for.
+var _ choosingKind = (*Semaphore)(nil)
 
 // freeOnQuorum picks the next permit (see bestPermit).
 func (s *Semaphore) freeOnQuorum(o *op) bool {
