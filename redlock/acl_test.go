@@ -36,6 +36,8 @@ var minimalACL = []string{
 	"+zadd", "+zrem", "+zscore", "+zrange", "+zremrangebyscore", "+zpopmin", "+time",
 	// Waiting: the release publishes, waiters subscribe.
 	"+spublish", "+ssubscribe", "+sunsubscribe", "&volley:released:app:lock:*",
+	// Waiting: a wait that ran out looks at the key and its name.
+	"+mget",
 	// Fencing: its counter and bookkeeping keys.
 	"+hget", "+hset", "+time", "~volley:fence", "~volley:fence:*",
 }
@@ -198,7 +200,8 @@ func aclUser(name string, drop ...string) []string {
 // what it costs (the README's "The ACL a deployment needs"): without
 // SCRIPT LOAD, each script is sent whole with EVAL the first time a
 // master answers NOSCRIPT, and locks work; without pub/sub, a waiter gets
-// the lock after RetryDelay instead of a wake-up; with Conn.ClientName
+// the lock after RetryDelay instead of a wake-up; without MGET, waits
+// that run out attempt instead of looking; with Conn.ClientName
 // and no CLIENT, New fails naming the command. Both servers run it (make
 // test's Valkey pass).
 func TestACLOptionalCommandsDegrade(t *testing.T) {
@@ -208,6 +211,7 @@ func TestACLOptionalCommandsDegrade(t *testing.T) {
 		require.NoError(t, s.Command(aclUser("nopubsub", "+spublish", "+ssubscribe", "+sunsubscribe", "&volley:released:app:lock:*")...))
 		require.NoError(t, s.Command(aclUser("noname")...))
 		require.NoError(t, s.Command(aclUser("nopop", "+zpopmin")...))
+		require.NoError(t, s.Command(aclUser("nomget", "+mget")...))
 	}
 	conn := func(user string) Connection { return Connection{Username: user, Password: "volley-pw"} }
 
@@ -273,6 +277,30 @@ func TestACLOptionalCommandsDegrade(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Fatal("a release that could not name a Client woke nobody")
 		}
+	})
+	t.Run("no MGET", func(t *testing.T) {
+		// A wait that runs out cannot look (see peek.go): the Client
+		// stops looking and attempts instead, as before looks.
+		a := client(t, servers, Config{Conn: conn("nomget")})
+		var failed atomic.Int32
+		cfg := waiterConfig(Config{Conn: conn("nomget")}, &failed)
+		cfg.RetryDelay = 40 * time.Millisecond
+		b := client(t, servers, cfg)
+		l, err := a.Lock(bg, "app:lock:nomget", 10*time.Second)
+		require.NoError(t, err)
+		got := make(chan error, 1)
+		go func() {
+			l2, err := b.Lock(bg, "app:lock:nomget", time.Second)
+			if err == nil {
+				err = l2.Unlock(bg)
+			}
+			got <- err
+		}()
+		require.Eventually(t, func() bool { return failed.Load() >= 5 }, 5*time.Second, time.Millisecond,
+			"the waiter's waits that ran out did not attempt")
+		assert.True(t, b.looksRefused.Load())
+		require.NoError(t, l.Unlock(bg))
+		require.NoError(t, <-got)
 	})
 	t.Run("a client name without CLIENT", func(t *testing.T) {
 		cc := conn("noname")

@@ -96,7 +96,7 @@ func (c *Client) acquire(ctx context.Context, o *op, k kind, ttl time.Duration, 
 		}
 	}
 	done := ctx.Done()
-	r := retry{c: c, ctx: ctx, name: name, traits: traits, tries: tries}
+	r := retry{c: c, ctx: ctx, name: name, traits: traits, tries: tries, ttl: ttl}
 	defer func() {
 		o.waiting = false
 		r.leave(o, err == nil)

@@ -37,6 +37,9 @@ type Client struct {
 	room       waitRoom      // where Locks wait for a release
 	fence      fencer        // repairs of the fencing counters (Config.Fencing)
 	closed     atomic.Bool
+	// looksRefused: a master's ACL refused a waiter's look (MGET, see
+	// peek.go); this Client's waits then attempt as they run out.
+	looksRefused atomic.Bool
 
 	nativeOff atomic.Uint32                           // native forms refused by a master, a bit per nativeVerb (see native.go)
 	natCheck  [numVerbs]func(reply []resp.Value) bool // the native forms' reply checks (see nativeChecks)

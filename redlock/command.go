@@ -220,6 +220,16 @@ func (o *op) encodeHandover(key string, old, next *token, ttl time.Duration) {
 	o.cmd.handover(o.c, key, old, next, num)
 }
 
+// look appends "MGET key <key's name>", a waiter's look at key (see
+// peek.go and scripts.NamedSuffix).
+func (w *wire) look(c *Client, key string) {
+	w.at(c, key)
+	w.b = resp.AppendArrayHeader(w.b, 3)
+	w.b = resp.AppendBulkString(w.b, "MGET")
+	w.key(c, key)
+	w.keyWith(c, key, scripts.NamedSuffix)
+}
+
 // handover appends "EVALSHA <scripts.Handover> 1 key old next ttl".
 func (w *wire) handover(c *Client, key string, old, next *token, ttl []byte) {
 	w.at(c, key)

@@ -24,7 +24,9 @@ type Config struct {
 	// Tries is how many acquire attempts Lock makes before it gives up.
 	// Default 32. TryLock always makes exactly one. A Lock that waits
 	// makes its second attempt at once (after subscribing to the key's
-	// releases), and later ones when a release wakes it or its wait ends.
+	// releases), and later ones when a release wakes it or its wait ends
+	// (a Lock of one key then first looks at the key, and attempts only
+	// if it is free: a look that finds it taken counts as an attempt).
 	// Attempts that a release woke, and the quick retries after votes
 	// split among contenders, do not count: the lock is changing hands.
 	// At most 8 such attempts come in a row, then one counts, so a Lock
@@ -33,7 +35,7 @@ type Config struct {
 	// the restart guard holds out waits for the guard's end: one wait.
 	Tries int
 	// RetryDelay bounds how long a waiting Lock waits for a release before
-	// it attempts anyway (the wait is drawn uniformly from [RetryDelay/2,
+	// it looks or attempts anyway (the wait is drawn uniformly from [RetryDelay/2,
 	// RetryDelay], and is shorter when the key's TTL ends sooner): it is
 	// what a lost wake-up costs at most. Default 200ms.
 	RetryDelay time.Duration

@@ -154,7 +154,13 @@
 // (Config.RetryDelay, Config.RetryDelayFunc) and by the holder's key's
 // expiry, so a lost message, a dropped pub/sub connection (it reconnects)
 // or an ACL that forbids SSUBSCRIBE or SPUBLISH costs a waiter at most
-// RetryDelay. Within one Client, Unlock hands the lock straight to a
+// RetryDelay. A wait for a one-key Lock's holder that runs out first looks
+// at the key: one MGET of the key and the name a release left on it per
+// master, where an attempt runs a script of five commands. It attempts
+// when the key is free for it on a quorum (not held, and not named for
+// another Client), and otherwise waits again; in a fleet, the waiters
+// behind the longest, whom no release wakes, send looks, not attempts.
+// Within one Client, Unlock hands the lock straight to a
 // waiting Lock of the same key, which takes it over with a token and a TTL
 // of its own in one round trip and without a release, at most
 // Config.LocalHandoffs times in a row (default 3), so that other Clients'
@@ -167,7 +173,8 @@
 //
 // Whatever the masters answer, a Lock sends a bounded number of commands,
 // and a bounded number per second. Each attempt is one command per master
-// and, when it fails, at most one release per master. Attempts count
+// and, when it fails, at most one release per master; a look (above) is
+// one command per master and counts as an attempt. Attempts count
 // toward Config.Tries, except those a release woke and quick retries after
 // split votes, of which at most 8 come in a row: a Lock makes at most
 // 9*Tries-8 attempts. Waits last at least RetryDelay/2 unless a release,

@@ -30,6 +30,7 @@ type retry struct {
 	freeRun int  // attempts in a row that did not count
 	splits  int  // failed waiting attempts in a row that nobody won
 	w       *waiter
+	ttl     time.Duration // the call's TTL: the waiters' set lives at least that long after an enrolling attempt
 }
 
 // queue makes a call for an exclusive kind (see kindTraits) that others
@@ -155,6 +156,19 @@ func (r *retry) after(o *op, k kind, br *burstResult, attempt int, err error) er
 	if !ok {
 		return o.ended(r.ctx, r.name, attempt)
 	}
+	// A wait for a holder that ran out without a wake-up: look before
+	// attempting (see peek.go), while the attempt's enrolment lasts. Each
+	// look that finds the key taken counts as an attempt and waits again.
+	enrolled := time.Now()
+	for !woken && waitFor != nil && r.mayLook(k, enrolled) && c.taken(o, r.name, r.ctx.Done()) {
+		if r.counted++; r.counted >= r.tries {
+			return err
+		}
+		ok, woken = c.room.wait(r.ctx, r.w, o.timer, c.retryDelay(attempt), false, waitFor)
+		if !ok {
+			return o.ended(r.ctx, r.name, attempt)
+		}
+	}
 	// An attempt that a release woke, or that follows a split, does not
 	// count toward tries: the lock is changing hands, not stuck. At most
 	// maxFreeAttempts in a row, though: each counted attempt is followed
@@ -169,6 +183,15 @@ func (r *retry) after(o *op, k kind, br *burstResult, attempt int, err error) er
 		r.freeRun = 0
 	}
 	return nil
+}
+
+// mayLook reports whether a wait of kind k that ran out may look at
+// the key instead of attempting (see peek.go): the Client's looks are not
+// refused, and the attempt that enrolled the call among the key's waiters,
+// at enrolled, is younger than half the call's TTL, so that the waiters'
+// set it renewed has not expired.
+func (r *retry) mayLook(k kind, enrolled time.Time) bool {
+	return !noPeek && peekWanted(k) && !r.c.looksRefused.Load() && time.Since(enrolled) < r.ttl/2
 }
 
 // leave takes the call's waiter out of the room, if it joined; a lock

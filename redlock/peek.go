@@ -1,0 +1,67 @@
+package redlock
+
+import "github.com/volleylock/volley/resp"
+
+// A waiting Lock of one key whose wait ran out without a wake-up looks
+// before it attempts: one MGET of the key and its name (see
+// scripts.NamedSuffix) on every master, instead of the waiting script
+// (scripts.LockWait: five commands a master, the enrolment renewed). It
+// attempts only when the look shows the key free for it (not held, and
+// named for nobody else) on a quorum, or cannot tell; otherwise it waits
+// again. A waiter behind the key's longest is not the one a release wakes,
+// so most of its waits end without a wake-up: in a fleet on one key these
+// looks, not attempts, are what its waiters send. A lost wake-up still
+// costs at most RetryDelay: the look after it sees the key free.
+
+// peekWanted reports whether a Lock of kind k that waits for a holder may
+// look instead of attempting: a Lock of one key (other kinds' records and
+// several keys read otherwise).
+func peekWanted(k kind) bool {
+	lk, ok := k.(*lockKind)
+	return ok && lk.keys == nil
+}
+
+// fitsPeek: MGET's two values, each a bulk string or nil.
+func fitsPeek(vals []resp.Value) bool {
+	return isErrorReply(vals) || len(vals) == 3 && vals[0].Type == resp.TypeArray && vals[0].Int == 2 &&
+		(vals[1].Null || vals[1].Type == resp.TypeBulk) && (vals[2].Null || vals[2].Type == resp.TypeBulk)
+}
+
+// taken reports whether a look at key on every master shows it taken
+// for this Client: held, or named for another Client, on so many masters
+// that a quorum cannot be free. A master that fails to answer in
+// MasterTimeout counts as free (the attempt will tell), as does every
+// master when done closes. It uses the op's fan-out and command, which
+// the next attempt encodes again.
+func (c *Client) taken(o *op, key string, done <-chan struct{}) bool {
+	n, q := len(c.masters), c.quorum
+	o.cmd.reset()
+	o.cmd.look(c, key)
+	o.fan.begin(c.patience(o.cmd.place), false, fitsPeek)
+	o.fan.sendAll(&o.cmd)
+	held, free := 0, 0
+	for held <= n-q && free < q && o.fan.pending() > 0 {
+		r, ev := o.fan.next(done)
+		if ev != fanReply {
+			break
+		}
+		vals := r.Reply()
+		switch {
+		case r.Err() != nil || len(vals) != 3:
+			if r.Err() == nil && isErrorReply(vals) && string(vals[0].ErrorPrefix()) == "NOPERM" {
+				c.looksRefused.Store(true) // an ACL without MGET: attempt as before
+			}
+			free++ // unknown: let the attempt see
+		case !vals[1].Null || !vals[2].Null && string(vals[2].Bytes) != string(c.waiterID[:]):
+			held++
+		default:
+			free++
+		}
+	}
+	o.fan.end(nil)
+	return held > n-q
+}
+
+// noPeek, set by tests and benchmarks only, makes every wait that runs out
+// attempt at once, as before looks.
+var noPeek bool

@@ -1,0 +1,106 @@
+package redlock
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/volleylock/volley/internal/redistest"
+)
+
+// TestWaitRunOutLooksInsteadOfAttempting: a waiting Lock whose waits run
+// out while another Client holds the key sends one MGET per master and
+// wait, and no attempt (see peek.go); the release still wakes it.
+func TestWaitRunOutLooksInsteadOfAttempting(t *testing.T) {
+	attempts, looks := waitsRunOut(t)
+	assert.Zero(t, attempts, "a wait that ran out attempted")
+	assert.GreaterOrEqual(t, looks, 5, "the waits that ran out did not look")
+}
+
+// TestWaitRunOutWithoutLooksAttempts is the broken variant of
+// TestWaitRunOutLooksInsteadOfAttempting: without looks, every wait that
+// runs out is an attempt.
+func TestWaitRunOutWithoutLooksAttempts(t *testing.T) {
+	noPeek = true
+	t.Cleanup(func() { noPeek = false })
+	attempts, looks := waitsRunOut(t)
+	assert.GreaterOrEqual(t, attempts, 5, "without looks, the waits that ran out should attempt")
+	assert.Zero(t, looks)
+}
+
+// waitsRunOut has a Client with a RetryDelay of 40 ms Lock a key that
+// another holds for 10 s, counts on the first master the attempts
+// (EVALSHA) and looks (MGET) in 600 ms of its waiting, then releases the
+// key and requires that the waiter got it.
+func waitsRunOut(t *testing.T) (attempts, looks int) {
+	t.Helper()
+	servers := masters(t, 3)
+	holder := client(t, servers, Config{DisableNativeCommands: true, HandOffAfter: -1})
+	l, err := holder.TryLock(bg, "peek", 10*time.Second)
+	require.NoError(t, err)
+	var failed atomic.Int32
+	cfg := waiterConfig(Config{DisableNativeCommands: true}, &failed)
+	cfg.RetryDelay = 40 * time.Millisecond
+	w := client(t, servers, cfg)
+	ctx, cancel := context.WithTimeout(bg, 20*time.Second)
+	defer cancel()
+	got := make(chan error, 1)
+	go func() {
+		wl, err := w.Lock(ctx, "peek", 10*time.Second)
+		if err == nil {
+			err = wl.Unlock(bg)
+		}
+		got <- err
+	}()
+	require.Eventually(t, func() bool { return failed.Load() >= 2 }, 10*time.Second, 5*time.Millisecond,
+		"the waiter failed its attempts before and after it subscribed")
+	before := commandCalls(t, servers[0].Addr())
+	time.Sleep(600 * time.Millisecond)
+	after := commandCalls(t, servers[0].Addr())
+	require.NoError(t, l.Unlock(bg))
+	select {
+	case err := <-got:
+		require.NoError(t, err, "the waiter did not get the released key")
+	case <-time.After(5 * time.Second):
+		t.Fatal("the release did not wake the waiter")
+	}
+	return after["evalsha"] - before["evalsha"], after["mget"] - before["mget"]
+}
+
+// TestLookSeesKeyFreedWithoutRelease: a key that leaves the masters
+// without a release (it expired, its holder crashed) is taken by the
+// waiter at its next look, within a few RetryDelays, not at its
+// context's end.
+func TestLookSeesKeyFreedWithoutRelease(t *testing.T) {
+	servers := masters(t, 3)
+	holder := client(t, servers, Config{DisableNativeCommands: true})
+	_, err := holder.TryLock(bg, "gone", 10*time.Second)
+	require.NoError(t, err)
+	var failed atomic.Int32
+	cfg := waiterConfig(Config{}, &failed)
+	cfg.RetryDelay = 40 * time.Millisecond
+	w := client(t, servers, cfg)
+	ctx, cancel := context.WithTimeout(bg, 20*time.Second)
+	defer cancel()
+	got := make(chan error, 1)
+	go func() {
+		_, err := w.Lock(ctx, "gone", 10*time.Second)
+		got <- err
+	}()
+	require.Eventually(t, func() bool { return failed.Load() >= 2 }, 10*time.Second, 5*time.Millisecond)
+	time.Sleep(100 * time.Millisecond) // a look or two that finds it held
+	for _, s := range servers {
+		_, err := redistest.Do(s.Addr(), "DEL", "gone")
+		require.NoError(t, err)
+	}
+	select {
+	case err := <-got:
+		require.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the waiter did not take the key that left without a release")
+	}
+}
