@@ -146,3 +146,16 @@ func (h *volleyHolder) Unlock(ctx context.Context) error {
 	h.l = redlock.Lock{}
 	return err
 }
+
+// Connects returns, per master, how many times the Client's connection to
+// it has connected so far (see reconnectCounter).
+func (v *volley) Connects() []uint64 {
+	ms := v.c.Masters()
+	out := make([]uint64, len(ms))
+	for i, m := range ms {
+		if m.Info != nil {
+			out[i] = m.Info.Generation
+		}
+	}
+	return out
+}

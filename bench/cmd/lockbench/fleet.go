@@ -94,8 +94,12 @@ type FleetResult struct {
 	ProcsWithout     int     `json:"procs_without_grant"`
 	// Accepted and Closed are, per master, the connections it accepted in
 	// the window and those that closed; nil: not measured.
-	Accepted     []int64 `json:"accepted,omitempty"`
-	Closed       []int64 `json:"closed,omitempty"`
+	Accepted []int64 `json:"accepted,omitempty"`
+	Closed   []int64 `json:"closed,omitempty"`
+	// Reconnects is, per master, the reconnects of the processes' lock
+	// connections in the window, summed over the processes (the worst
+	// round's); nil: the contender does not count them (Volley does).
+	Reconnects   []int64 `json:"reconnects,omitempty"`
 	Overlaps     int     `json:"overlaps"`
 	Errors       int     `json:"errors"` // Lock calls that failed before the end of the window
 	UnlockErrors int     `json:"unlock_errors,omitempty"`
@@ -175,6 +179,7 @@ type fleetFigure struct {
 	Counted          int
 	Seconds          float64
 	Accepted, Closed []int64
+	Reconnects       []int64 // per master, the processes' reconnects (see FleetResult.Reconnects)
 	// Stalled: masters were paused in the window (see fleetStall);
 	// StallResume is then from the pause's end to the first grant after
 	// it (-1: none in the window), StallGap the fleet's gap between the
@@ -307,6 +312,7 @@ func fleetResult(name, note string, procs, g int, hold time.Duration, figs []fle
 		}
 		res.Accepted = mostEach(res.Accepted, f.Accepted)
 		res.Closed = mostEach(res.Closed, f.Closed)
+		res.Reconnects = mostEach(res.Reconnects, f.Reconnects)
 	}
 	for _, f := range figs {
 		// The worst round's: no grant after the stall is worse than any.
@@ -475,7 +481,9 @@ func (r *Runner) fleetProcs(ctx context.Context, argv []string, procs int, cases
 		w := <-after
 		w.before = before
 		w.stallEnd = <-stalled
-		figs[k] = append(figs[k], fleetFigures(out.events, out.start, out.end, procs, g, w))
+		fig := fleetFigures(out.events, out.start, out.end, procs, g, w)
+		fig.Reconnects = out.reconnects
+		figs[k] = append(figs[k], fig)
 		notes[k] = out.note
 		errs[k] += out.lockErrors
 		unlockErrs[k] += out.unlockErrors

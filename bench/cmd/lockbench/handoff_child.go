@@ -78,9 +78,12 @@ type handoffReady struct {
 }
 
 // handoffOut is the child's run: every acquisition as [goroutine, Lock
-// call began, acquired, release began], Unix ns.
+// call began, acquired, release began], Unix ns; and, for a contender
+// that counts them (reconnectCounter), per master the connects of its
+// lock connection during the run: its reconnects.
 type handoffOut struct {
 	Events       [][4]int64 `json:"events"`
+	Reconnects   []int64    `json:"reconnects,omitempty"`
 	LockErrors   int        `json:"lock_errors"`
 	UnlockErrors int        `json:"unlock_errors"`
 	FirstError   string     `json:"first_error,omitempty"` // of Lock or Unlock
@@ -165,11 +168,36 @@ func serveHandoffJob(ctx context.Context, defs []contenderDef, job handoffJob, m
 	for i := range holders {
 		holders[i] = c.NewHolder()
 	}
+	rc, counts := c.(reconnectCounter)
+	var before []uint64
+	if counts {
+		before = rc.Connects()
+	}
 	out := handoffLoop(ctx, holders, job.Key, job.Setup.TTL, job.Hold, time.Unix(0, g.StartNs), job.Duration)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if counts {
+		out.Reconnects = reconnectsSince(before, rc.Connects())
+	}
 	return enc.Encode(out)
+}
+
+// reconnectCounter is a contender that counts its connects per master:
+// the fleet mode's reconnects are their growth over a run, as the
+// processes themselves saw them (the masters' accepted connections also
+// count a pub/sub connection's first connect and the processes' exits).
+type reconnectCounter interface {
+	Connects() []uint64
+}
+
+// reconnectsSince returns, per master, after's connects less before's.
+func reconnectsSince(before, after []uint64) []int64 {
+	out := make([]int64, min(len(before), len(after)))
+	for i := range out {
+		out[i] = int64(after[i] - before[i])
+	}
+	return out
 }
 
 // newHandoffContender builds the job's contender and takes a first lock,

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"time"
 )
 
@@ -41,6 +42,7 @@ type handoffRun struct {
 	probeErr     string // the first of those, "process i: ..."
 	start, end   int64  // Unix ns
 	events       []holdEvent
+	reconnects   []int64 // per master, summed over the children that count them (nil: none does)
 	lockErrors   int
 	unlockErrors int
 	firstError   string // "process i: ..."
@@ -143,6 +145,7 @@ func (h *handoffWorkers) run(job handoffJob, lead time.Duration, atStart func(st
 		for _, e := range out.Events {
 			res.events = append(res.events, holdEvent{Proc: i, G: int(e[0]), Began: e[1], Acquired: e[2], Released: e[3]})
 		}
+		res.reconnects = addEach(res.reconnects, out.Reconnects)
 		res.lockErrors += out.LockErrors
 		res.unlockErrors += out.UnlockErrors
 		if res.firstError == "" && out.FirstError != "" {
@@ -192,4 +195,16 @@ func (h *handoffWorkers) kill() {
 	for _, w := range h.ws {
 		w.cmd.Wait()
 	}
+}
+
+// addEach adds b to a, element by element, and returns a (b's copy when
+// a is nil).
+func addEach(a, b []int64) []int64 {
+	if a == nil {
+		return slices.Clone(b)
+	}
+	for i := range min(len(a), len(b)) {
+		a[i] += b[i]
+	}
+	return a
 }

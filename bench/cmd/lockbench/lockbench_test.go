@@ -17,6 +17,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/volleylock/volley/internal/redistest"
 )
 
 // TestMain makes the test binary a child of the handoff and semaphore
@@ -229,6 +231,11 @@ func TestHarnessSmoke(t *testing.T) {
 		assert.Positive(t, x.GrantsPerSec, "%s hold %vms", x.Name, x.HoldMs)
 		assert.Positive(t, x.Wait.N, "%s hold %vms", x.Name, x.HoldMs)
 		assert.Zero(t, x.Overlaps, "%s hold %vms", x.Name, x.HoldMs)
+		if x.Name == "volley" {
+			assert.Len(t, x.Reconnects, len(ms.Addrs), "Volley's processes count their reconnects")
+		} else {
+			assert.Nil(t, x.Reconnects, x.Name)
+		}
 		if ms.Kind == kindFake {
 			assert.Equal(t, -1.0, x.CommandsPerGrant, x.Name)
 			assert.Nil(t, x.Accepted, x.Name)
@@ -806,6 +813,72 @@ func TestHandoffChildProbeMayFail(t *testing.T) {
 			assert.Empty(t, out.Events, "it did not run")
 		}
 	}
+}
+
+// reconnecting counts connects per master, master 1 reconnecting twice
+// between two reads.
+type reconnecting struct {
+	broken
+	reads int
+}
+
+func (r *reconnecting) Connects() []uint64 {
+	r.reads++
+	if r.reads == 1 {
+		return []uint64{1, 1, 1}
+	}
+	return []uint64{1, 3, 1}
+}
+
+// TestHandoffChildCountsReconnects: a child reports, per master, the
+// growth of its contender's connects over the run, and nothing for a
+// contender that does not count them.
+func TestHandoffChildCountsReconnects(t *testing.T) {
+	defs := []contenderDef{
+		{name: "reconnecting", new: func(Setup) (Contender, error) { return &reconnecting{}, nil }},
+		brokenDef,
+	}
+	for _, name := range []string{"reconnecting", "broken"} {
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		code := make(chan int, 1)
+		go func() { code <- handoffChild(defs, inR, outW, io.Discard) }()
+		enc, dec := json.NewEncoder(inW), json.NewDecoder(outR)
+		job := handoffJob{Contender: name, Key: "k", Probe: "p", G: 1, Duration: 20 * time.Millisecond}
+		require.NoError(t, enc.Encode(handoffMsg{Job: &job}))
+		var ready handoffReady
+		require.NoError(t, dec.Decode(&ready))
+		require.Empty(t, ready.Err)
+		require.NoError(t, enc.Encode(handoffMsg{Go: &handoffGo{StartNs: time.Now().UnixNano()}}))
+		var out handoffOut
+		require.NoError(t, dec.Decode(&out))
+		require.NoError(t, inW.Close())
+		require.Equal(t, 0, <-code)
+		if name == "reconnecting" {
+			assert.Equal(t, []int64{0, 2, 0}, out.Reconnects)
+		} else {
+			assert.Nil(t, out.Reconnects)
+		}
+	}
+}
+
+// TestVolleyConnectsCountReconnects: the Volley contender's count grows
+// when a master drops its connection and the Client reconnects.
+func TestVolleyConnectsCountReconnects(t *testing.T) {
+	ms := startTestMasters(t)
+	require.NotEqual(t, kindFake, ms.Kind, "CLIENT KILL needs redis-server (make test installs it)")
+	c, err := newVolley(Setup{Addrs: ms.Addrs, TTL: 10 * time.Second, MasterTimeout: 50 * time.Millisecond, RetryDelay: 2 * time.Millisecond, Tries: 1000})
+	require.NoError(t, err)
+	defer c.Close()
+	rc := c.(reconnectCounter)
+	require.Equal(t, []uint64{1, 1, 1}, rc.Connects())
+	_, err = redistest.Do(ms.Addrs[0], "CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		_ = c.LockUnlock(context.Background(), "reconnects", 10*time.Second)
+		return rc.Connects()[0] == 2
+	}, 5*time.Second, 10*time.Millisecond, "the Client's reconnect to master 0 was not counted")
+	assert.Equal(t, []uint64{2, 1, 1}, rc.Connects())
 }
 
 // The renewal window covers whole renewal periods, at least one (#29: a

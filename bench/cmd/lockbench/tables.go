@@ -492,7 +492,8 @@ func fleetTable(r *Report) section {
 		title: fmt.Sprintf("FLEET: P processes of G=%d on one key, each process a Client of its own with its library's own retry settings; %d rounds x %v windows;\n"+
 			"cmds: every command the masters ran from just before the start to %v before the end, a script's inner calls included (INFO commandstats);\n"+
 			"wait = Lock call began -> acquired; longest without: the longest any goroutine went without the lock (no grant: the whole window);\n"+
-			"conns accepted, closed: per master over the same span (accepted: a reconnect, a Client's first pub/sub connection, a pool that grows)",
+			"conns accepted, closed: per master over the same span (accepted: a reconnect, a Client's first pub/sub connection, a pool that grows; closed: also processes that exit);\n"+
+			"reconnects: per master, the reconnects of the processes' lock connections in the window, as the processes counted them (Volley; - for the others)",
 			r.Fleet[0].Goroutines, r.Config.FleetRounds, dur(r.Config.FleetDurationMs), fleetCountLead(dur(r.Config.FleetDurationMs))),
 		rows: r.Fleet, after: after,
 		columns: []column[FleetResult]{
@@ -516,6 +517,7 @@ func fleetTable(r *Report) section {
 			{"procs without", func(x FleetResult) string { return itoa(x.ProcsWithout) }},
 			{"conns accepted", func(x FleetResult) string { return perMaster(x.Accepted) }},
 			{"closed", func(x FleetResult) string { return perMaster(x.Closed) }},
+			{"reconnects", func(x FleetResult) string { return perMaster(x.Reconnects) }},
 			{"overlaps", func(x FleetResult) string { return itoa(x.Overlaps) }},
 			{"errors", func(x FleetResult) string { return itoa(x.Errors) }},
 			{"", func(x FleetResult) string { return countNote(x.UnlockErrors, "unlock errors") }},
