@@ -1,6 +1,10 @@
 package redlock
 
-import "github.com/volleylock/volley/resp"
+import (
+	"time"
+
+	"github.com/volleylock/volley/resp"
+)
 
 // A waiting Lock of one key whose wait ran out without a wake-up looks
 // before it attempts: one MGET of the key and its name (see
@@ -38,6 +42,7 @@ func (c *Client) taken(o *op, key string, done <-chan struct{}) bool {
 	o.cmd.reset()
 	o.cmd.look(c, key)
 	o.fan.begin(c.patience(o.cmd.place), false, fitsPeek)
+	o.fan.b.ReplayUntil = time.Time{} // a look is not sent again after a reset
 	o.fan.sendAll(&o.cmd)
 	held, free := 0, 0
 	for held <= n-q && free < q && o.fan.pending() > 0 {

@@ -152,6 +152,7 @@ func (r *retry) after(o *op, k kind, br *burstResult, attempt int, err error) er
 			waitFor = &holder
 		}
 	}
+	enrolled := time.Now() // the attempt just made renewed the call's enrolment
 	ok, woken := c.room.wait(r.ctx, r.w, o.timer, d, split, waitFor)
 	if !ok {
 		return o.ended(r.ctx, r.name, attempt)
@@ -159,7 +160,6 @@ func (r *retry) after(o *op, k kind, br *burstResult, attempt int, err error) er
 	// A wait for a holder that ran out without a wake-up: look before
 	// attempting (see peek.go), while the attempt's enrolment lasts. Each
 	// look that finds the key taken counts as an attempt and waits again.
-	enrolled := time.Now()
 	for !woken && waitFor != nil && r.mayLook(k, enrolled) && c.taken(o, r.name, r.ctx.Done()) {
 		if r.counted++; r.counted >= r.tries {
 			return err
