@@ -15,8 +15,11 @@ import (
 
 func TestRWMutexReadersShareWritersExclude(t *testing.T) {
 	servers := masters(t, 5)
-	a := client(t, servers, Config{})
-	b := client(t, servers, Config{})
+	// MasterTimeout 150 ms: make test-stress (Valkey 9.1.2, -race, CPU
+	// hogs) once timed a TryLock out on all five masters within the 50 ms
+	// default; the test is about who may hold the lock, not the timeout.
+	a := client(t, servers, Config{MasterTimeout: 150 * time.Millisecond})
+	b := client(t, servers, Config{MasterTimeout: 150 * time.Millisecond})
 	ra, err := a.RWMutex("doc")
 	require.NoError(t, err)
 	rb, err := b.RWMutex("doc")
