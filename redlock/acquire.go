@@ -61,6 +61,9 @@ type kindTraits struct {
 	// shared: holders share the name (a reader); its waiters are woken
 	// together (see waitRoom.joinShared).
 	shared bool
+	// looks: a wait for the holder that runs out looks at the name's key
+	// before attempting (see peek.go): a Lock of one key.
+	looks bool
 }
 
 // taken is what an acquire call took, beside the op's token (op.tok):

@@ -163,7 +163,7 @@ func (k *lockKind) keyList() []string {
 }
 
 func (k *lockKind) traits() kindTraits {
-	return kindTraits{name: k.key, wrongKind: ErrWrongKind, waitKeys: k.keyList(), exclusive: true}
+	return kindTraits{name: k.key, wrongKind: ErrWrongKind, waitKeys: k.keyList(), exclusive: true, looks: k.keys == nil}
 }
 
 // attempt sends the Lock's command (see lockCommand) and, fenced, its

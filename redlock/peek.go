@@ -17,27 +17,19 @@ import (
 // looks, not attempts, are what its waiters send. A lost wake-up still
 // costs at most RetryDelay: the look after it sees the key free.
 
-// peekWanted reports whether a Lock of kind k that waits for a holder may
-// look instead of attempting: a Lock of one key (other kinds' records and
-// several keys read otherwise).
-func peekWanted(k kind) bool {
-	lk, ok := k.(*lockKind)
-	return ok && lk.keys == nil
-}
-
 // fitsPeek: MGET's two values, each a bulk string or nil.
 func fitsPeek(vals []resp.Value) bool {
 	return isErrorReply(vals) || len(vals) == 3 && vals[0].Type == resp.TypeArray && vals[0].Int == 2 &&
 		(vals[1].Null || vals[1].Type == resp.TypeBulk) && (vals[2].Null || vals[2].Type == resp.TypeBulk)
 }
 
-// taken reports whether a look at key on every master shows it taken
+// heldElsewhere reports whether a look at key on every master shows it taken
 // for this Client: held, or named for another Client, on so many masters
 // that a quorum cannot be free. A master that fails to answer in
 // MasterTimeout counts as free (the attempt will tell), as does every
 // master when done closes. It uses the op's fan-out and command, which
 // the next attempt encodes again.
-func (c *Client) taken(o *op, key string, done <-chan struct{}) bool {
+func (c *Client) heldElsewhere(o *op, key string, done <-chan struct{}) bool {
 	n, q := len(c.masters), c.quorum
 	o.cmd.reset()
 	o.cmd.look(c, key)

@@ -160,7 +160,7 @@ func (r *retry) after(o *op, k kind, br *burstResult, attempt int, err error) er
 	// A wait for a holder that ran out without a wake-up: look before
 	// attempting (see peek.go), while the attempt's enrolment lasts. Each
 	// look that finds the key taken counts as an attempt and waits again.
-	for !woken && waitFor != nil && r.mayLook(k, enrolled) && c.taken(o, r.name, r.ctx.Done()) {
+	for !woken && waitFor != nil && r.mayLook(enrolled) && c.heldElsewhere(o, r.name, r.ctx.Done()) {
 		if r.counted++; r.counted >= r.tries {
 			return err
 		}
@@ -185,13 +185,13 @@ func (r *retry) after(o *op, k kind, br *burstResult, attempt int, err error) er
 	return nil
 }
 
-// mayLook reports whether a wait of kind k that ran out may look at
-// the key instead of attempting (see peek.go): the Client's looks are not
-// refused, and the attempt that enrolled the call among the key's waiters,
+// mayLook reports whether a wait that ran out may look at the key
+// instead of attempting (see peek.go): the kind looks, the Client's looks
+// are not refused, and the attempt that enrolled the call among the key's waiters,
 // at enrolled, is younger than half the call's TTL, so that the waiters'
 // set it renewed has not expired.
-func (r *retry) mayLook(k kind, enrolled time.Time) bool {
-	return !noPeek && peekWanted(k) && !r.c.looksRefused.Load() && time.Since(enrolled) < r.ttl/2
+func (r *retry) mayLook(enrolled time.Time) bool {
+	return !noPeek && r.traits.looks && !r.c.looksRefused.Load() && time.Since(enrolled) < r.ttl/2
 }
 
 // leave takes the call's waiter out of the room, if it joined; a lock
