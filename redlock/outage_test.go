@@ -140,7 +140,10 @@ func TestLockThroughOutage(t *testing.T) {
 	c.room.mu.Unlock()
 	assert.Nil(t, subs, "an outage made the Lock wait for a release")
 
-	ctx, cancel := context.WithTimeout(bg, 50*time.Millisecond)
+	// Long enough for some attempt to fail before ctx ends, on a loaded
+	// machine too (make test's Valkey pass under the race detector once
+	// ended a 50 ms ctx before any attempt had been decided).
+	ctx, cancel := context.WithTimeout(bg, 500*time.Millisecond)
 	defer cancel()
 	long := fakeClient(t, addrs, Config{Tries: 1 << 20, RetryDelay: 10 * time.Millisecond})
 	_, err = long.Lock(ctx, "k", 10*time.Second)
