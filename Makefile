@@ -50,7 +50,7 @@ version = $(lastword $(subst -, ,$(1)))
 # test-stress: how many times the unit suite must pass under CPU hogs in a row.
 STRESS_RUNS    ?= 3
 
-.PHONY: all test test-stress test-servers servers servers-newest deps vet cross staticcheck fmt-check unit fuzz-smoke bench bench-go bench-go-compare fuzz torture torture-cluster torture-semaphore torture-rw torture-election torture-rotation failover-loop soak-do cover lint redis-up redis-down cluster-up cluster-down sentinel-up sentinel-down stop-pids
+.PHONY: all test test-stress test-servers servers servers-newest deps vet cross staticcheck fmt-check unit unit-allocs unit-bench fuzz-smoke bench bench-go bench-go-compare fuzz torture torture-cluster torture-semaphore torture-rw torture-election torture-rotation failover-loop soak-do cover lint redis-up redis-down cluster-up cluster-down sentinel-up sentinel-down stop-pids
 
 all: test
 
@@ -108,7 +108,7 @@ servers-newest:
 
 ## test: vet (also for darwin and windows), staticcheck, format check, all
 ## tests with the race detector, fuzz smoke.
-test: deps servers-newest vet cross staticcheck fmt-check unit fuzz-smoke
+test: deps servers-newest vet cross staticcheck fmt-check unit
 
 ## test-servers: the real-server tests of internal/pipe, redlock and the launchers
 ## (standalone, Cluster, Sentinel) on every server: SYSTEM_SERVERS, then
@@ -164,20 +164,31 @@ fmt-check:
 # (standalone, Cluster, Sentinel) on the newest Redis and the newest
 # Valkey (SERVERS_NEWEST), those two passes side by side: each mostly
 # waits (about 200 s of wall time each on the 2-core VM, 2026-11-29), so
-# together they take about as long as one. The allocation, telemetry and
-# bench tests follow, alone: beside the passes (make -j3) make test took
-# 9m23s instead of 10m50s, but make test-stress then failed a redlock
-# test on an Unlock that the CPU hogs and the bench smoke's processes
-# slowed past MasterTimeout. The other servers (valkey 8.0, valkey 8.1,
-# redis 8.0) are left to make test-servers.
+# together they take about as long as one. Then the allocation and
+# telemetry tests (unit-allocs, about 40 s) and the fuzz smoke (about
+# 30 s) beside the bench module's tests (unit-bench, about 80 s), after
+# the passes: beside the passes (make -j3) make test took 9m23s
+# instead of 10m50s, but make test-stress then failed a redlock test on an
+# Unlock that the CPU hogs and the bench smoke's processes slowed past
+# MasterTimeout. The allocation tests give their masters a MasterTimeout
+# of 1 s, and the telemetry tests' masters fail by being killed, not
+# slowed. The other servers (valkey 8.0, valkey 8.1, redis 8.0) are left
+# to make test-servers.
 unit:
 	VOLLEY_EXPECT_SERVER=redis VOLLEY_EXPECT_VERSION=$(call version,$(filter redis-%,$(SYSTEM_SERVERS))) $(GO) test -race -shuffle=on -count=1 -timeout 8m ./...
 	@$(MAKE) --no-print-directory -j2 --output-sync=target $(addprefix pass-,$(call names,$(SERVERS_NEWEST)))
-	@# The allocation tests are built without -race (its instrumentation
-	@# allocates): the exact counts of alloc_test.go.
+	@$(MAKE) --no-print-directory -j2 --output-sync=target unit-allocs unit-bench fuzz-smoke
+
+# unit-allocs: the allocation tests, built without -race (its
+# instrumentation allocates): the exact counts of alloc_test.go; then the
+# telemetry adapters' tests.
+unit-allocs:
 	$(GO) test -count=1 -run 'Allocs' ./resp ./conn ./internal/pipe ./redlock
 	cd redlockotel && $(GO) test -race -shuffle=on -count=1 ./...
 	cd redlockprom && $(GO) test -race -shuffle=on -count=1 ./...
+
+# unit-bench: the bench module's tests (lockbench's harness smoke).
+unit-bench:
 	cd bench && $(GO) test -count=1 -timeout 5m ./...
 
 ## test-stress: the unit suite of make test on a busy machine: STRESS_RUNS
