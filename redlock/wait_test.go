@@ -29,14 +29,18 @@ func waiting(t *testing.T, c *Client, key string) {
 }
 
 // subscribedWith waits until c's waiters of key are as has says, their
-// subscriptions confirmed on every master.
+// subscriptions confirmed on every master. A waiter is in the room before
+// it opens the pub/sub connections, so a room without them (subs nil)
+// has confirmed nothing yet (make test-stress once saw this pass on a
+// room not yet open, then the test read room.subs as the waiter opened
+// it: a data race, and no pub/sub connection to kill).
 func subscribedWith(t *testing.T, c *Client, key string, has func(kw *keyWaiters) bool) {
 	t.Helper()
 	require.Eventually(t, func() bool {
 		c.room.mu.Lock()
 		defer c.room.mu.Unlock()
 		kw := c.room.keys[key]
-		if kw == nil || !has(kw) {
+		if kw == nil || !has(kw) || c.room.subs == nil {
 			return false
 		}
 		for i, sc := range c.room.subs {
