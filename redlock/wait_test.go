@@ -323,6 +323,13 @@ func TestWaiterWithMessagesDropped(t *testing.T) {
 // woken by a release's first message that reached the other masters before
 // the release did (it found the holder still there, and the release's
 // other messages counted as seen).
+//
+// Its Clients' MasterTimeout is 500 ms: an attempt that every master
+// fails to answer in time learns of no holder, so no release is sure to
+// wake it, and the call waits its RetryDelay by design (here an hour).
+// make test-stress's GOMAXPROCS=1 stage (-race) once timed two attempts
+// out on every master within the 50 ms default, and their Locks waited
+// until ctx ended; this test is about wake-ups, not timeouts.
 func TestWaitersNeverStall(t *testing.T) {
 	for _, tc := range []struct {
 		name             string
@@ -334,7 +341,7 @@ func TestWaitersNeverStall(t *testing.T) {
 			var wg sync.WaitGroup
 			stop := time.Now().Add(time.Second)
 			for range tc.clients {
-				c := client(t, servers, Config{RetryDelay: noRetry})
+				c := client(t, servers, Config{RetryDelay: noRetry, MasterTimeout: 500 * time.Millisecond})
 				for range tc.perEach {
 					wg.Go(func() {
 						for time.Now().Before(stop) {
