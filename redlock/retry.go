@@ -186,10 +186,10 @@ func (r *retry) after(o *op, k kind, br *burstResult, attempt int, err error) er
 }
 
 // mayLook reports whether a wait that ran out may look at the key
-// instead of attempting (see peek.go): the kind looks, the Client's looks
-// are not refused, and the attempt that enrolled the call among the key's waiters,
-// at enrolled, is younger than half the call's TTL, so that the waiters'
-// set it renewed has not expired.
+// instead of attempting (see peek.go): the kind looks, the Client's
+// looks are not refused, and the attempt that enrolled the call among
+// the key's waiters, at enrolled, is younger than half the call's TTL,
+// so that the waiters' set it renewed has not expired.
 func (r *retry) mayLook(enrolled time.Time) bool {
 	return !noPeek && r.traits.looks && !r.c.looksRefused.Load() && time.Since(enrolled) < r.ttl/2
 }
