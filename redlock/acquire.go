@@ -75,6 +75,7 @@ type taken struct {
 	fence  uint64
 	passes int
 	run    int64 // a hand-over's run of holds (see turns.go); 0 from the masters
+	looped bool  // see turns.taken
 }
 
 // acquire takes k for ttl: attempts until one succeeds, tries have failed,

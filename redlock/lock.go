@@ -19,9 +19,11 @@ type Lock struct {
 	// passes is how many hand-overs in a row (see Unlock) led to this
 	// lock since it was last taken on the masters.
 	passes int
-	// run is when this Client's run of holds of the key began, unix ns
-	// (see turns.go).
-	run int64
+	// run is when this Client's run of holds of the key began, unix ns;
+	// looped, whether its Lock began while the wake of this Client's
+	// previous release of the key was due (see turns.go).
+	run    int64
+	looped bool
 }
 
 // Key returns the locked key; for a lock on several keys (LockMulti), the
@@ -141,14 +143,14 @@ func (c *Client) lock(ctx context.Context, key string, keys *keySet, ttl time.Du
 		return Lock{}, err
 	}
 	if keys == nil && got.run == 0 {
-		got.run = c.turns.taken(key)
+		got.run, got.looped = c.turns.taken(key)
 	}
 	return c.held(o, got, key, keys, ttl), nil
 }
 
 // held is the Lock on key (or keys) that an acquire call with o took.
 func (c *Client) held(o *op, got taken, key string, keys *keySet, ttl time.Duration) Lock {
-	l := Lock{c: c, key: key, keys: keys, hold: hold{tok: o.tok, ttl: ttl, until: got.until}, fence: got.fence, passes: got.passes, run: got.run}
+	l := Lock{c: c, key: key, keys: keys, hold: hold{tok: o.tok, ttl: ttl, until: got.until}, fence: got.fence, passes: got.passes, run: got.run, looped: got.looped}
 	if c.cfg.Hooks.Held != nil {
 		l.since = time.Now()
 	}
@@ -414,7 +416,7 @@ func (l *Lock) Unlock(ctx context.Context) (err error) {
 	o.woke, o.asleep = 0, 0
 	br := o.run(done)
 	if cutoff != nil {
-		c.turns.released(c, l.key, &l.tok, l.run, o.woke, o.asleep)
+		c.turns.released(c, l.key, &l.tok, l.run, l.looped, o.woke, o.asleep)
 	}
 	o.report(OpUnlock)
 	l.until = time.Time{}

@@ -22,12 +22,13 @@ import (
 // inside the bubble, a fake clock, exact times.
 
 // pipeMaster answers what a lock sends: INFO server, SET NX PX (+OK),
-// the extend script (:1, or :0 once lost, or nothing while hung) and the
-// release script (:1). It counts extensions.
+// the extend script (:1, or :0 once lost, or nothing while hung), the
+// release script (:1, or :3 when asleep: the waiters were left asleep,
+// see turns.go) and the wake script (:1). It counts extensions and wakes.
 type pipeMaster struct {
-	runID      string // distinct per master: one server under two addresses is refused
-	lost, hung atomic.Bool
-	extends    atomic.Int32
+	runID              string // distinct per master: one server under two addresses is refused
+	lost, hung, asleep atomic.Bool
+	extends, wakes     atomic.Int32
 }
 
 // pipeMasters serves n pipeMasters behind a Config.Conn.Dialer; every
@@ -84,8 +85,16 @@ func (m *pipeMaster) serve(nc net.Conn) {
 				out = ":1\r\n"
 				break
 			}
+			if b := string(args[1].Bytes); b == scripts.Wake.SHA || b == scripts.Wake.Source {
+				m.wakes.Add(1)
+				out = ":1\r\n"
+				break
+			}
 			if b := string(args[1].Bytes); len(args) == 5 || b == scripts.Release.SHA || b == scripts.Release.Source {
 				out = ":1\r\n" // a release: script, 1, key, token (and a turn's cutoff)
+				if m.asleep.Load() {
+					out = ":3\r\n"
+				}
 				break
 			}
 			m.extends.Add(1)
@@ -179,5 +188,53 @@ func TestDoCancelsWhenValidityRunsOut(t *testing.T) {
 		stopped, err := doUntilLost(t, func(m *pipeMaster) { m.hung.Store(true) })
 		assert.Equal(t, 295*time.Millisecond, stopped)
 		require.ErrorIs(t, err, ErrNotHeld)
+	})
+}
+
+// A Client that loops on a key (its Lock began before the wake of its
+// previous release came due) has the wake of its release sent after
+// runGap, not relockWithin: a millisecond timer armed and stopped at every
+// release made the process's own timers fire up to a millisecond late.
+func TestLoopingReleaseWakesAfterRunGap(t *testing.T) {
+	requireLoopWake(t, runGap)
+}
+
+// TestLoopingReleaseWithoutDelayWakesAfterRelockWithin is the broken
+// variant of TestLoopingReleaseWakesAfterRunGap.
+func TestLoopingReleaseWithoutDelayWakesAfterRelockWithin(t *testing.T) {
+	noLoopDelay = true
+	t.Cleanup(func() { noLoopDelay = false })
+	requireLoopWake(t, relockWithin)
+}
+
+// requireLoopWake has a Client release a key, take it back at once and
+// release it again, every release leaving the waiters asleep, and requires
+// that the wake reached the masters want after the second release.
+func requireLoopWake(t *testing.T, want time.Duration) {
+	t.Helper()
+	synctest.Test(t, func(t *testing.T) {
+		pm, addrs := newPipeMasters(3)
+		pm.each(func(m *pipeMaster) { m.asleep.Store(true) })
+		c := pipeClient(t, pm, addrs)
+		defer pm.conns.Wait()
+		defer c.Close()
+		l, err := c.Lock(bg, "k", time.Second)
+		require.NoError(t, err)
+		require.NoError(t, l.Unlock(bg)) // its wake is due after relockWithin
+		l, err = c.Lock(bg, "k", time.Second)
+		require.NoError(t, err)
+		require.True(t, l.looped, "the take came before the wake was due")
+		require.NoError(t, l.Unlock(bg))
+		released := time.Now()
+		woken := func() bool {
+			n := int32(0)
+			pm.each(func(m *pipeMaster) { n += m.wakes.Load() })
+			return n == int32(len(addrs))
+		}
+		for !woken() && time.Since(released) < time.Second {
+			time.Sleep(100 * time.Microsecond)
+			synctest.Wait()
+		}
+		assert.Equal(t, want, time.Since(released))
 	})
 }

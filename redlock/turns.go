@@ -30,8 +30,9 @@ import (
 //     began it.
 //   - A release that woke nobody is followed by a wake (scripts.Wake:
 //     the longest waiter is woken if the key is still free) after
-//     relockWithin, unless a Lock of this Client began first (turns.begin);
-//     a waiter of this Client itself is woken at once.
+//     relockWithin (runGap for a Client that loops on the key), unless a
+//     Lock of this Client began first (turns.begin); a waiter of this
+//     Client itself is woken at once.
 //   - A release that woke the longest waiter makes this Client's next
 //     Lock of the key (within scripts.NamedMs, while the woken one has the
 //     key to itself) wait from its first attempt (op.yield): it enrolls
@@ -51,6 +52,12 @@ import (
 const (
 	// relockWithin is how long a release that woke nobody waits for its
 	// Client to take the key again before it wakes the longest waiter.
+	// A Client in a loop (its Lock of the key began before the wake of
+	// its previous release came due) waits runGap instead: a timer armed
+	// at each release of a loop and stopped by the next take makes the
+	// process's own timers fire up to a millisecond late (Go's poller
+	// sleeps whole milliseconds, and wakes for a stopped timer), which
+	// made a 1 ms hold last 1.9 ms in a fleet of looping processes.
 	relockWithin = time.Millisecond
 	// runGap is how soon after this Client's release a take continues
 	// its run.
@@ -63,9 +70,11 @@ const (
 // neverHandOff makes every cutoff 0 (no release wakes a waiter of another
 // Client while this one loops: TestLongWaiterGetsItsTurn), noYield lets
 // the Lock after a release that woke a waiter take the key back at once
-// (TestReleaserYieldsToTheWokenWaiter), and noLaterWake drops the wake
-// after a release that woke nobody (TestReleaseThatWokeNobodyWakesLater).
-var neverHandOff, noYield, noLaterWake bool
+// (TestReleaserYieldsToTheWokenWaiter), noLaterWake drops the wake
+// after a release that woke nobody (TestReleaseThatWokeNobodyWakesLater),
+// and noLoopDelay sends a looping Client's wake after relockWithin too
+// (TestLoopingReleaseWakesAfterRunGap).
+var neverHandOff, noYield, noLaterWake, noLoopDelay bool
 
 // turn is a Client's state of one key between a release and what follows
 // it. Guarded by turns.mu.
@@ -82,6 +91,8 @@ type turn struct {
 	run, released int64
 	// yield: the release woke a waiter; the next Lock of the key waits.
 	yield bool
+	// looped: a Lock of the key began while the wake was due (begin).
+	looped bool
 }
 
 // turns holds a Client's turn entries by key.
@@ -111,11 +122,12 @@ func (o *op) turnCutoff(run int64) []byte {
 }
 
 // released records what the release of key (token tok, of a run that
-// began at run) did: woke > 0 masters woke the longest waiter, so the
-// next Lock of key yields; else asleep > 0 left the waiters asleep, so a
-// waiter of this Client is woken now and the wake is sent after
-// relockWithin unless the key is taken again first.
-func (ts *turns) released(c *Client, key string, tok *token, run int64, woke, asleep int) {
+// began at run; looped: see taken) did: woke > 0 masters woke the longest
+// waiter, so the next Lock of key yields; else asleep > 0 left the
+// waiters asleep, so a waiter of this Client is woken now and the wake is
+// sent after relockWithin (runGap when looped) unless the key is taken
+// again first.
+func (ts *turns) released(c *Client, key string, tok *token, run int64, looped bool, woke, asleep int) {
 	if woke == 0 && asleep == 0 {
 		return
 	}
@@ -138,7 +150,11 @@ func (ts *turns) released(c *Client, key string, tok *token, run int64, woke, as
 	}
 	t.armed, t.yield = !noLaterWake, false
 	t.tok, t.run, t.released = *tok, run, time.Now().UnixNano()
-	t.timer.Reset(relockWithin)
+	if looped && !noLoopDelay {
+		t.timer.Reset(runGap)
+	} else {
+		t.timer.Reset(relockWithin)
+	}
 }
 
 // newLocked returns a recycled or new entry for key, in the map (mu held).
@@ -167,7 +183,7 @@ func (ts *turns) dropLocked(t *turn) {
 	ts.n.Store(int32(len(ts.m)))
 	// Field by field: c and timer are written once, when t is made (fire
 	// reads c before it takes mu).
-	t.key, t.armed, t.tok, t.run, t.released, t.yield = "", false, token{}, 0, 0, false
+	t.key, t.armed, t.tok, t.run, t.released, t.yield, t.looped = "", false, token{}, 0, 0, false, false
 	ts.free = append(ts.free, t)
 }
 
@@ -190,7 +206,7 @@ func (ts *turns) begin(key string) (yield bool) {
 		ts.dropLocked(t)
 		return !noYield
 	case t.armed:
-		t.armed = false
+		t.armed, t.looped = false, true
 		t.timer.Reset(runGap)
 	}
 	return false
@@ -198,24 +214,26 @@ func (ts *turns) begin(key string) (yield bool) {
 
 // taken is called when a Lock of key was granted by the masters: it
 // returns when the lock's run began, the released lock's run if this take
-// follows that release within runGap, else now.
-func (ts *turns) taken(key string) (run int64) {
+// follows that release within runGap, else now; and whether the Lock
+// began while that release's wake was due (looped), which its own release
+// passes on to released.
+func (ts *turns) taken(key string) (run int64, looped bool) {
 	now := time.Now().UnixNano()
 	if ts.n.Load() == 0 {
-		return now
+		return now, false
 	}
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	t := ts.m[key]
 	if t == nil || t.yield {
-		return now
+		return now, false
 	}
-	run = now
+	run, looped = now, t.looped
 	if now-t.released < int64(runGap) {
 		run = t.run
 	}
 	ts.dropLocked(t)
-	return run
+	return run, looped
 }
 
 // fire is t's timer: it sends the wake that is due, or drops an unused
