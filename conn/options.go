@@ -108,10 +108,11 @@ type Options struct {
 	// socket; while its oldest pending request has waited longer than
 	// ReadTimeout, new requests wait in the Conn's queue instead of
 	// joining the master's backlog, and those their callers abandon
-	// meanwhile are never sent. It also bounds the wait for the handshake's
-	// replies. It is not a per-request timeout (callers bound their own
-	// waits with a context or timer). Set it above the longest command you
-	// send (a blocking BLPOP, say). Default 3s; the redlock package
+	// meanwhile are never sent. The handshake's replies are waited for
+	// the same way: ReadTimeout, at least a second. It is not a
+	// per-request timeout (callers bound their own waits with a context or
+	// timer). Set it above the longest command you send (a blocking
+	// BLPOP, say). Default 3s; the redlock package
 	// defaults it to twice its MasterTimeout.
 	ReadTimeout time.Duration
 	// MaxPending bounds the requests written but not yet answered; a request

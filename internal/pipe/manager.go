@@ -164,12 +164,16 @@ func (c *Conn) connect() (*socket, *ServerInfo, error) {
 	}
 	// The handshake writes under the dial deadline; Close or the deadline
 	// interrupts it. Its replies are pending requests like any other: a
-	// master that leaves them unanswered for ReadTimeout is too slow to use
-	// (see stalled), and the manager tries again, after its backoff, rather
-	// than wait out the whole DialTimeout.
+	// master that leaves them unanswered as long as a stalled socket's
+	// (stallAfter, see stalled) is too slow to use, and the manager tries
+	// again, after its backoff, rather than wait out the whole
+	// DialTimeout. A master that is only slow is waited for: at
+	// ReadTimeout (100 ms in redlock), 64 processes opening their pub/sub
+	// connections at once on a 2-core machine timed out dozens of
+	// handshakes on one master, and each retry was a connection more (#53).
 	deadline, _ := ctx.Deadline()
 	nc.SetWriteDeadline(deadline)
-	readDeadline := time.Now().Add(c.opts.ReadTimeout)
+	readDeadline := time.Now().Add(c.opts.stallAfter())
 	if deadline.Before(readDeadline) {
 		readDeadline = deadline
 	}

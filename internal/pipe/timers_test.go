@@ -130,14 +130,15 @@ func TestReconnectBackoff(t *testing.T) {
 	})
 }
 
-// A master that accepts the connection but answers the handshake past
-// ReadTimeout is retried after a growing backoff, as one that refuses:
-// a master too busy to answer in time is not helped by more handshakes
-// (every client of a stalled master would otherwise knock every
-// ReconnectMin).
+// A master that accepts the connection but leaves the handshake
+// unanswered for a stalled socket's time (ReadTimeout, at least minStall)
+// is retried after a growing backoff, as one that refuses: a master too
+// busy to answer at all is not helped by more handshakes (every client of
+// a stalled master would otherwise knock every ReconnectMin).
 func TestSlowHandshakeGrowsBackoff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const rt, lo, hi = 100 * time.Millisecond, 10 * time.Millisecond, 80 * time.Millisecond
+		hs := max(rt, minStall) // how long a handshake is waited for
 		d := newPipeDialer()
 		c, err := New(Options{Addr: "pipe:1", Dialer: d.dial, ReadTimeout: rt, ReconnectMin: lo, ReconnectMax: hi})
 		require.NoError(t, err)
@@ -150,12 +151,34 @@ func TestSlowHandshakeGrowsBackoff(t *testing.T) {
 			now := time.Now()
 			if i > 0 {
 				gap := now.Sub(prev)
-				assert.True(t, gap >= rt+b/2 && gap <= rt+b, "attempt %d after %v, want [%v, %v]", i, gap, rt+b/2, rt+b)
+				assert.True(t, gap >= hs+b/2 && gap <= hs+b, "attempt %d after %v, want [%v, %v]", i, gap, hs+b/2, hs+b)
 				b = min(2*b, hi)
 			}
 			prev = now
 			readers.Go(func() { p.rd.ReadReply() }) // read, answer never
 		}
 		c.Close()
+	})
+}
+
+// A master that answers the handshake late, past ReadTimeout but before a
+// stalled socket's time, is waited for: the first dial connects. At
+// ReadTimeout, a fleet opening its connections at once on a busy machine
+// timed out dozens of handshakes on one master, each retry a connection
+// more (#53).
+func TestLateHandshakeIsWaitedFor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const rt = 100 * time.Millisecond
+		d := newPipeDialer()
+		c, err := New(Options{Addr: "pipe:1", Dialer: d.dial, ReadTimeout: rt})
+		require.NoError(t, err)
+		defer c.Close()
+		p := d.accept(t)
+		p.expectInfo()
+		time.Sleep(3 * rt)
+		p.send(infoReply)
+		require.NoError(t, c.WaitReady(context.Background()))
+		assert.Equal(t, int32(1), d.dials.Load(), "the late handshake was given up and dialled again")
+		assert.Equal(t, uint64(1), c.Info().Generation)
 	})
 }
