@@ -48,6 +48,13 @@ type detached struct {
 	watch    unix.EpollEvent
 	modify   func(epfd uintptr)
 	events   [1]unix.EpollEvent
+
+	// look is hungUpIdle's function for erc.Control, made once so that
+	// it does not allocate; lookEvents and lookUp its scratch and
+	// result. The Conn's liveness check owns them.
+	look       func(epfd uintptr)
+	lookEvents [1]unix.EpollEvent
+	lookUp     bool
 }
 
 // detach takes nc out of the runtime's poller: it duplicates nc's
@@ -102,6 +109,7 @@ func detach(nc net.Conn) *detached {
 	nc.Close()
 	d := &detached{fd: fd, epfd: epf, erc: erc}
 	d.modify = d.modifyWatch
+	d.look = d.lookHungUp
 	d.refs.Store(1)
 	return d
 }
@@ -251,6 +259,20 @@ func (d *detached) park(step func(epfd uintptr) bool) error {
 func (d *detached) hungUp(epfd uintptr) bool {
 	n, err := unix.EpollWait(int(epfd), d.events[:], 0)
 	return err == nil && n > 0 && d.events[0].Events&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0
+}
+
+// hungUpIdle is hungUp for the Conn's liveness check (see Conn.watch),
+// while nobody reads: it looks at the reader's epoll set without waiting.
+// False once the reader closed the set.
+func (d *detached) hungUpIdle() bool {
+	d.lookUp = false
+	d.erc.Control(d.look)
+	return d.lookUp
+}
+
+func (d *detached) lookHungUp(epfd uintptr) {
+	n, err := unix.EpollWait(int(epfd), d.lookEvents[:], 0)
+	d.lookUp = err == nil && n > 0 && d.lookEvents[0].Events&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0
 }
 
 // closeEpoll closes the reader's epoll set; the reader calls it as it ends.

@@ -25,4 +25,5 @@ func (*detached) Write([]byte) (int, error)     { return 0, net.ErrClosed }
 func (*detached) watchInput(bool)               {}
 func (*detached) park(func(uintptr) bool) error { return net.ErrClosed }
 func (*detached) hungUp(uintptr) bool           { return false }
+func (*detached) hungUpIdle() bool              { return false }
 func (*detached) closeEpoll()                   {}

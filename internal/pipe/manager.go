@@ -108,7 +108,10 @@ func notTLS(err error) bool {
 // stopped answering (hung, paused, partitioned) is recycled, so its
 // backlog dies with the socket. A master that answers, however slowly,
 // keeps its socket (see late). Send makes the same check on every
-// request; this one catches it when no request comes. It ticks every
+// request; this one catches it when no request comes. It also fails an
+// idle detached socket whose master hung up: the reader's epoll set wakes
+// it on edges only, and a hang-up that came with the last reply the
+// reader read wakes it no more (see socket.readStep). It ticks every
 // quarter of the stall's length, not of ReadTimeout: an idle process's
 // Conns wake it that often (64 waiting processes, 10 Conns each, spent
 // 0.7 of a core on ticks of ReadTimeout/4 = 25 ms).
@@ -122,10 +125,20 @@ func (c *Conn) watch(s *socket) {
 		case <-t.C:
 			c.mu.Lock()
 			late := c.sock == s && c.stalled(monoNow())
+			idle := c.sock == s && s.det != nil && s.reading == readNone
 			c.mu.Unlock()
 			if late {
 				c.fail(s, c.lagError())
 				return
+			}
+			if idle && s.det.hungUpIdle() {
+				c.mu.Lock()
+				idle = c.sock == s && s.reading == readNone
+				c.mu.Unlock()
+				if idle {
+					c.fail(s, &Error{Addr: c.opts.Addr, Op: OpRead, Err: io.EOF})
+					return
+				}
 			}
 		}
 	}

@@ -319,43 +319,51 @@ func (s *socket) readDetached() {
 // (reading names it), it reads what has arrived, then parks until more
 // does; otherwise it was woken by a hang-up, or by input that someone
 // else reads.
+//
+// The runtime wakes the reader on the edges of its epoll set's readiness:
+// a hang-up whose edge came before the reader read the replies that
+// preceded it (a short read does not show the end of the stream) wakes
+// it no more. The Conn's liveness check looks for such a hang-up while
+// nobody reads (see Conn.watch); a step that finds one reads on at once
+// when a request has made the reader its reader meanwhile.
 func (s *socket) readStep(epfd uintptr) (done bool) {
 	c := s.c
-	select {
-	case <-s.dead:
-		return true
-	default:
-	}
-	c.mu.Lock()
-	if c.sock != s {
-		c.mu.Unlock()
-		return true
-	}
-	mine := s.reading == readByLoop
-	s.inRead = mine
-	c.mu.Unlock()
-	if mine {
-		ok := s.readAvailable(true)
+	for {
+		select {
+		case <-s.dead:
+			return true
+		default:
+		}
 		c.mu.Lock()
-		s.inRead = false
+		if c.sock != s {
+			c.mu.Unlock()
+			return true
+		}
+		mine := s.reading == readByLoop
+		s.inRead = mine
 		c.mu.Unlock()
-		return !ok
-	}
-	if s.det.hungUp(epfd) {
+		if mine {
+			ok := s.readAvailable(true)
+			c.mu.Lock()
+			s.inRead = false
+			c.mu.Unlock()
+			return !ok
+		}
+		if !s.det.hungUp(epfd) {
+			return false
+		}
 		// A request may have made the reader its reader since mine was
 		// read: then the master's last bytes are a reply of its, to read
 		// first (a reply cut short then fails it with ErrUnexpectedEOF,
-		// not a bare EOF); the next step does, the hang-up still there.
+		// not a bare EOF).
 		c.mu.Lock()
 		mine = c.sock == s && s.reading == readByLoop
 		c.mu.Unlock()
-		if mine {
-			return false
+		if !mine {
+			c.fail(s, &Error{Addr: c.opts.Addr, Op: OpRead, Err: io.EOF})
+			return true
 		}
-		c.fail(s, &Error{Addr: c.opts.Addr, Op: OpRead, Err: io.EOF})
-		return true
 	}
-	return false
 }
 
 // readAvailable reads the replies that have arrived on a detached socket,
