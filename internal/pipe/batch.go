@@ -130,8 +130,9 @@ func (b *Batch) Claim() bool {
 }
 
 // Next waits for a pending request to complete and returns it; or returns
-// nil at deadline (zero: none) or when done closes (nil: never), or at once
-// when nothing is pending.
+// nil at deadline (zero: none; see deadlineGrace for what it waits past
+// it) or when done closes (nil: never), or at once when nothing is
+// pending.
 func (b *Batch) Next(deadline time.Time, done <-chan struct{}) *Request {
 	return b.NextOf(1, deadline, done)
 }
@@ -160,7 +161,10 @@ func (b *Batch) NextOf(n int, deadline time.Time, done <-chan struct{}) *Request
 		wait := time.Duration(1<<63 - 1)
 		if !deadline.IsZero() {
 			if wait = time.Until(deadline); wait <= 0 {
-				return nil
+				// Replies may sit unread in the sockets: the reader
+				// goroutines read them in the grace below.
+				b.unclaim()
+				break
 			}
 		}
 		if !b.group.p.poll(wait) {
@@ -170,6 +174,7 @@ func (b *Batch) NextOf(n int, deadline time.Time, done <-chan struct{}) *Request
 		}
 	}
 	n = max(1, min(n, b.pending))
+	graced := false
 	for {
 		if r := b.tryNext(); r != nil {
 			return r
@@ -198,12 +203,30 @@ func (b *Batch) NextOf(n int, deadline time.Time, done <-chan struct{}) *Request
 		case <-b.wake:
 		case <-timeout:
 			b.armed = time.Time{}
-			return nil
+			if graced || deadlineGrace <= 0 {
+				return nil
+			}
+			graced = true
+			deadline = time.Now().Add(deadlineGrace)
 		case <-done:
 			return nil
 		}
 	}
 }
+
+// deadlineGrace is how long NextOf waits past its deadline, once per call,
+// before it returns nil. A process that was off the processor when the
+// deadline passed (a loaded machine, a fleet of processes on few cores)
+// finds its deadline's timer due and its replies unread in the sockets
+// when it runs again, and Go's scheduler runs due timers (and the
+// goroutines they wake) before it polls the network:
+// without the grace such a caller would judge answers lost that came in
+// time, as an Unlock that released on every master and reported
+// ErrUnlockFailed. Parking for the grace lets the runtime's poller hand
+// the replies to the reader goroutines; what they deliver in it is
+// returned as usual. A deadline that passes because the answers are late
+// costs the grace more. Tests only change it.
+var deadlineGrace = time.Millisecond
 
 func (b *Batch) tryNext() *Request {
 	select {

@@ -3,6 +3,7 @@ package pipe
 import (
 	"context"
 	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
@@ -205,4 +206,60 @@ func TestGroupBatchClaimsForItsRound(t *testing.T) {
 	}
 	g.Close()
 	assert.False(t, a.Claim(), "closed")
+}
+
+// TestBatchReadsRepliesThatCameByItsDeadline: replies that reached the
+// sockets by a Batch's deadline, but that nobody had read when the caller
+// ran again, are returned (see deadlineGrace), both when the caller held
+// the claim (nobody else reads) and when the reader goroutines had not
+// had the processor (one processor, the caller holding it while the
+// replies came). Without the grace, NextOf judges them lost.
+func TestBatchReadsRepliesThatCameByItsDeadline(t *testing.T) {
+	defer func(g time.Duration) { deadlineGrace = g }(deadlineGrace)
+	deadlineGrace = time.Second // the reader goroutines' chance, on a loaded machine too
+	conns, _ := pollerConns(t, 3)
+	g := NewGroup(conns, 0)
+	defer g.Close()
+	cmd := resp.AppendCommand(nil, "PING")
+	collect := func(b *Batch, what string) {
+		t.Helper()
+		for range conns {
+			r := b.NextOf(1, time.Now().Add(-time.Millisecond), nil)
+			require.NotNil(t, r, "%s: a reply in the socket at the deadline is read", what)
+			require.NoError(t, r.Err())
+			assert.Equal(t, "PONG", string(r.Reply()[0].Bytes))
+		}
+		b.End(func(*Request) { t.Errorf("%s: every reply was returned", what) })
+	}
+
+	claimer := g.NewBatch(len(conns))
+	defer claimer.Release()
+	for round := range 3 {
+		claimed := false
+		if runtime.GOOS == "linux" {
+			require.Eventually(t, claimer.Claim, 5*time.Second, time.Millisecond)
+			claimed = true
+		}
+		for i, c := range conns {
+			claimer.Send(i, c, cmd)
+		}
+		if claimed {
+			time.Sleep(20 * time.Millisecond) // the replies come; the claim reads nothing until Next
+		}
+		collect(claimer, "claimed, round "+strconv.Itoa(round))
+	}
+
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	plain := NewBatch(len(conns))
+	defer plain.Release()
+	for round := range 3 {
+		for i, c := range conns {
+			plain.Send(i, c, cmd) // an idle socket: written inline
+		}
+		// Hold the one processor while the replies come (well under the
+		// runtime's 10 ms preemption): the reader goroutines cannot run.
+		for start := time.Now(); time.Since(start) < 3*time.Millisecond; {
+		}
+		collect(plain, "readers starved, round "+strconv.Itoa(round))
+	}
 }
