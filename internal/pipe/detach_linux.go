@@ -256,10 +256,7 @@ func (d *detached) park(step func(epfd uintptr) bool) error {
 
 // hungUp reports whether the reader's epoll set says the connection hung
 // up (or was shut down); epfd is the set, as park gives it to step.
-func (d *detached) hungUp(epfd uintptr) bool {
-	n, err := unix.EpollWait(int(epfd), d.events[:], 0)
-	return err == nil && n > 0 && d.events[0].Events&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0
-}
+func (d *detached) hungUp(epfd uintptr) bool { return setHungUp(epfd, &d.events) }
 
 // hungUpIdle is hungUp for the Conn's liveness check (see Conn.watch),
 // while nobody reads: it looks at the reader's epoll set without waiting.
@@ -270,9 +267,14 @@ func (d *detached) hungUpIdle() bool {
 	return d.lookUp
 }
 
-func (d *detached) lookHungUp(epfd uintptr) {
-	n, err := unix.EpollWait(int(epfd), d.lookEvents[:], 0)
-	d.lookUp = err == nil && n > 0 && d.lookEvents[0].Events&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0
+func (d *detached) lookHungUp(epfd uintptr) { d.lookUp = setHungUp(epfd, &d.lookEvents) }
+
+// setHungUp reports whether the epoll set epfd says, without waiting, that
+// its connection hung up (or was shut down); events is the caller's
+// scratch.
+func setHungUp(epfd uintptr, events *[1]unix.EpollEvent) bool {
+	n, err := unix.EpollWait(int(epfd), events[:], 0)
+	return err == nil && n > 0 && events[0].Events&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0
 }
 
 // closeEpoll closes the reader's epoll set; the reader calls it as it ends.
