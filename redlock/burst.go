@@ -86,6 +86,9 @@ func (o *op) run(done <-chan struct{}) burstResult {
 	c := o.c
 	n, q := len(c.masters), c.quorum
 	wait := c.patience(o.cmd.place)
+	if o.command.release {
+		wait = max(wait, releasePatience)
+	}
 	for i := range c.masters {
 		cn := c.connFor(i, o.cmd.place)
 		o.res[i] = MasterResult{Addr: cn.Addr()}

@@ -76,7 +76,9 @@ type Config struct {
 	// When a quorum of the masters lately answered later than that (a
 	// busy machine or busy masters), operations wait up to twice that
 	// latency instead, at most a second (see "Slow masters" in the
-	// package documentation). Keep it small next to the TTL. Default 50ms.
+	// package documentation). A release short of answers waits for them
+	// up to half a second, or MasterTimeout if that is longer (see
+	// Lock.Unlock). Keep it small next to the TTL. Default 50ms.
 	MasterTimeout time.Duration
 
 	// MaxTTL is the largest TTL the Client accepts, and the restart guard's

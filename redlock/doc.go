@@ -90,25 +90,29 @@
 //
 // A master that is slow but alive neither stalls other callers nor grants
 // anything. When its oldest pending request has waited 2 x MasterTimeout
-// (the conn package's Options.ReadTimeout; a read_timeout address
-// parameter sets it for one master), new commands to it wait in the
-// client until it catches up, and those given up meanwhile (MasterTimeout)
-// are never sent; its connection is reset only when it has besides
-// answered nothing for as long, and at least a second (hung, paused, cut
-// off), and reconnects after a short random wait, with a backoff that
-// grows while it cannot answer the handshake in time. A release that a
-// reset drops is sent again after the reconnect, while the value it
-// releases could still be there (MaxTTL). A master whose latest reply
-// came after MasterTimeout is not awaited when the outcome hangs on it (OutcomeSlow) until it answers in
-// time again, unless fewer than a quorum would be left to await. When a
-// quorum is that slow (a busy machine: the latencies are of replies that
-// came), every operation waits up to twice the quorum's latest latency, at
-// most a second, instead of MasterTimeout: a busy but healthy quorum does
-// not fail Extends (which in Do would cancel the work), Unlocks, or a
-// Lock's votes. A master that went silent does not stretch the wait. A late
-// SET on a slow master is followed by the failed attempt's release on the
-// same connection (sent again if a reset drops it).
-// None of this can grant a lock: it only turns votes into failures.
+// (the conn package's Options.ReadTimeout; a read_timeout address parameter
+// sets it for one master), new commands to it wait in the client until it
+// catches up, and those given up meanwhile (MasterTimeout) are never sent;
+// its connection is reset only when it has besides answered nothing for as
+// long, and at least a second (hung, paused, cut off), and reconnects after
+// a short random wait, with a backoff that grows while it cannot answer the
+// handshake in time. A release that a reset drops is sent again after the
+// reconnect, while the value it releases could still be there (MaxTTL). A
+// master whose latest reply came after MasterTimeout is not awaited when
+// the outcome hangs on it (OutcomeSlow) until it answers in time again,
+// unless fewer than a quorum would be left to await. When a quorum is that
+// slow (a busy machine: the latencies are of replies that came), every
+// operation waits up to twice the quorum's latest latency, at most a
+// second, instead of MasterTimeout: a busy but healthy quorum does not fail
+// Extends (which in Do would cancel the work), Unlocks, or a Lock's votes.
+// A master that went silent does not stretch the wait. A release (Unlock,
+// and the other kinds' releases) short of answers at MasterTimeout waits
+// for them up to half a second (or MasterTimeout, if longer) in any case:
+// it plays no part in exclusion, and a lock won on exactly a quorum failed
+// its Unlock when one master of the quorum answered a few milliseconds
+// late. A late SET on a slow master is followed by the failed attempt's
+// release on the same connection (sent again if a reset drops it). None of
+// this can grant a lock: it only turns votes into failures.
 //
 // # Waiting
 //

@@ -42,7 +42,9 @@ var (
 	// yet no quorum said the lock was lost. The lock keeps its previous
 	// validity (see Lock.Validity); trying again may succeed.
 	ErrExtendFailed = errors.New("redlock: extend failed")
-	// ErrUnlockFailed: Unlock could not reach a quorum of masters in time,
+	// ErrUnlockFailed: Unlock could not reach a quorum of masters in time
+	// (half a second or MasterTimeout, whichever is longer, or more when
+	// a quorum is slow: see Lock.Unlock),
 	// yet no quorum said the lock was gone. The masters that did not
 	// answer may still hold the key until its TTL ends; waiters there wait
 	// that long at most. Nothing is to be done: the lock is not the

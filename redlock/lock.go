@@ -369,10 +369,13 @@ func (l *Lock) extendOp() heldOp {
 // ours (expired, or taken over), an *Error wrapping ErrUnlockFailed if too
 // few masters answered in time to tell (the silent ones may keep the key
 // until its TTL ends). It is meant for defer: it sends the
-// release even when ctx has already ended, and waits at most
-// Config.MasterTimeout for the answers, or up to a second when a quorum
-// of masters has lately been answering later than that (see "Slow
-// masters" in the package documentation); less if a live ctx ends sooner.
+// release even when ctx has already ended, and returns as soon as the
+// answers tell (a quorum released it, or so many said it was not theirs
+// that no quorum can). While too few have answered to tell, it waits for
+// the rest up to half a second (Config.MasterTimeout, if that is longer),
+// or up to a second when a quorum of masters
+// has lately been answering later than that (see "Slow masters" in the
+// package documentation); less if a live ctx ends sooner.
 //
 // When a Lock of the same Client waits for the key (a single-key lock,
 // without Fencing, handed over fewer than Config.LocalHandoffs times in a

@@ -8,6 +8,21 @@ import "time"
 // would not come anyway.
 const maxPatience = time.Second
 
+// releasePatience is how long a release (Unlock, and the releases of the
+// other kinds) waits, at least, for the answers it needs to tell whether
+// the hold is gone. A release plays no part in exclusion, so a master
+// that answers late is better waited for than reported as
+// ErrUnlockFailed: on a busy machine (64 processes on two cores) a lock
+// won on exactly a quorum, its other masters held by others' partial
+// votes, failed its Unlock when one of its quorum answered 56-69 ms after
+// the burst, with MasterTimeout at 50 ms. Half of maxPatience, so that a
+// master that stays silent reads as a timeout before conn resets its
+// socket. A release decided sooner (a quorum released it, or so many
+// said it was not theirs that no quorum can) returns at once, so only an
+// Unlock short of answers waits this long. A variable for the broken
+// variant of TestUnlockWaitsForLateMasters.
+var releasePatience = maxPatience / 2
+
 // noPatience, set by tests only, makes every burst wait MasterTimeout
 // whatever the masters' latencies: the broken variant that
 // TestSlowQuorumIsAwaited must catch.

@@ -545,6 +545,54 @@ func TestUnlockUnconfirmed(t *testing.T) {
 	assert.NotErrorIs(t, err, ErrUnlockFailed)
 }
 
+// TestUnlockWaitsForLateMasters: an Unlock short of answers at
+// MasterTimeout waits for masters that answer late (releasePatience), and
+// reports the release confirmed. Two of three masters stopped for 200 ms
+// during the Unlock, MasterTimeout 50 ms. The broken variant, without
+// that wait, reports ErrUnlockFailed: the test runs it first.
+func TestUnlockWaitsForLateMasters(t *testing.T) {
+	servers := masters(t, 3)
+	c := client(t, servers, Config{MasterTimeout: 50 * time.Millisecond})
+	unlockLate := func(key string) (time.Duration, error) {
+		t.Helper()
+		l, err := c.TryLock(bg, key, 10*time.Second)
+		require.NoError(t, err)
+		for _, s := range servers[:2] {
+			require.NoError(t, s.Pause())
+		}
+		resumed := make(chan struct{})
+		time.AfterFunc(200*time.Millisecond, func() {
+			defer close(resumed)
+			for _, s := range servers[:2] {
+				assert.NoError(t, s.Resume())
+			}
+		})
+		start := time.Now()
+		err = l.Unlock(bg)
+		took := time.Since(start)
+		<-resumed
+		return took, err
+	}
+
+	defer func(p time.Duration) { releasePatience = p }(releasePatience)
+	releasePatience = 0
+	_, err := unlockLate("late:broken")
+	require.ErrorIs(t, err, ErrUnlockFailed, "the broken variant: read as timeouts")
+	// Its releases still land once the masters run again (their Conns did
+	// not reset): the key is gone.
+	for _, s := range servers {
+		assert.Eventually(t, func() bool {
+			vals, err := redistest.Do(s.Addr(), "EXISTS", "late:broken")
+			return err == nil && len(vals) == 1 && vals[0].Int == 0
+		}, 5*time.Second, 10*time.Millisecond)
+	}
+
+	releasePatience = maxPatience / 2
+	took, err := unlockLate("late")
+	require.NoError(t, err, "masters that answer 200 ms late confirm the release")
+	assert.GreaterOrEqual(t, took, 150*time.Millisecond, "it waited for them")
+}
+
 // A Lock does not wait out the restart guard while a quorum of other
 // masters will be free sooner (#54): master 2 restarted (guarded for
 // MaxTTL), master 0 holds a stale copy of the key for 500 ms; masters 0

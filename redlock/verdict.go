@@ -74,9 +74,9 @@ func (c *Client) extendHeld(ctx context.Context, h *heldOp, v *hold, ttl time.Du
 }
 
 // releaseHeld releases the hold h describes, whose token is tok, on every
-// master, waiting at
-// most MasterTimeout (less if a live ctx ends sooner): see
-// releaseVerdict. It sends the release even when ctx has already ended.
+// master, waiting as Unlock does (see releasePatience; less if a live ctx
+// ends sooner): see releaseVerdict. It sends the release even when ctx has
+// already ended.
 func (c *Client) releaseHeld(ctx context.Context, h *heldOp, tok *token) (ended bool, err error) {
 	if c.closed.Load() {
 		return false, ErrClosed
