@@ -121,7 +121,9 @@
 // on the shard channel "volley:released:" + key (its payload identifies
 // the release, not the token). A Client with a waiting Lock subscribes
 // (SSUBSCRIBE) on one pub/sub connection per master, opened when its first
-// Lock waits and closed by Close. A release heard from a quorum wakes the
+// Lock waits and closed by Close; a key's subscriptions outlive its last
+// waiter by two seconds, so a Lock that waits on it again soon finds them
+// made. A release heard from a quorum wakes the
 // longest-waiting Lock of the key in one Client, which attempts at once:
 // a key is taken about a round trip after its release. Which Client: a
 // waiting Lock's attempt enrolls its Client among the key's waiters, a

@@ -186,6 +186,9 @@ func (room *waitRoom) rerouted(i int) {
 		kw.subGen[i], kw.tried[i] = 0, 0
 		room.wakeLocked(kw)
 	}
+	for _, l := range room.idle {
+		l.subGen[i], l.tried[i] = 0, 0
+	}
 }
 
 // dropped closes the pub/sub connections to nodes that the cluster no
@@ -230,6 +233,9 @@ func (room *waitRoom) moved(i int, opts pipe.Options) {
 		for _, kw := range room.keys {
 			kw.subGen[i], kw.tried[i] = 0, 0
 			room.wakeLocked(kw)
+		}
+		for _, l := range room.idle {
+			l.subGen[i], l.tried[i] = 0, 0
 		}
 	}
 	room.mu.Unlock()
@@ -513,4 +519,90 @@ func (room *waitRoom) releasedLocked(w *waiter, id [releaseIDLen]byte) bool {
 		}
 	}
 	return false
+}
+
+// subscriptionLinger is how long a key's subscriptions outlive its last
+// waiter. A Client whose Locks wait on the same key again soon (a fleet's
+// hot lock: at 64 processes on one key each process began a wait about
+// twice a second) then finds them made, and neither unsubscribes nor
+// subscribes again: four commands per master each time, a tenth of the
+// commands per grant. At most maxLingering keys linger; past that, a
+// key's subscriptions end with its last waiter. A lingering key's
+// messages wake no one (it has no waiters).
+const (
+	subscriptionLinger = 2 * time.Second
+	maxLingering       = 64
+)
+
+// lingering is the subscription state of a key without waiters (see
+// keyWaiters.subGen), kept until until.
+type lingering struct {
+	subGen, tried []uint64
+	until         time.Time
+}
+
+// lingerLocked keeps the subscriptions of key, whose last waiter left
+// (kw its state, no longer in room.keys), for subscriptionLinger; or ends
+// them at once when maxLingering keys linger already (mu held).
+func (room *waitRoom) lingerLocked(key string, kw *keyWaiters) {
+	if len(room.idle) >= maxLingering {
+		room.unsubscribeLocked(key, kw.tried)
+		return
+	}
+	if room.idle == nil {
+		room.idle = make(map[string]*lingering)
+	}
+	room.idle[key] = &lingering{subGen: kw.subGen, tried: kw.tried, until: time.Now().Add(subscriptionLinger)}
+	if !room.sweepArmed {
+		room.sweepArmed = true
+		if room.sweeper == nil {
+			room.sweeper = time.AfterFunc(subscriptionLinger, room.sweep)
+		} else {
+			room.sweeper.Reset(subscriptionLinger)
+		}
+	}
+}
+
+// unsubscribeLocked sends key's SUNSUBSCRIBEs to the masters whose
+// pub/sub sockets tried says an SSUBSCRIBE of it went to (mu held).
+func (room *waitRoom) unsubscribeLocked(key string, tried []uint64) {
+	for i := range room.c.masters {
+		if tried[i] == 0 {
+			continue
+		}
+		if sc := room.subAtLocked(i, key); sc != nil {
+			for _, ch := range [2]string{room.channel(i, key), room.wakeChannel(i, key)} {
+				r := pipe.NewRequest()
+				r.Cmd = resp.AppendCommand(r.Cmd[:0], "SUNSUBSCRIBE", ch)
+				sc.SendForget(r)
+			}
+		}
+	}
+}
+
+// sweep is the sweeper's: it ends the subscriptions that lingered their
+// time, and arms itself again for the others.
+func (room *waitRoom) sweep() {
+	room.mu.Lock()
+	defer room.mu.Unlock()
+	room.sweepArmed = false
+	if room.closed {
+		return
+	}
+	now := time.Now()
+	var next time.Time
+	for k, l := range room.idle {
+		if now.Before(l.until) {
+			if next.IsZero() || l.until.Before(next) {
+				next = l.until
+			}
+			continue
+		}
+		delete(room.idle, k)
+		room.unsubscribeLocked(k, l.tried)
+	}
+	if !next.IsZero() {
+		room.sweepArmed = true
+		room.sweeper.Reset(time.Until(next))
+	}
 }

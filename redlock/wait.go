@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/volleylock/volley/internal/pipe"
-	"github.com/volleylock/volley/resp"
 )
 
 // waitRoom is where a Client's Locks wait for a key held by someone else.
@@ -39,9 +38,14 @@ type waitRoom struct {
 	// subAtLocked).
 	nodeSubs map[*node]*pipe.Conn
 	keys     map[string]*keyWaiters
-	joined   uint64 // waiters that joined so far: the next one's ticket
-	closed   bool
-	done     chan struct{} // closed by close: ends the pauses (see pause)
+	// idle are the keys whose subscriptions outlive their last waiter
+	// (see lingerLocked); sweeper ends them, armed while sweepArmed.
+	idle       map[string]*lingering
+	sweeper    *time.Timer
+	sweepArmed bool
+	joined     uint64 // waiters that joined so far: the next one's ticket
+	closed     bool
+	done       chan struct{} // closed by close: ends the pauses (see pause)
 	// own are the ids of this Client's latest failed attempts whose
 	// releases publish (see releaseAfterFailure), a ring: their messages
 	// wake no waiter of this Client (see onMessage).
@@ -183,6 +187,11 @@ func (room *waitRoom) add(ctx context.Context, w *waiter) (settled bool) {
 		if kw == nil {
 			n := len(room.c.masters)
 			kw = &keyWaiters{subGen: make([]uint64, n), tried: make([]uint64, n)}
+			if l := room.idle[k]; l != nil {
+				// Its last waiter's subscriptions lingered: no SSUBSCRIBE.
+				kw.subGen, kw.tried = l.subGen, l.tried
+				delete(room.idle, k)
+			}
 			room.keys[k] = kw
 			room.waiting.Add(1)
 			settled = false
@@ -385,8 +394,9 @@ func (room *waitRoom) takeUnheardLocked(w *waiter) bool {
 
 // leave takes w out of the room. A waiter that leaves without the lock
 // passes a wake-up on to the next waiter of its keys, in case it took one
-// it did not use. The last waiter of a key unsubscribes from its channel
-// (SUNSUBSCRIBE).
+// it did not use. The last waiter of a key leaves its subscriptions to
+// linger (see lingerLocked): they end (SUNSUBSCRIBE) unless a waiter of
+// the key comes back soon.
 // A lock handed to w that it did not take is returned, for the caller to
 // release: nobody can hand w one after leave.
 func (room *waitRoom) leave(w *waiter, acquired bool) (gift handover, gifted bool) {
@@ -421,15 +431,7 @@ func (room *waitRoom) leave(w *waiter, acquired bool) (gift handover, gifted boo
 		if !acquired && !w.watch {
 			room.c.leaveWaiters(k)
 		}
-		for i := range room.c.masters {
-			if sc := room.subAtLocked(i, k); sc != nil && kw.tried[i] != 0 {
-				for _, ch := range [2]string{room.channel(i, k), room.wakeChannel(i, k)} {
-					r := pipe.NewRequest()
-					r.Cmd = resp.AppendCommand(r.Cmd[:0], "SUNSUBSCRIBE", ch)
-					sc.SendForget(r)
-				}
-			}
-		}
+		room.lingerLocked(k, kw)
 	}
 	return gift, gifted
 }
@@ -440,6 +442,10 @@ func (room *waitRoom) close() {
 	room.mu.Lock()
 	room.closed = true
 	close(room.done)
+	if room.sweeper != nil {
+		room.sweeper.Stop()
+	}
+	room.idle = nil
 	subs := room.allSubsLocked()
 	for _, kw := range room.keys {
 		if kw.late != nil {

@@ -3,6 +3,8 @@ package redlock
 import (
 	"bytes"
 	"context"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -492,4 +494,47 @@ func TestUnheardReleaseWakesTheNextToWait(t *testing.T) {
 	ok, woken = c.room.wait(bg, w, timer, 20*time.Millisecond, false, &seenHolder)
 	assert.True(t, ok)
 	assert.False(t, woken, "the unheard wake-up was taken already")
+}
+
+// TestSubscriptionsLinger: a key's subscriptions outlive its last waiter
+// (subscriptionLinger), so a Client that waits on the key again soon
+// sends no SSUBSCRIBE (nor, before it, SUNSUBSCRIBE); they end after
+// lingering.
+func TestSubscriptionsLinger(t *testing.T) {
+	servers := masters(t, 3)
+	holder := client(t, servers, Config{})
+	waiter := client(t, servers, Config{RetryDelay: noRetry})
+	ssubscribes := func() int {
+		n := 0
+		for _, s := range servers {
+			stats := string(runCommand(t, s.Addr(), "INFO", "commandstats")[0].Bytes)
+			if _, rest, ok := strings.Cut(stats, "cmdstat_ssubscribe:calls="); ok {
+				calls, _, _ := strings.Cut(rest, ",")
+				c, err := strconv.Atoi(calls)
+				require.NoError(t, err)
+				n += c
+			}
+		}
+		return n
+	}
+	cycle := func() {
+		t.Helper()
+		var l Lock
+		require.Eventually(t, func() bool { // the waiter's Unlock of the last cycle may still be on its way
+			var err error
+			l, err = holder.TryLock(bg, "linger", 20*time.Second)
+			return err == nil
+		}, 5*time.Second, time.Millisecond)
+		got := lockAsync(waiter, "linger", 20*time.Second)
+		waiting(t, waiter, "linger")
+		require.NoError(t, l.Unlock(bg))
+		require.NoError(t, <-got)
+	}
+	cycle()
+	first := ssubscribes()
+	require.Equal(t, 2*len(servers), first, "the first wait subscribed to the key's two channels on every master")
+	cycle()
+	assert.Equal(t, first, ssubscribes(), "the second wait found the subscriptions made")
+	require.Eventually(t, func() bool { return shardSubscribers(t, servers, "linger") == 0 },
+		10*time.Second, 10*time.Millisecond, "they end once they lingered")
 }
