@@ -217,15 +217,14 @@ func (b *Batch) NextOf(n int, deadline time.Time, done <-chan struct{}) *Request
 // deadlineGrace is how long NextOf waits past its deadline, once per call,
 // before it returns nil. A process that was off the processor when the
 // deadline passed (a loaded machine, a fleet of processes on few cores)
-// finds its deadline's timer due and its replies unread in the sockets
-// when it runs again, and Go's scheduler runs due timers (and the
-// goroutines they wake) before it polls the network:
-// without the grace such a caller would judge answers lost that came in
-// time, as an Unlock that released on every master and reported
-// ErrUnlockFailed. Parking for the grace lets the runtime's poller hand
-// the replies to the reader goroutines; what they deliver in it is
-// returned as usual. A deadline that passes because the answers are late
-// costs the grace more. Tests only change it.
+// finds its deadline's timer due and its replies unread in the sockets when
+// it runs again, and Go's scheduler runs due timers (and the goroutines
+// they wake) before it polls the network: without the grace such a caller
+// would judge answers lost that came in time, as an Unlock that released on
+// every master and reported ErrUnlockFailed. Parking for the grace lets the
+// runtime's poller hand the replies to the reader goroutines; what they
+// deliver in it is returned as usual. A deadline that passes because the
+// answers are late costs the grace more. Tests only change it.
 var deadlineGrace = time.Millisecond
 
 func (b *Batch) tryNext() *Request {
