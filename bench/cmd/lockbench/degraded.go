@@ -143,7 +143,7 @@ func (r *Runner) degraded(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var bad []string
+	ov := overlaps{report: r.report}
 	for _, d := range defs {
 		figs := rounds[d.name]
 		if len(figs) == 0 {
@@ -159,14 +159,9 @@ func (r *Runner) degraded(ctx context.Context) error {
 		}
 		res.AcqPerSecWarm, res.AcqPerSecFault, res.AcqPerSecAfter = median(warmS), median(faultS), median(afterS)
 		r.report.Degraded = append(r.report.Degraded, res)
-		if res.Violations > 0 {
-			bad = append(bad, fmt.Sprintf("%s: %d overlaps", d.name, res.Violations))
-		}
+		ov.add(d.name, res.Violations, d.name+" degraded")
 	}
-	if len(bad) > 0 {
-		return fmt.Errorf("%w (%v)", ErrOverlap, bad)
-	}
-	return nil
+	return ov.err()
 }
 
 // degradedRun runs one contender through the schedule on fresh proxies.

@@ -41,8 +41,8 @@ import (
 //     pub/sub connection, opened at its first wait; a pool that grows)
 //     and those that closed, from total_connections_received and
 //     connected_clients;
-//   - overlaps, which fail the mode with ErrOverlap, as in the handoff
-//     mode.
+//   - overlaps, which fail the mode with ErrOverlap (a peer's are only
+//     reported: see peers), as in the handoff mode.
 //
 // A process whose first lock (on a key of its own, before the window)
 // failed runs all the same (handoffJob.ProbeMayFail): with dozens of
@@ -382,7 +382,7 @@ func (r *Runner) fleet(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("lockbench: fleet: %w", err)
 	}
-	var bad []string
+	ov := overlaps{report: r.report}
 	for _, procs := range r.opts.FleetProcs {
 		res, err := r.fleetProcs(ctx, argv, procs, cases)
 		if err != nil {
@@ -393,15 +393,10 @@ func (r *Runner) fleet(ctx context.Context) error {
 				r.report.Contenders = append(r.report.Contenders, ContenderInfo{Name: x.Name, Note: x.Note})
 			}
 			r.report.Fleet = append(r.report.Fleet, x)
-			if x.Overlaps > 0 {
-				bad = append(bad, fmt.Sprintf("%s P=%d hold %v: %d overlaps", x.Name, x.Procs, dur(x.HoldMs), x.Overlaps))
-			}
+			ov.add(x.Name, x.Overlaps, fmt.Sprintf("fleet %s P=%d hold %v", x.Name, x.Procs, dur(x.HoldMs)))
 		}
 	}
-	if len(bad) > 0 {
-		return fmt.Errorf("%w (%v)", ErrOverlap, bad)
-	}
-	return nil
+	return ov.err()
 }
 
 // fleetProcs runs every case with procs children and returns a result per

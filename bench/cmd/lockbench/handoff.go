@@ -20,7 +20,8 @@ import (
 //
 //   - acquisitions/s, all processes together;
 //   - overlaps: holds (acquired -> release began) of different goroutines
-//     that intersect; any fails the mode with ErrOverlap;
+//     that intersect; any fails the mode with ErrOverlap, but a peer's,
+//     which is only reported (see peers);
 //   - waiter hand-off: an acquisition whose Lock call began before the
 //     latest release that preceded it was waiting for that release; its
 //     hand-off is from that release's start to its acquisition. The
@@ -258,7 +259,7 @@ func (r *Runner) handoff(ctx context.Context) error {
 	if err := ws.close(); err != nil {
 		return fmt.Errorf("lockbench: handoff: %w", err)
 	}
-	var bad []string
+	ov := overlaps{report: r.report}
 	for _, c := range cases {
 		k := slot{c.def.name, c.setting}
 		if len(figs[k]) == 0 {
@@ -270,12 +271,7 @@ func (r *Runner) handoff(ctx context.Context) error {
 		res := handoffResult(c.def.name, c.setting, notes[k], procs, g, figs[k], errs[k], unlockErrs[k])
 		res.FirstError = firstErr[k]
 		r.report.Handoff = append(r.report.Handoff, res)
-		if res.Overlaps > 0 {
-			bad = append(bad, fmt.Sprintf("%s %s: %d overlaps", c.def.name, c.setting, res.Overlaps))
-		}
+		ov.add(c.def.name, res.Overlaps, "handoff "+c.def.name+" "+c.setting)
 	}
-	if len(bad) > 0 {
-		return fmt.Errorf("%w (%v)", ErrOverlap, bad)
-	}
-	return nil
+	return ov.err()
 }

@@ -359,7 +359,8 @@ func (brokenHolder) Lock(context.Context, string, time.Duration) error {
 func (brokenHolder) Unlock(context.Context) error { return nil }
 
 // TestMutualExclusionCheck: the contended mode fails the run when two
-// holders overlap.
+// holders of a contender not a peer's overlap; a peer's overlaps are
+// reported without failing it.
 func TestMutualExclusionCheck(t *testing.T) {
 	holders := make([]Holder, 8)
 	for i := range holders {
@@ -374,6 +375,20 @@ func TestMutualExclusionCheck(t *testing.T) {
 	require.ErrorIs(t, err, ErrOverlap)
 	require.Len(t, rep.Contended, 1)
 	require.Positive(t, rep.Contended[0].Violations)
+	require.Empty(t, rep.PeerOverlaps)
+
+	// A peer's overlaps are reported, and do not fail the run.
+	peers[brokenDef.name] = true
+	t.Cleanup(func() { delete(peers, brokenDef.name) })
+	rep, err = NewRunner(o, Masters{Kind: kindExternal, Addrs: []string{"127.0.0.1:1"}}, nil).Run(context.Background())
+	require.NoError(t, err)
+	require.Len(t, rep.Contended, 1)
+	require.Positive(t, rep.Contended[0].Violations)
+	require.Len(t, rep.PeerOverlaps, 1)
+	assert.Contains(t, rep.PeerOverlaps[0], "broken contended G=")
+	var out bytes.Buffer
+	rep.WriteTables(&out)
+	assert.Contains(t, out.String(), "overlapped")
 }
 
 func TestParseModes(t *testing.T) {

@@ -15,6 +15,9 @@ type Report struct {
 	Config     ReportConfig    `json:"config"`
 	Contenders []ContenderInfo `json:"contenders"`
 	Skipped    []string        `json:"skipped,omitempty"`
+	// PeerOverlaps are the peers' overlaps, which do not fail the run
+	// (see peers).
+	PeerOverlaps []string `json:"peer_overlaps,omitempty"`
 
 	Latency      []LatencyResult    `json:"latency,omitempty"`
 	Throughput   []ThroughputResult `json:"throughput,omitempty"`

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"runtime"
 	"slices"
 	"strconv"
@@ -736,21 +735,16 @@ func (r *Runner) contended(ctx context.Context, cs []Contender) error {
 	if err != nil {
 		return err
 	}
-	var bad []string
+	ov := overlaps{report: r.report}
 	for _, c := range cs {
 		n := c.Name()
 		r.report.Contended = append(r.report.Contended, ContendedResult{
 			Name: n, Goroutines: g, AcqPerSec: median(acq[n]), Rounds: acq[n],
 			Handoff: medianLatency(handRounds[n]), Errors: errs[n], Violations: viol[n],
 		})
-		if viol[n] > 0 {
-			bad = append(bad, fmt.Sprintf("%s: %d overlaps", n, viol[n]))
-		}
+		ov.add(n, viol[n], n+" contended G="+strconv.Itoa(g))
 	}
-	if len(bad) > 0 {
-		return fmt.Errorf("%w (%v)", ErrOverlap, bad)
-	}
-	return nil
+	return ov.err()
 }
 
 type contendedResult struct {

@@ -49,12 +49,15 @@ func fakeNote(r *Report, what string) string {
 
 // contenderTable names each contender and its setup, and those skipped.
 func contenderTable(r *Report) section {
-	rows := make([][2]string, 0, len(r.Contenders)+len(r.Skipped))
+	rows := make([][2]string, 0, len(r.Contenders)+len(r.Skipped)+len(r.PeerOverlaps))
 	for _, c := range r.Contenders {
 		rows = append(rows, [2]string{c.Name, c.Note})
 	}
 	for _, s := range r.Skipped {
 		rows = append(rows, [2]string{"skipped", s})
+	}
+	for _, s := range r.PeerOverlaps {
+		rows = append(rows, [2]string{"overlapped", s})
 	}
 	return table[[2]string]{left: true, rows: rows, columns: []column[[2]string]{
 		{"contender", func(c [2]string) string { return c[0] }},
