@@ -37,6 +37,7 @@ var commands = map[string]*command{
 	"info":         {name: "info", arity: -1, run: cmdInfo},
 	"time":         {name: "time", arity: 1, run: cmdTime},
 	"get":          {name: "get", arity: 2, run: cmdGet},
+	"mget":         {name: "mget", arity: -2, run: cmdMget},
 	"set":          {name: "set", arity: -3, run: cmdSet},
 	"del":          {name: "del", arity: -2, run: cmdDel},
 	"exists":       {name: "exists", arity: -2, run: cmdExists},

@@ -918,8 +918,8 @@ const (
 	fenceUnsureKey = "volley:fence:unsure"
 )
 
-// diffHashScript covers the hash commands, TYPE, and what a key of the
-// wrong type does to GET, SET ... GET and the lock scripts.
+// diffHashScript covers the hash commands, TYPE, MGET, and what a key of
+// the wrong type does to GET, SET ... GET and the lock scripts.
 func diffHashScript() []step {
 	del, ext, rel := scripts.ReleaseQuiet.Source, scripts.Extend.Source, scripts.Release.Source
 	wait, lockM, relM, relMP := scripts.LockWait.Source, scripts.LockMulti.Source, scripts.ReleaseMultiQuiet.Source, scripts.ReleaseMulti.Source
@@ -943,6 +943,8 @@ func diffHashScript() []step {
 		cmd("SET", "s", "v"),
 		cmd("TYPE", "s"),
 		cmd("TYPE"),
+		cmd("MGET", "s", "h", "nope", "s"),
+		cmd("MGET"),
 		cmd("TYPE", "s", "h"),
 		cmd("GET", "h"),
 		cmd("SET", "h", "x", "GET"),

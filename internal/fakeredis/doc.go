@@ -12,7 +12,7 @@
 // It speaks RESP2 and, after HELLO 3, RESP3, and answers the commands a
 // Redlock client sends byte for byte as Redis 7.0.15 does, error texts
 // included: PING, ECHO, AUTH, HELLO, SELECT, CLIENT SETNAME|GETNAME|ID,
-// QUIT, INFO (sections server and keyspace), TIME, GET, SET (NX, XX, GET,
+// QUIT, INFO (sections server and keyspace), TIME, GET, MGET, SET (NX, XX, GET,
 // EX, PX, EXAT, PXAT, KEEPTTL), DEL, EXISTS, TYPE, PEXPIRE (NX, XX, GT,
 // LT), PTTL, TTL, HSET, HGET, HGETALL, ZSCORE, ZCARD, EVAL, EVALSHA,
 // SCRIPT LOAD|EXISTS|FLUSH, SUBSCRIBE, UNSUBSCRIBE, PUBLISH, SSUBSCRIBE,

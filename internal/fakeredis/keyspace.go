@@ -90,6 +90,20 @@ func cmdGet(c *client, args [][]byte) {
 	}
 }
 
+// cmdMget is MGET key [key ...]: each key's value, nil for a key that
+// does not exist or holds no string (as Redis does, without WRONGTYPE).
+func cmdMget(c *client, args [][]byte) {
+	now := c.s.nowMs()
+	c.out = resp.AppendArrayHeader(c.out, len(args)-1)
+	for _, k := range args[1:] {
+		if e, ok := c.s.lookupLocked(c.db, k, now); ok && e.isString() {
+			c.out = resp.AppendBulkString(c.out, e.val)
+		} else {
+			c.out = appendNull(c.out, c.proto)
+		}
+	}
+}
+
 // SET option flags, as in Redis' t_string.c.
 const (
 	setNX = 1 << iota
