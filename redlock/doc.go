@@ -164,7 +164,9 @@
 // at the key: one MGET of the key and the name a release left on it per
 // master, where an attempt runs a script of five commands. It attempts
 // when the key is free for it on a quorum (not held, and not named for
-// another Client), and otherwise waits again; in a fleet, the waiters
+// another Client) at two looks 2 ms apart (the first may fall in the
+// moment between a Client's release and its next take), and otherwise
+// waits again; in a fleet, the waiters
 // behind the longest, whom no release wakes, send looks, not attempts.
 // Within one Client, Unlock hands the lock straight to a
 // waiting Lock of the same key, which takes it over with a token and a TTL

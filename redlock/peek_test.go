@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/volleylock/volley/internal/fakeredis"
 	"github.com/volleylock/volley/internal/redistest"
 )
 
@@ -103,4 +104,63 @@ func TestLookSeesKeyFreedWithoutRelease(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the waiter did not take the key that left without a release")
 	}
+}
+
+// TestFreeLookIsConfirmed: a look that finds the key free once, while it
+// is held (as in a fleet's turn, between a release and the same Client's
+// next take), leads to a second look, not an attempt.
+func TestFreeLookIsConfirmed(t *testing.T) {
+	assert.Zero(t, attemptsAfterFreeLook(t), "an attempt followed a look whose second look found the key held")
+}
+
+// TestUnconfirmedFreeLookAttempts is the broken variant of
+// TestFreeLookIsConfirmed: without the second look, the free look leads
+// to an attempt.
+func TestUnconfirmedFreeLookAttempts(t *testing.T) {
+	noConfirmLook = true
+	t.Cleanup(func() { noConfirmLook = false })
+	assert.Positive(t, attemptsAfterFreeLook(t), "without the second look, a free look should lead to an attempt")
+}
+
+// attemptsAfterFreeLook has a Client with a RetryDelay of 40 ms Lock a
+// key that another holds for 10 s on three fake masters, makes each
+// master answer the waiter's next look with the key free (and nobody
+// named), and returns the attempts the waiter made in the 400 ms after.
+// It then releases the key and requires that the waiter got it.
+func attemptsAfterFreeLook(t *testing.T) int32 {
+	t.Helper()
+	servers, addrs := fakeMasters(t, 3)
+	holder := fakeClient(t, addrs, Config{HandOffAfter: -1})
+	l, err := holder.TryLock(bg, "confirm", 10*time.Second)
+	require.NoError(t, err)
+	var failed atomic.Int32
+	cfg := waiterConfig(Config{}, &failed)
+	cfg.RetryDelay = 40 * time.Millisecond
+	w := fakeClient(t, addrs, cfg)
+	ctx, cancel := context.WithTimeout(bg, 20*time.Second)
+	defer cancel()
+	got := make(chan error, 1)
+	go func() {
+		wl, err := w.Lock(ctx, "confirm", 10*time.Second)
+		if err == nil {
+			err = wl.Unlock(bg)
+		}
+		got <- err
+	}()
+	require.Eventually(t, func() bool { return failed.Load() >= 2 }, 10*time.Second, 5*time.Millisecond,
+		"the waiter failed its attempts before and after it subscribed")
+	before := failed.Load()
+	for _, s := range servers {
+		s.SetFault("MGET", fakeredis.Fault{Raw: []byte("*2\r\n$-1\r\n$-1\r\n"), Times: 1})
+	}
+	time.Sleep(400 * time.Millisecond)
+	attempts := failed.Load() - before
+	require.NoError(t, l.Unlock(bg))
+	select {
+	case err := <-got:
+		require.NoError(t, err, "the waiter did not get the released key")
+	case <-time.After(5 * time.Second):
+		t.Fatal("the release did not wake the waiter")
+	}
+	return attempts
 }

@@ -159,12 +159,23 @@ func (r *retry) after(o *op, k kind, br *burstResult, attempt int, err error) er
 	}
 	// A wait for a holder that ran out without a wake-up: look before
 	// attempting (see peek.go), while the attempt's enrolment lasts. Each
-	// look that finds the key taken counts as an attempt and waits again.
-	for !woken && waitFor != nil && r.mayLook(enrolled) && c.heldElsewhere(o, r.name, r.ctx.Done()) {
-		if r.counted++; r.counted >= r.tries {
-			return err
+	// look that finds the key taken counts as an attempt and waits again;
+	// one that finds it free looks again confirmLookAfter later, and the
+	// call attempts when that look finds it free too.
+	for confirming := false; !woken && waitFor != nil && r.mayLook(enrolled); {
+		var next time.Duration
+		if !c.heldElsewhere(o, r.name, r.ctx.Done()) {
+			if confirming || noConfirmLook {
+				break
+			}
+			confirming, next = true, confirmLookAfter
+		} else {
+			if r.counted++; r.counted >= r.tries {
+				return err
+			}
+			confirming, next = false, c.retryDelay(attempt)
 		}
-		ok, woken = c.room.wait(r.ctx, r.w, o.timer, c.retryDelay(attempt), false, waitFor)
+		ok, woken = c.room.wait(r.ctx, r.w, o.timer, next, false, waitFor)
 		if !ok {
 			return o.ended(r.ctx, r.name, attempt)
 		}
