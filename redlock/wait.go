@@ -394,10 +394,9 @@ func (room *waitRoom) takeUnheardLocked(w *waiter) bool {
 
 // leave takes w out of the room. A waiter that leaves without the lock
 // passes a wake-up on to the next waiter of its keys, in case it took one
-// it did not use. The last waiter of a key takes this Client off the
-// key's waiters on the masters (see leaveWaiters), and leaves its
-// subscriptions to linger (see lingerLocked): they end (SUNSUBSCRIBE)
-// unless a waiter of the key comes back soon.
+// it did not use. The last waiter of a key leaves its subscriptions to
+// linger (see lingerLocked): they end (SUNSUBSCRIBE) unless a waiter of
+// the key comes back soon.
 // A lock handed to w that it did not take is returned, for the caller to
 // release: nobody can hand w one after leave.
 func (room *waitRoom) leave(w *waiter, acquired bool) (gift handover, gifted bool) {
@@ -429,10 +428,7 @@ func (room *waitRoom) leave(w *waiter, acquired bool) (gift handover, gifted boo
 		if room.closed {
 			continue
 		}
-		if !w.watch && (!acquired || w.single) {
-			// Without the lock, or with it after a wait whose attempts
-			// enrolled this Client (scripts.LockWait leaves a Client that
-			// took the key among the waiters: see waiters.go).
+		if !acquired && !w.watch {
 			room.c.leaveWaiters(k)
 		}
 		room.lingerLocked(k, kw)

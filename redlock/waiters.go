@@ -37,14 +37,9 @@ import (
 // splitting the votes with it.
 //
 // The set lives as long as the key plus a TTL, renewed by each enrolling
-// attempt; a Client leaves it when a release names it, or when its last
-// waiter of the key leaves, with the lock or without (leaveWaiters). An
-// attempt that takes the key on a master leaves the Client there: the
-// attempt may fail on the others, and a Client taken off some masters'
-// sets only put them out of step, each naming another Client at the next
-// release, so that no Client heard a quorum and woke at once (with 64
-// processes on one key, the heads of the five masters' sets differed at
-// almost every sample). Every wait stays bounded by
+// attempt; a Client leaves it when its attempt takes the key (the
+// script), when a release names it, or when its last waiter of the key
+// leaves without the lock (leaveWaiters). Every wait stays bounded by
 // RetryDelay, so a wake-up lost to a Client that no longer waits (it
 // crashed, say) costs the others at most that, and its name NamedMs.
 
@@ -81,8 +76,7 @@ func (o *op) enrolment() []byte {
 func wakeSuffix(id [waiterIDLen]byte) string { return ":" + string(id[:]) }
 
 // leaveWaiters takes this Client off key's waiters on every master,
-// without waiting: its last waiter of key left. It goes on the masters'
-// connections before anything the caller sends next (its Unlock).
+// without waiting: its last waiter of key left without the lock.
 func (c *Client) leaveWaiters(key string) {
 	var w wire
 	w.at(c, key)

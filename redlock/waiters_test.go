@@ -2,7 +2,6 @@ package redlock
 
 import (
 	"context"
-	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -115,77 +114,4 @@ func attemptsAfterFleetRelease(t *testing.T, enrolled bool) int {
 	require.NoError(t, winner.Unlock(bg))
 	cancel()
 	return attempts
-}
-
-// TestMastersQueuesStayInStep: the masters' waiters' sets name the same
-// Client next, also when the holder's key was not on every master. Two
-// Clients wait, enrolled on three masters; on the third, a stranger's
-// value holds the key (an attempt's partial vote), not the holder's
-// token. The release wakes the longest waiter, which takes the lock on
-// the first two; afterwards every master's set holds the other waiter
-// alone. (Before, the third master's set kept the woken Client, since the
-// release did not move it there and its Lock did not leave it: that
-// master then named another Client than the others at every release.)
-func TestMastersQueuesStayInStep(t *testing.T) {
-	servers := masters(t, 3)
-	const key = "step"
-	holder := client(t, servers, Config{DisableNativeCommands: true, HandOffAfter: -1})
-	l, err := holder.TryLock(bg, key, 10*time.Second)
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(bg, 20*time.Second)
-	defer cancel()
-	var failed atomic.Int32
-	first := client(t, servers, waiterConfig(Config{}, &failed))
-	second := client(t, servers, waiterConfig(Config{}, &failed))
-	members := func(s *redistest.Server) []string {
-		vals, err := redistest.Do(s.Addr(), "ZRANGE", key+scripts.WaitersSuffix, "0", "-1")
-		if err != nil || len(vals) == 0 {
-			return nil
-		}
-		var out []string
-		for _, v := range vals[1:] { // the array's elements follow its header
-			out = append(out, string(v.Bytes))
-		}
-		return out
-	}
-	enrolled := func(n int) func() bool {
-		return func() bool {
-			for _, s := range servers {
-				if len(members(s)) != n {
-					return false
-				}
-			}
-			return true
-		}
-	}
-	got := make(chan error, 2)
-	lockAndKeep := func(c *Client) {
-		_, err := c.Lock(ctx, key, 10*time.Second)
-		got <- err
-	}
-	go lockAndKeep(first)
-	require.Eventually(t, enrolled(1), 10*time.Second, 5*time.Millisecond, "the first waiter enrolled on every master")
-	time.Sleep(5 * time.Millisecond) // a later score
-	go lockAndKeep(second)
-	require.Eventually(t, enrolled(2), 10*time.Second, 5*time.Millisecond, "the second waiter enrolled on every master")
-
-	_, err = redistest.Do(servers[2].Addr(), "SET", key, "stranger", "PX", "10000")
-	require.NoError(t, err)
-	require.NoError(t, l.Unlock(bg))
-	select {
-	case err := <-got:
-		require.NoError(t, err, "the longest waiter did not take the released key")
-	case <-time.After(5 * time.Second):
-		t.Fatal("the release did not wake the longest waiter")
-	}
-	want := []string{string(second.waiterID[:])}
-	assert.Eventually(t, func() bool {
-		for _, s := range servers {
-			if !slices.Equal(members(s), want) {
-				return false
-			}
-		}
-		return true
-	}, 5*time.Second, 5*time.Millisecond, "the masters' waiters are out of step: %v, %v, %v (want %v)",
-		members(servers[0]), members(servers[1]), members(servers[2]), want)
 }

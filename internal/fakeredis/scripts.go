@@ -75,9 +75,9 @@ var scriptTable = []struct {
 	kind   scriptKind
 	run    scriptRunner
 }{
-	{scripts.Release, scriptRelease, func(c *client, sha string, keys, argv [][]byte) { c.releaseLocked(sha, keys, argv) }},
+	{scripts.Release, scriptRelease, runTokenScript(releaseAct(true))},
 	{scripts.Wake, scriptWake, func(c *client, sha string, keys, argv [][]byte) { c.wakeLocked(sha, keys, argv) }},
-	{scripts.ReleaseQuiet, scriptReleaseQuiet, runTokenScript(releaseQuietAct)},
+	{scripts.ReleaseQuiet, scriptReleaseQuiet, runTokenScript(releaseAct(false))},
 	{scripts.Extend, scriptExtend, runTokenScript(extendAct)},
 	{scripts.Handover, scriptHandover, runTokenScript(handoverAct)},
 	{scripts.LockWait, scriptLockWait, func(c *client, sha string, keys, argv [][]byte) {
@@ -309,8 +309,8 @@ func vouched(base scriptKind) scriptRunner {
 type tokenAct func(c *client, sha string, keys, argv [][]byte, now int64)
 
 // runTokenScript is the runner of a single-key script that acts only on a
-// key that holds its token (scripts.ReleaseQuiet, Extend, Handover): else
-// it answers 0.
+// key that holds its token (scripts.Release, ReleaseQuiet, Extend,
+// Handover): else it answers 0.
 func runTokenScript(act tokenAct) scriptRunner {
 	return func(c *client, sha string, keys, argv [][]byte) {
 		s, db := c.s, c.db
@@ -330,70 +330,49 @@ func runTokenScript(act tokenAct) scriptRunner {
 	}
 }
 
-// releaseQuietAct deletes the key (scripts.ReleaseQuiet).
-func releaseQuietAct(c *client, sha string, keys, argv [][]byte, now int64) {
-	delete(c.s.dbs[c.db], string(keys[0]))
-	c.out = append(c.out, replyOne...)
-}
-
-// releaseLocked runs scripts.Release. Without an ARGV[1] it answers 0 and
-// changes nothing. A key that holds the token ARGV[1] is deleted; then,
-// whatever the key holds, the longest waiting Client is taken off the key's waiters (see lockWaitLocked),
-// named for scripts.NamedMs (see namedKey) and told on its channel (the
-// key's channel when none waits). As the script's redis.pcall, a waiters'
+// releaseAct deletes the key; with wake, it takes the longest waiting
+// Client off the key's waiters (see lockWaitLocked), names it for
+// scripts.NamedMs (see namedKey) and publishes the release on its
+// channel. As the script's redis.pcall, a waiters'
 // key of another type names nobody.
 //
-// With an ARGV[2] (the cutoff), the longest waiter is looked at first
-// (ZRANGE 0 0 WITHSCORES): one whose score is greater than the cutoff is
-// left asleep. The answer is 0 when the key did not hold the token; else 3
-// for a waiter left asleep, 2 for one woken with a cutoff, and 1.
-func (c *client) releaseLocked(sha string, keys, argv [][]byte) {
-	now := c.s.nowMs()
-	val, found, msg := c.s.scriptGetLocked(c.db, keys, 0, now)
-	if msg != "" {
-		c.out = appendScriptError(c.out, msg, sha)
-		return
-	}
-	if len(argv) == 0 {
-		c.out = append(c.out, replyZero...)
-		return
-	}
-	ours := found && val == string(argv[0])
-	answer := func(n int64) {
-		if !ours {
-			n = 0
-		}
-		c.out = resp.AppendInteger(c.out, n)
-	}
-	if ours {
+// With an ARGV[2] (scripts.Release's cutoff), the longest waiter is looked
+// at first (ZRANGE 0 0 WITHSCORES): one whose score is greater than the
+// cutoff is left asleep and the answer is 3; one that is woken makes it 2.
+func releaseAct(wake bool) tokenAct {
+	return func(c *client, sha string, keys, argv [][]byte, now int64) {
 		delete(c.s.dbs[c.db], string(keys[0]))
-	}
-	cutoff, turn := luaArg(argv, 1)
-	if turn {
-		z, _ := c.s.lookupZsetLocked(c.db, waitersKey(keys[0]), now)
-		if z == nil {
-			c.publishReleaseLocked(keys[0], argv[0], "")
-			answer(1)
+		if !wake {
+			c.out = append(c.out, replyOne...)
 			return
 		}
-		_, score, _ := z.head()
-		cut := luaToNumber(cutoff)
-		if !cut.ok {
-			c.out = appendScriptError(c.out, errLuaCompareNil, sha)
+		cutoff, turn := luaArg(argv, 1)
+		if turn {
+			z, _ := c.s.lookupZsetLocked(c.db, waitersKey(keys[0]), now)
+			if z == nil {
+				c.publishReleaseLocked(keys[0], argv[0], "")
+				c.out = append(c.out, replyOne...)
+				return
+			}
+			_, score, _ := z.head()
+			cut := luaToNumber(cutoff)
+			if !cut.ok {
+				c.out = appendScriptError(c.out, errLuaCompareNil, sha)
+				return
+			}
+			if score > cut.f {
+				c.out = resp.AppendInteger(c.out, 3)
+				return
+			}
+		}
+		next := c.s.wakeLongestLocked(c.db, keys[0], now)
+		c.publishReleaseLocked(keys[0], argv[0], next)
+		if turn && next != "" {
+			c.out = resp.AppendInteger(c.out, 2)
 			return
 		}
-		if score > cut.f {
-			answer(3)
-			return
-		}
+		c.out = append(c.out, replyOne...)
 	}
-	next := c.s.wakeLongestLocked(c.db, keys[0], now)
-	c.publishReleaseLocked(keys[0], argv[0], next)
-	if turn && next != "" {
-		answer(2)
-		return
-	}
-	answer(1)
 }
 
 // wakeLongestLocked takes the longest waiting Client off key's waiters and
@@ -460,8 +439,7 @@ func enrolment(argv [][]byte) (score float64, id []byte, ok bool) {
 
 // lockWaitLocked runs scripts.LockWait: LockMulti's attempt on KEYS[1];
 // with an enrolment ARGV[3] ("<score>:<id>"), a Client that sets the key
-// stays among its waiters (its Lock takes it off them when it is over),
-// one that finds it taken joins them with that score
+// leaves its waiters, one that finds it taken joins them with that score
 // unless it is there, and the waiters' TTL becomes the
 // key's PTTL (0 when it has none) plus ARGV[2]. As the script's
 // redis.pcall, a waiters' key of another type is left alone.
@@ -496,6 +474,9 @@ func (s *Server) lockWaitLocked(out []byte, db int, sha string, keys, argv [][]b
 	}
 	out, set := s.lockKeysLocked(out, db, sha, keys[:1], argv, now)
 	if set {
+		if enroll {
+			s.scriptZremLocked(db, wk, id, now)
+		}
 		if hasNamed {
 			delete(s.dbs[db], string(nk))
 		}

@@ -11,11 +11,8 @@
 -- If KEYS[1] does not exist and no release named another Client (the
 -- name is read only with an ARGV[3]; one that cannot be read counts as
 -- none), it sets KEYS[1] to ARGV[1] with a TTL of ARGV[2]; with an
--- ARGV[3], it deletes the name if it names this Client; it returns 1. The
--- Client stays among the waiters: the attempt may fail on the other
--- masters, and a Client taken off some masters' waiters only would put
--- the masters' queues out of step. Its Lock takes it off every master's
--- waiters once it is over (redlock's leaveWaiters).
+-- ARGV[3], it takes the Client off the waiters and deletes the name if it
+-- names this Client; it returns 1.
 -- If KEYS[1] does not exist but the name holds another Client's id, the
 -- Client joins the waiters (unless it is there already) with the waiters'
 -- TTL set to ARGV[2], and it returns {the first 16 hex digits of the
@@ -50,6 +47,9 @@ if not v then
     return {string.sub(redis.sha1hex(m), 1, 16), redis.call("pttl", nk)}
   end
   redis.call("set", KEYS[1], ARGV[1], "px", ARGV[2])
+  if id then
+    redis.pcall("zrem", w, id)
+  end
   if m then
     redis.call("del", nk)
   end
