@@ -456,7 +456,7 @@ func TestPubSubFaults(t *testing.T) {
 	require.Equal(t, "+OK\r\n", c.do("SET", "k", "v"))
 	require.Regexp(t, `^%7\r\n`, c.do("HELLO", "3"))
 	subscribe(t, c, "ch")
-	s.SetFault("ECHO", Fault{Latency: 500 * time.Millisecond})
+	s.SetFault("ECHO", Fault{Latency: 2 * time.Second})
 	s.SetFault("GET", Fault{CloseMidReply: true})
 	before := s.Commands()
 	var batch []byte
@@ -464,6 +464,10 @@ func TestPubSubFaults(t *testing.T) {
 	batch = encodeCommand(batch, "GET", "k")
 	c.write(batch)
 	waitCommands(t, s, before+1)
+	// The count goes up as the ECHO is read, before it runs: a message
+	// published at once can come before it (it did under make
+	// test-stress's CPU hogs). Its reply waits 2 s; publish well inside.
+	time.Sleep(300 * time.Millisecond)
 	// Published while the ECHO's reply waits: after it, before the GET's.
 	require.Equal(t, ":1\r\n", pub.do("PUBLISH", "ch", "m"))
 	got, err := c.readAll()
