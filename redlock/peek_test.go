@@ -41,17 +41,30 @@ func waitsRunOut(t *testing.T) (attempts, looks int) {
 	t.Helper()
 	servers := masters(t, 3)
 	holder := client(t, servers, Config{DisableNativeCommands: true, HandOffAfter: -1})
-	l, err := holder.TryLock(bg, "peek", 10*time.Second)
-	require.NoError(t, err)
 	var failed atomic.Int32
 	cfg := waiterConfig(Config{DisableNativeCommands: true}, &failed)
 	cfg.RetryDelay = 40 * time.Millisecond
-	w := client(t, servers, cfg)
+	release := waitBehind(t, holder, client(t, servers, cfg), "peek", &failed)
+	before := commandCalls(t, servers[0].Addr())
+	time.Sleep(600 * time.Millisecond)
+	after := commandCalls(t, servers[0].Addr())
+	release()
+	return after["evalsha"] - before["evalsha"], after["mget"] - before["mget"]
+}
+
+// waitBehind has holder take key for 10 s and w Lock it in the
+// background, and returns once w failed its attempts before and after it
+// subscribed (failed counts them: see waiterConfig). release unlocks the
+// holder's lock and requires that w got the key within 5 s.
+func waitBehind(t *testing.T, holder, w *Client, key string, failed *atomic.Int32) (release func()) {
+	t.Helper()
+	l, err := holder.TryLock(bg, key, 10*time.Second)
+	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(bg, 20*time.Second)
-	defer cancel()
+	t.Cleanup(cancel)
 	got := make(chan error, 1)
 	go func() {
-		wl, err := w.Lock(ctx, "peek", 10*time.Second)
+		wl, err := w.Lock(ctx, key, 10*time.Second)
 		if err == nil {
 			err = wl.Unlock(bg)
 		}
@@ -59,17 +72,16 @@ func waitsRunOut(t *testing.T) (attempts, looks int) {
 	}()
 	require.Eventually(t, func() bool { return failed.Load() >= 2 }, 10*time.Second, 5*time.Millisecond,
 		"the waiter failed its attempts before and after it subscribed")
-	before := commandCalls(t, servers[0].Addr())
-	time.Sleep(600 * time.Millisecond)
-	after := commandCalls(t, servers[0].Addr())
-	require.NoError(t, l.Unlock(bg))
-	select {
-	case err := <-got:
-		require.NoError(t, err, "the waiter did not get the released key")
-	case <-time.After(5 * time.Second):
-		t.Fatal("the release did not wake the waiter")
+	return func() {
+		t.Helper()
+		require.NoError(t, l.Unlock(bg))
+		select {
+		case err := <-got:
+			require.NoError(t, err, "the waiter did not get the released key")
+		case <-time.After(5 * time.Second):
+			t.Fatal("the release did not wake the waiter")
+		}
 	}
-	return after["evalsha"] - before["evalsha"], after["mget"] - before["mget"]
 }
 
 // TestLookSeesKeyFreedWithoutRelease: a key that leaves the masters
@@ -131,36 +143,16 @@ func attemptsAfterFreeLook(t *testing.T) int32 {
 	t.Helper()
 	servers, addrs := fakeMasters(t, 3)
 	holder := fakeClient(t, addrs, Config{HandOffAfter: -1})
-	l, err := holder.TryLock(bg, "confirm", 10*time.Second)
-	require.NoError(t, err)
 	var failed atomic.Int32
 	cfg := waiterConfig(Config{}, &failed)
 	cfg.RetryDelay = 40 * time.Millisecond
-	w := fakeClient(t, addrs, cfg)
-	ctx, cancel := context.WithTimeout(bg, 20*time.Second)
-	defer cancel()
-	got := make(chan error, 1)
-	go func() {
-		wl, err := w.Lock(ctx, "confirm", 10*time.Second)
-		if err == nil {
-			err = wl.Unlock(bg)
-		}
-		got <- err
-	}()
-	require.Eventually(t, func() bool { return failed.Load() >= 2 }, 10*time.Second, 5*time.Millisecond,
-		"the waiter failed its attempts before and after it subscribed")
+	release := waitBehind(t, holder, fakeClient(t, addrs, cfg), "confirm", &failed)
 	before := failed.Load()
 	for _, s := range servers {
 		s.SetFault("MGET", fakeredis.Fault{Raw: []byte("*2\r\n$-1\r\n$-1\r\n"), Times: 1})
 	}
 	time.Sleep(400 * time.Millisecond)
 	attempts := failed.Load() - before
-	require.NoError(t, l.Unlock(bg))
-	select {
-	case err := <-got:
-		require.NoError(t, err, "the waiter did not get the released key")
-	case <-time.After(5 * time.Second):
-		t.Fatal("the release did not wake the waiter")
-	}
+	release()
 	return attempts
 }
