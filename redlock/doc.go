@@ -182,11 +182,14 @@
 // Whatever the masters answer, a Lock sends a bounded number of commands,
 // and a bounded number per second. Each attempt is one command per master
 // and, when it fails, at most one release per master; a look (above) is
-// one command per master and counts as an attempt. Attempts count
+// one command per master, and counts as an attempt when it finds the key
+// taken (one that finds it free is followed, 2 ms later, by a look that
+// counts or by the attempt). Attempts count
 // toward Config.Tries, except those a release woke and quick retries after
 // split votes, of which at most 8 come in a row: a Lock makes at most
 // 9*Tries-8 attempts. Waits last at least RetryDelay/2 unless a release,
-// the holder's key expiring or the restart guard's end cuts them short; a
+// the holder's key expiring, the restart guard's end or a free look's
+// second look cuts them short; a
 // failed attempt's release never wakes a waiter of its own Client, and a
 // Lock held out by the restart guard is deaf to releases. An attempt whose
 // quorum said yes but whose validity ran out (a TTL too short for the
