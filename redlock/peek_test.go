@@ -14,12 +14,14 @@ import (
 )
 
 // TestWaitRunOutLooksInsteadOfAttempting: a waiting Lock whose waits run
-// out while another Client holds the key sends one MGET per master and
-// wait, and no attempt (see peek.go); the release still wakes it.
+// out while another Client holds the key looks at one master per wait
+// (one MGET, see peek.go), and makes no attempt; the release still wakes
+// it.
 func TestWaitRunOutLooksInsteadOfAttempting(t *testing.T) {
 	attempts, looks := waitsRunOut(t)
 	assert.Zero(t, attempts, "a wait that ran out attempted")
 	assert.GreaterOrEqual(t, looks, 5, "the waits that ran out did not look")
+	assert.LessOrEqual(t, looks, maxLooks, "the looks asked more than one master each")
 }
 
 // TestWaitRunOutWithoutLooksAttempts is the broken variant of
@@ -33,23 +35,45 @@ func TestWaitRunOutWithoutLooksAttempts(t *testing.T) {
 	assert.Zero(t, looks)
 }
 
+// TestLooksAtEveryMasterSendMore is the other broken variant: looks that
+// ask every master send more MGETs than one-master looks can.
+func TestLooksAtEveryMasterSendMore(t *testing.T) {
+	lookEveryMaster = true
+	t.Cleanup(func() { lookEveryMaster = false })
+	_, looks := waitsRunOut(t)
+	assert.Greater(t, looks, maxLooks, "looks at every master should send more than one MGET per wait")
+}
+
+// maxLooks bounds the MGETs that waitsRunOut's waiter can send in its
+// window with one-master looks: one per wait, each at least RetryDelay/2
+// (20 ms) long. Looks at all five masters send five per wait, so they
+// exceed it once the window holds 11 waits of its 30.
+const maxLooks = 600/20 + 1
+
 // waitsRunOut has a Client with a RetryDelay of 40 ms Lock a key that
-// another holds for 10 s, counts on the first master the attempts
-// (EVALSHA) and looks (MGET) in 600 ms of its waiting, then releases the
-// key and requires that the waiter got it.
+// another holds for 10 s on five masters, counts on all masters the
+// attempts (EVALSHA) and looks (MGET) in 600 ms of its waiting, then
+// releases the key and requires that the waiter got it.
 func waitsRunOut(t *testing.T) (attempts, looks int) {
 	t.Helper()
-	servers := masters(t, 3)
+	servers := masters(t, 5)
 	holder := client(t, servers, Config{DisableNativeCommands: true, HandOffAfter: -1})
 	var failed atomic.Int32
 	cfg := waiterConfig(Config{DisableNativeCommands: true}, &failed)
 	cfg.RetryDelay = 40 * time.Millisecond
 	release := waitBehind(t, holder, client(t, servers, cfg), "peek", &failed)
-	before := commandCalls(t, servers[0].Addr())
+	before := make([]map[string]int, len(servers))
+	for i, s := range servers {
+		before[i] = commandCalls(t, s.Addr())
+	}
 	time.Sleep(600 * time.Millisecond)
-	after := commandCalls(t, servers[0].Addr())
+	for i, s := range servers {
+		after := commandCalls(t, s.Addr())
+		attempts += after["evalsha"] - before[i]["evalsha"]
+		looks += after["mget"] - before[i]["mget"]
+	}
 	release()
-	return after["evalsha"] - before["evalsha"], after["mget"] - before["mget"]
+	return attempts, looks
 }
 
 // waitBehind has holder take key for 10 s and w Lock it in the

@@ -162,9 +162,13 @@ func (r *retry) after(o *op, k kind, br *burstResult, attempt int, err error) er
 	// look that finds the key taken counts as an attempt and waits again;
 	// one that finds it free looks again confirmLookAfter later, and the
 	// call attempts when that look finds it free too.
+	at := -1
 	for confirming := false; !woken && waitFor != nil && r.mayLook(enrolled); {
 		var next time.Duration
-		if !c.heldElsewhere(o, r.name, r.ctx.Done()) {
+		if !confirming {
+			at = o.lookAt() // a second look asks the master that showed the key free
+		}
+		if !c.heldElsewhere(o, r.name, at, r.ctx.Done()) {
 			if confirming || noConfirmLook {
 				break
 			}
