@@ -161,13 +161,14 @@
 // expiry, so a lost message, a dropped pub/sub connection (it reconnects)
 // or an ACL that forbids SSUBSCRIBE or SPUBLISH costs a waiter at most
 // RetryDelay. A wait for a one-key Lock's holder that runs out first looks
-// at the key: one MGET of the key and the name a release left on it per
-// master, where an attempt runs a script of five commands. It attempts
-// when the key is free for it on a quorum (not held, and not named for
-// another Client) at two looks 2 ms apart (the first may fall in the
-// moment between a Client's release and its next take), and otherwise
-// waits again; in a fleet, the waiters
-// behind the longest, whom no release wakes, send looks, not attempts.
+// at the key: one MGET of the key and the name a release left on it, at
+// one master that answered the last attempt "taken" (drawn at random),
+// where an attempt runs a script of five commands on every master. It
+// attempts when the key is free for it (not held, and not named for
+// another Client) at two looks 2 ms apart at that master (the first may
+// fall in the moment between a Client's release and its next take), and
+// otherwise waits again; in a fleet, the waiters behind the longest, whom
+// no release wakes, send looks, not attempts.
 // Within one Client, Unlock hands the lock straight to a
 // waiting Lock of the same key, which takes it over with a token and a TTL
 // of its own in one round trip and without a release, at most
@@ -182,7 +183,8 @@
 // Whatever the masters answer, a Lock sends a bounded number of commands,
 // and a bounded number per second. Each attempt is one command per master
 // and, when it fails, at most one release per master; a look (above) is
-// one command per master, and counts as an attempt when it finds the key
+// one command (one per master when no master answered "taken"), and
+// counts as an attempt when it finds the key
 // taken (one that finds it free is followed, 2 ms later, by a look that
 // counts or by the attempt). Attempts count
 // toward Config.Tries, except those a release woke and quick retries after
