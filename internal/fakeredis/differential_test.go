@@ -545,7 +545,7 @@ func unsubscribeAllShape(resp3 bool, kind string, channels ...string) func(t *te
 // channels subscribe in both namespaces, so that a release's message
 // published on the wrong one shows too.
 func diffPubSubScript() []step {
-	rel, relM := scripts.Release.Source, scripts.ReleaseMulti.Source
+	rel, relM, quiet := scripts.Release.Source, scripts.ReleaseMulti.Source, scripts.ReleaseQuiet.Source
 	wake := scripts.Wake.Source
 	wait, lockM := scripts.LockWait.Source, scripts.LockMulti.Source
 	relSHA, relMSHA, waitSHA := sha1Hex([]byte(rel)), sha1Hex([]byte(relM)), sha1Hex([]byte(wait))
@@ -790,6 +790,36 @@ func diffPubSubScript() []step {
 		cmd("DEL", "lock:volley:named"),
 		cmd("EVAL", wake, "1", "lock", "tok"),
 		recv(2, 1),
+
+		// the waiters in step: a release with a cutoff changes nothing
+		// where another's value holds the key or none does; the quiet
+		// release of a waiting attempt puts its Client back
+		cmd("DEL", "lock", "lock:volley:named"),
+		cmd("SET", "lock", "other", "PX", "30000"),
+		shaped(holderShape("other", 29000, 30000), "EVAL", wait, "1", "lock", "x", "30000", "80:a"),
+		cmd("EVAL", rel, "1", "lock", "tok", "100"),
+		cmd("ZCARD", "lock:volley:waiters"),
+		cmd("DEL", "lock"),
+		cmd("EVAL", rel, "1", "lock", "tok", "79"),
+		cmd("ZCARD", "lock:volley:waiters"),
+		cmd("EVAL", rel, "1", "lock", "tok", "100"),
+		cmd("EVAL", rel, "1", "lock", "tok"),
+		cmd("ZCARD", "lock:volley:waiters"),
+		cmd("DEL", "lock:volley:waiters"),
+		cmd("SET", "lock", "tok", "PX", "30000"),
+		cmd("EVAL", quiet, "1", "lock", "tok", "30000", "90:b"),
+		cmd("ZSCORE", "lock:volley:waiters", "b"),
+		shaped(intBetween(29000, 30000), "PTTL", "lock:volley:waiters"),
+		cmd("EVAL", quiet, "1", "lock", "tok", "30000", "91:c"),
+		cmd("ZCARD", "lock:volley:waiters"),
+		cmd("SET", "lock", "tok", "PX", "30000"),
+		cmd("EVAL", quiet, "1", "lock", "tok", "30000", "95:b"),
+		cmd("ZSCORE", "lock:volley:waiters", "b"),
+		cmd("SET", "lock", "tok", "PX", "30000"),
+		cmd("EVAL", quiet, "1", "lock", "tok", "30000", "no score"),
+		cmd("ZCARD", "lock:volley:waiters"),
+		cmd("EVAL", quiet, "1", "lock", "tok", "30000"),
+		cmd("DEL", "lock:volley:waiters"),
 		on(2, 2, "SUNSUBSCRIBE", "volley:released:lock:a", "volley:released:lock:b"),
 		on(2, 1, "PING"),
 		on(1, 1, "PING"),

@@ -77,7 +77,7 @@ var scriptTable = []struct {
 }{
 	{scripts.Release, scriptRelease, runTokenScript(releaseAct(true))},
 	{scripts.Wake, scriptWake, func(c *client, sha string, keys, argv [][]byte) { c.wakeLocked(sha, keys, argv) }},
-	{scripts.ReleaseQuiet, scriptReleaseQuiet, runTokenScript(releaseAct(false))},
+	{scripts.ReleaseQuiet, scriptReleaseQuiet, runTokenScript(releaseQuietAct)},
 	{scripts.Extend, scriptExtend, runTokenScript(extendAct)},
 	{scripts.Handover, scriptHandover, runTokenScript(handoverAct)},
 	{scripts.LockWait, scriptLockWait, func(c *client, sha string, keys, argv [][]byte) {
@@ -373,6 +373,24 @@ func releaseAct(wake bool) tokenAct {
 		}
 		c.out = append(c.out, replyOne...)
 	}
+}
+
+// releaseQuietAct deletes the key; with an enrolment (ARGV[3], see
+// enrolment), it puts the Client back among the key's waiters with its
+// score unless it is there, and sets their TTL to ARGV[2]. As the
+// script's redis.pcall, a waiters' key of another type is left alone.
+func releaseQuietAct(c *client, sha string, keys, argv [][]byte, now int64) {
+	delete(c.s.dbs[c.db], string(keys[0]))
+	if score, id, ok := enrolment(argv); ok {
+		wk := waitersKey(keys[0])
+		if z, wrongType := c.s.lookupZsetLocked(c.db, wk, now); !wrongType && (z == nil || !z.has(id)) {
+			c.s.scriptZaddLocked(c.db, wk, score, id, now)
+		}
+		if ttl, ok := luaArg(argv, 1); ok {
+			c.s.scriptPexpireLocked(c.db, wk, ttl, now)
+		}
+	}
+	c.out = append(c.out, replyOne...)
 }
 
 // wakeLongestLocked takes the longest waiting Client off key's waiters and

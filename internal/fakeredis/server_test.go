@@ -223,10 +223,10 @@ func TestUnknownScriptIsRefused(t *testing.T) {
 		require.Regexp(t, `^-ERR fakeredis runs only the Redlock .*\r\n$`, reply)
 	}
 	// Reformatted lock scripts are recognised; their SHA is their own.
-	body := "if redis.call('get', KEYS[1]) == ARGV[1] then\n  return redis.call('del', KEYS[1])\nelse\n  return 0\nend\n"
+	body := "if redis.call('get', KEYS[1]) == ARGV[1] then\n  return redis.call('pexpire', KEYS[1], ARGV[2])\nelse\n  return 0\nend\n"
 	require.Equal(t, bulk(sha1Hex([]byte(body))), c.do("SCRIPT", "LOAD", body))
 	require.Equal(t, "+OK\r\n", c.do("SET", "lock", "tok"))
-	require.Equal(t, ":1\r\n", c.do("EVALSHA", sha1Hex([]byte(body)), "1", "lock", "tok"))
+	require.Equal(t, ":1\r\n", c.do("EVALSHA", sha1Hex([]byte(body)), "1", "lock", "tok", "1000"))
 }
 
 func TestMalformedLengthDoesNotCrash(t *testing.T) {

@@ -96,9 +96,13 @@ var (
 	// delay, not the release.
 	Release = load("release")
 	// ReleaseQuiet is Release without the wake-up: it deletes KEYS[1] if
-	// it holds ARGV[1] and returns DEL's reply (1), else 0. It releases a
-	// failed attempt: waiters learn how to go on from their own attempts,
-	// not from the release of a loser's partial votes.
+	// it holds ARGV[1] and returns 1, else 0. It releases a failed
+	// attempt: waiters learn how to go on from their own attempts, not
+	// from the release of a loser's partial votes. With ARGV[2] (a TTL in
+	// milliseconds) and ARGV[3] (a waiting attempt's enrolment, as
+	// LockWait's), a release that deletes the key also puts the Client
+	// back among the key's waiters, which the attempt took it off where
+	// it set the key (see redlock's waiters.go).
 	ReleaseQuiet = load("release_quiet")
 	// Extend sets KEYS[1]'s TTL to ARGV[2] milliseconds if it holds the
 	// token ARGV[1] and returns PEXPIRE's reply (1), else 0. It never
