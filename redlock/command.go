@@ -85,6 +85,7 @@ var (
 	cmdWake          = command{script: &scripts.Wake, answer: answerVote}
 	cmdReleaseMulti  = command{script: &scripts.ReleaseMulti, release: true, answer: answerVote}
 	cmdReleaseQuiet  = command{script: &scripts.ReleaseQuiet, release: true, answer: answerVote, natives: releaseNatives}
+	cmdReleaseRejoin = command{script: &scripts.ReleaseQuiet, release: true, arg: true, enroll: true, answer: answerVote} // a failed waiting attempt's: arg is its TTL (see lockKind.releaseFailed)
 	cmdReleaseMultiQ = command{script: &scripts.ReleaseMultiQuiet, release: true, answer: answerVote}
 	// A semaphore's: SemAcquire's and SemExtend's arg2 is the permit's
 	// index and the number of permits; SemRelease's arg is the index.
@@ -114,7 +115,7 @@ var (
 var commands = [...]*command{
 	&cmdSet, &cmdLockWait, &cmdLockMulti, &cmdFenceLock, &cmdFenceWrite,
 	&cmdExtend, &cmdExtendMulti, &cmdHandover,
-	&cmdRelease, &cmdReleaseMulti, &cmdReleaseQuiet, &cmdReleaseMultiQ, &cmdWake,
+	&cmdRelease, &cmdReleaseMulti, &cmdReleaseQuiet, &cmdReleaseRejoin, &cmdReleaseMultiQ, &cmdWake,
 	&cmdSemAcquire, &cmdSemAcquireFenced, &cmdSemExtend, &cmdSemRelease,
 	&cmdRWLock, &cmdRWLockFenced, &cmdRWRLock, &cmdRWRExtend, &cmdRWRUnlock,
 	&cmdElectAnnounce, &cmdElectExtend, &cmdElectRelease,

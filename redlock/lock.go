@@ -114,12 +114,13 @@ func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration) (Lock,
 type lockKind struct {
 	key  string
 	keys *keySet
+	ttl  time.Duration // the call's: a failed waiting attempt's release puts the Client back for as long (see releaseFailed)
 }
 
 // lock takes key, or keys when not nil (key is then keys.keys[0]), by the
 // acquire loop; on failure keys goes back to its pool.
 func (c *Client) lock(ctx context.Context, key string, keys *keySet, ttl time.Duration, tries int) (Lock, error) {
-	k := lockKind{key: key, keys: keys}
+	k := lockKind{key: key, keys: keys, ttl: ttl}
 	err := c.checkTTL(ttl)
 	if err == nil {
 		err = c.checkKeys(key, k.keyList())
@@ -177,7 +178,12 @@ func (k *lockKind) attempt(o *op, ttl time.Duration, done <-chan struct{}) (burs
 		proposal = o.proposeFence()
 	}
 	o.encode(c.lockCommand(k.keys != nil, o.waiting), k.key, k.keyList(), &o.tok, o.ttlArg(ttl), nil, o.fenceNum)
-	return o.lockRounds(c.cfg.Fencing, proposal, k.key, k.keyList(), ttl, done)
+	enrolled := o.command.enroll
+	br, got, ok := o.lockRounds(c.cfg.Fencing, proposal, k.key, k.keyList(), ttl, done)
+	if ok && enrolled && !noLeaveWhereLost {
+		c.leaveWaiters(k.key, o) // see waiters.go
+	}
+	return br, got, ok
 }
 
 // lockRounds runs the burst o.encode wrote, an attempt at key (or keys)
@@ -205,7 +211,18 @@ func (o *op) judge(br *burstResult, until time.Time) bool {
 	return o.c.granted(br, until)
 }
 
+// releaseFailed releases a failed attempt (see releaseAfterFailure). A
+// waiting attempt at one key that set the key on some masters took this
+// Client off their waiters there (scripts.LockWait), while it stays
+// enrolled where it lost: its quiet release puts it back (the enrolling
+// form of scripts.ReleaseQuiet), so that every master names the same
+// Client at the next release (see waiters.go).
 func (k *lockKind) releaseFailed(o *op, wake bool) {
+	if o.waiting && k.keys == nil && !wake && !noRejoin {
+		o.encode(&cmdReleaseRejoin, k.key, nil, &o.tok, o.ttlArg(k.ttl), nil, nil)
+		o.sendForget(true)
+		return
+	}
 	o.releaseAfterFailure(k.key, k.keyList(), &o.tok, wake)
 }
 

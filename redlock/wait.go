@@ -429,7 +429,7 @@ func (room *waitRoom) leave(w *waiter, acquired bool) (gift handover, gifted boo
 			continue
 		}
 		if !acquired && !w.watch {
-			room.c.leaveWaiters(k)
+			room.c.leaveWaiters(k, nil)
 		}
 		room.lingerLocked(k, kw)
 	}

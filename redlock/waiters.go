@@ -3,6 +3,7 @@ package redlock
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"slices"
 	"strconv"
 
 	"github.com/volleylock/volley/internal/pipe"
@@ -42,12 +43,37 @@ import (
 // leaves without the lock (leaveWaiters). Every wait stays bounded by
 // RetryDelay, so a wake-up lost to a Client that no longer waits (it
 // crashed, say) costs the others at most that, and its name NamedMs.
+//
+// The masters' sets stay in step: each names the same Client at a
+// release only if each holds the same Clients. A waiting attempt reaches
+// some masters and not the others, and takes its Client off the sets
+// where it sets the key while it enrolls it where it loses; both halves
+// are undone:
+//
+//   - an attempt that fails puts its Client back where it set the key:
+//     its quiet release carries the enrolment (see
+//     lockKind.releaseFailed);
+//   - one that wins takes its Client off where it lost (leaveWaiters with
+//     the attempt's op), without waiting.
+//
+// Before, with 64 processes on one key (lockbench -mode fleet), the five
+// masters' sets held different heads at almost every release, so the
+// Client woken on some masters was not the one woken on the rest: half
+// the wake-ups were heard from fewer than a quorum, and the woken Clients
+// split the votes (see docs/benchmarks.md, stop 70). A release still
+// moves the waiters only where it deletes the key: moving them wherever
+// the key is free as well measured within noise.
 
 // noEnrolment, set by tests only, leaves waiting attempts unenrolled:
 // every release then publishes on the key's channel and wakes a waiter
 // in every Client, the broken variant that TestReleaseWakesOneClientOfAFleet
 // must catch.
 var noEnrolment bool
+
+// noRejoin and noLeaveWhereLost, set by tests only, drop the first and
+// the second of the undoings above: the broken variants that
+// TestFailedAttemptRejoins and TestWinnerLeavesWhereItLost must catch.
+var noRejoin, noLeaveWhereLost bool
 
 // waiterIDLen is the length of a Client's id among a key's waiters: hex
 // digits of 64 random bits.
@@ -75,9 +101,16 @@ func (o *op) enrolment() []byte {
 // (see waitRoom.wakeChannel): a colon and the Client's id.
 func wakeSuffix(id [waiterIDLen]byte) string { return ":" + string(id[:]) }
 
-// leaveWaiters takes this Client off key's waiters on every master,
-// without waiting: its last waiter of key left without the lock.
-func (c *Client) leaveWaiters(key string) {
+// leaveWaiters takes this Client off key's waiters, without waiting: on
+// every master when won is nil (its last waiter of key left without the
+// lock); else after won's waiting attempt took the key, on the masters
+// where it did not (see above), but for those whose replies come late
+// (op.slow: a master behind on its replies gets no more to send back).
+func (c *Client) leaveWaiters(key string, won *op) {
+	skip := func(i int) bool { return won != nil && (won.res[i].Outcome == OutcomeOK || won.slow[i]) }
+	if won != nil && !slices.ContainsFunc(won.res, func(r MasterResult) bool { return r.Outcome != OutcomeOK }) {
+		return // it won everywhere: the script took it off every set
+	}
 	var w wire
 	w.at(c, key)
 	w.b = resp.AppendArrayHeader(w.b, 3)
@@ -86,6 +119,9 @@ func (c *Client) leaveWaiters(key string) {
 	w.b = resp.AppendBulk(w.b, c.waiterID[:])
 	var scratch []byte
 	for i := range c.masters {
+		if skip(i) {
+			continue
+		}
 		r := pipe.NewRequest()
 		r.Cmd = append(r.Cmd[:0], c.forMaster(&w, i, &scratch)...)
 		c.connFor(i, w.place).SendForget(r)
