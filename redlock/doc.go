@@ -145,13 +145,13 @@
 // nothing. So a Client that takes a key back right after releasing it
 // keeps its turn: the release of a one-key Lock wakes no waiter of another
 // Client until the longest has waited Config.HandOffAfter (default 500ms),
-// and then, once this Client has held the key for 8 ms since its turn
+// and then, once this Client has held the key for 12 ms since its turn
 // began, the release wakes it and this Client's next Lock of the key waits
 // behind it instead of taking the key back. A release that woke nobody
 // wakes the longest waiter a millisecond later when its Client did not
 // come back for the key. So a fleet runs at about the
 // speed of one process looping on the key (the README's fleet figures)
-// while no waiter waits much longer than HandOffAfter plus 8 ms and a
+// while no waiter waits much longer than HandOffAfter plus 12 ms and a
 // hand-off for each process whose turn came first. A negative
 // HandOffAfter wakes the longest waiter at every release.
 // Native releases (DELIFEQ) do not take part (see DisableNativeCommands).
