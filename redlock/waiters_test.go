@@ -113,5 +113,8 @@ func attemptsAfterFleetRelease(t *testing.T, enrolled bool) int {
 	}
 	require.NoError(t, winner.Unlock(bg))
 	cancel()
+	for range fleetWaiters - 1 { // every Lock call returns before the test ends (and a broken variant's switch flips back)
+		<-got
+	}
 	return attempts
 }
