@@ -3,7 +3,6 @@ package redlock
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"slices"
 	"strconv"
 
 	"github.com/volleylock/volley/internal/pipe"
@@ -108,8 +107,14 @@ func wakeSuffix(id [waiterIDLen]byte) string { return ":" + string(id[:]) }
 // (op.slow: a master behind on its replies gets no more to send back).
 func (c *Client) leaveWaiters(key string, won *op) {
 	skip := func(i int) bool { return won != nil && (won.res[i].Outcome == OutcomeOK || won.slow[i]) }
-	if won != nil && !slices.ContainsFunc(won.res, func(r MasterResult) bool { return r.Outcome != OutcomeOK }) {
-		return // it won everywhere: the script took it off every set
+	sends := 0
+	for i := range c.masters {
+		if !skip(i) {
+			sends++
+		}
+	}
+	if sends == 0 {
+		return // it won everywhere (the script took it off every set), or the rest are slow
 	}
 	var w wire
 	w.at(c, key)
