@@ -13,7 +13,8 @@ import (
 // five commands a master, the enrolment renewed). The look goes to one
 // master, drawn at random among those that answered the last attempt
 // "taken" (so one that was up, answered in time and held the holder's
-// key); only when none did does it go to every master. It attempts when
+// key); only when none did, or the key expires sooner than a RetryDelay,
+// does it go to every master (see lookAt). It attempts when
 // the look shows the key free for it (not held, and named for nobody
 // else), or cannot tell; otherwise it waits again. A waiter behind the
 // key's longest is not the one a release wakes, so most of its waits end
@@ -93,13 +94,21 @@ func (c *Client) heldElsewhere(o *op, key string, at int, done <-chan struct{}) 
 // lookAt draws the master a look asks: one of those that answered the
 // op's last attempt "taken", at random (so that a fleet's looks spread
 // over the masters, and none asks a master that was down or slow); -1,
-// every master, when none did.
+// every master, when none did, or when one said its copy of the key
+// expires within RetryDelay. The copies expire at different moments (each
+// master got its SET at its own), the wait before the look ends when a
+// quorum of them has (see waitDelay), and a look at a master whose copy
+// outlives that would find the key held and wait RetryDelay more.
 func (o *op) lookAt() int {
 	n := 0
 	for i := range o.res {
-		if o.res[i].Outcome == OutcomeTaken {
-			n++
+		if o.res[i].Outcome != OutcomeTaken {
+			continue
 		}
+		if o.hasHolder[i] && o.pttl[i] >= 0 && o.pttl[i] < o.c.cfg.RetryDelay {
+			return -1
+		}
+		n++
 	}
 	if n == 0 || lookEveryMaster {
 		return -1
