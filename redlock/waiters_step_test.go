@@ -86,27 +86,51 @@ func TestWinnerStaysWhereItLost(t *testing.T) {
 	assert.True(t, enrolledWhereWinnerLost(t), "without the leave, the third master should keep the winner")
 }
 
-// enrolledWhereWinnerLost has a Client wait for a key that another holds
-// on three masters, replaces the holder's value with a stranger's on the
-// third, releases the lock (which wakes the waiter on the first two), and
-// reports whether the third master's waiters still hold the waiter once
-// it took the lock (after 300 ms).
+// enrolledWhereWinnerLost has a Client wait for a key that a holder's
+// value holds on three masters (set directly, so that it is on all
+// three), replaces it with a stranger's on the third, releases the key
+// on the first two with scripts.Release (which wakes the waiter there),
+// and reports whether the third master's waiters still hold the waiter
+// once it took the lock (after 300 ms).
 func enrolledWhereWinnerLost(t *testing.T) bool {
 	t.Helper()
 	servers := masters(t, 3)
 	const key = "leave"
-	holder := client(t, servers, Config{DisableNativeCommands: true, HandOffAfter: -1})
+	for _, s := range servers {
+		_, err := redistest.Do(s.Addr(), "SET", key, "holder", "PX", "10000")
+		require.NoError(t, err)
+	}
 	var failed atomic.Int32
 	w := client(t, servers, waiterConfig(Config{DisableNativeCommands: true}, &failed))
 	id := string(w.waiterID[:])
-	release := waitBehind(t, holder, w, key, &failed)
+	ctx, cancel := context.WithTimeout(bg, 20*time.Second)
+	defer cancel()
+	got := make(chan error, 1)
+	go func() {
+		wl, err := w.Lock(ctx, key, 10*time.Second)
+		if err == nil {
+			err = wl.Unlock(bg)
+		}
+		got <- err
+	}()
+	require.Eventually(t, func() bool { return failed.Load() >= 2 }, 10*time.Second, 5*time.Millisecond,
+		"the waiter failed its attempts before and after it subscribed")
 	for _, s := range servers {
 		require.Eventually(t, func() bool { return slices.Contains(waitersOn(s, key), id) }, 5*time.Second, 5*time.Millisecond,
 			"the waiter enrolled on every master")
 	}
 	_, err := redistest.Do(servers[2].Addr(), "SET", key, "stranger", "PX", "10000")
 	require.NoError(t, err)
-	release()
+	for _, s := range servers[:2] {
+		_, err := redistest.Do(s.Addr(), "EVAL", scripts.Release.Source, "1", key, "holder")
+		require.NoError(t, err)
+	}
+	select {
+	case err := <-got:
+		require.NoError(t, err, "the woken waiter did not take the key")
+	case <-time.After(5 * time.Second):
+		t.Fatal("the release did not wake the waiter")
+	}
 	time.Sleep(300 * time.Millisecond) // the leave is sent without waiting
 	return slices.Contains(waitersOn(servers[2], key), id)
 }
