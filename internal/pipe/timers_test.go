@@ -21,8 +21,8 @@ import (
 
 // The watcher fails a socket whose oldest request has waited longer than
 // ReadTimeout (and at least minStall) without a reply, at its first tick
-// after that (ticks every quarter of that), even when no further request
-// comes to notice it.
+// after that (ticks every quarter of that, on the process's instants: see
+// untilWatch), even when no further request comes to notice it.
 func TestWatchRecyclesLaggingSocket(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const rt = 100 * time.Millisecond
@@ -36,8 +36,9 @@ func TestWatchRecyclesLaggingSocket(t *testing.T) {
 		start := time.Now()
 		c.Send(r, notify)
 		<-notify
-		tick := max(rt, minStall) / 4
-		assert.Equal(t, (max(rt, minStall)/tick+1)*tick, time.Since(start), "not failed at the first tick past the stall")
+		stall := max(rt, minStall)
+		first := stall + untilWatch(start.Add(stall), stall/4)
+		assert.Equal(t, first, time.Since(start), "not failed at the first tick past the stall")
 		assert.ErrorIs(t, r.Err(), ErrReadTimeout)
 		r.Release()
 		// It reconnects at once.
@@ -181,4 +182,22 @@ func TestLateHandshakeIsWaitedFor(t *testing.T) {
 		assert.Equal(t, int32(1), d.dials.Load(), "the late handshake was given up and dialled again")
 		assert.Equal(t, uint64(1), c.Info().Generation)
 	})
+}
+
+// Every Conn of a process ticks on the same instants, watchPhase plus
+// whole periods, however its watch began: the process then wakes once a
+// period for all of them.
+func TestWatchTicksFallOnTheProcessInstants(t *testing.T) {
+	const period = 250 * time.Millisecond
+	base := time.Unix(0, watchPhase).Add(1000 * period)
+	for _, off := range []time.Duration{0, 1, period / 3, period - 1, period, 7*period + 5*time.Millisecond} {
+		now := base.Add(off)
+		d := untilWatch(now, period)
+		assert.Greater(t, d, time.Duration(0), "offset %v", off)
+		assert.LessOrEqual(t, d, period, "offset %v", off)
+		assert.Zero(t, now.Add(d).Sub(base)%period, "offset %v: tick off the process's instants", off)
+	}
+	// Before the phase too (a clock set back).
+	d := untilWatch(time.Unix(0, watchPhase).Add(-period/4), period)
+	assert.Equal(t, period/4, d)
 }
