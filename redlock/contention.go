@@ -47,14 +47,9 @@ func (o *op) contention(tok *token) (held bool, holder [releaseIDLen]byte, elect
 	mine, best := 0, 0
 	var bestID [releaseIDLen]byte
 	for i := range o.res {
-		switch out := o.res[i].Outcome; {
-		case out == OutcomeOK || out == OutcomeGuarded:
-			o.free[i] = 0
+		o.free[i] = o.freeAfter(i)
+		if out := o.res[i].Outcome; out == OutcomeOK || out == OutcomeGuarded {
 			mine++
-		case out == OutcomeTaken && o.hasHolder[i] && o.pttl[i] >= 0:
-			o.free[i] = o.pttl[i]
-		default:
-			o.free[i] = never
 		}
 		if !o.hasHolder[i] || o.res[i].Outcome != OutcomeTaken {
 			continue
@@ -85,6 +80,19 @@ func (o *op) contention(tok *token) (held bool, holder [releaseIDLen]byte, elect
 // never marks, in waitState.free, a master that will not be free by
 // expiry alone.
 const never = time.Duration(1<<63 - 1)
+
+// freeAfter is how long after the op's last attempt master i is free for
+// it: 0 where the attempt took it, the copy's PTTL where another holds it
+// (or a name refused it), never where that is not known.
+func (o *op) freeAfter(i int) time.Duration {
+	switch out := o.res[i].Outcome; {
+	case out == OutcomeOK || out == OutcomeGuarded:
+		return 0
+	case out == OutcomeTaken && o.hasHolder[i] && o.pttl[i] >= 0:
+		return o.pttl[i]
+	}
+	return never
+}
 
 // quorumFreeIn sorts free (per master: how long until it is free, or
 // never) and returns how long until a quorum of them is, if ever.

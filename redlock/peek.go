@@ -13,10 +13,10 @@ import (
 // five commands a master, the enrolment renewed). The look goes to one
 // master, drawn at random among those that answered the last attempt
 // "taken" (so one that was up, answered in time and held the holder's
-// key); only when none did, or the key expires sooner than a RetryDelay,
-// does it go to every master (see lookAt). It attempts when
-// the look shows the key free for it (not held, and named for nobody
-// else), or cannot tell; otherwise it waits again. A waiter behind the
+// key; when copies expire within RetryDelay, one of those that expire
+// first); only when none did does it go to every master (see lookAt).
+// It attempts when the look shows the key free for it (not held, and
+// named for nobody else), or cannot tell; otherwise it waits again. A waiter behind the
 // key's longest is not the one a release wakes, so most of its waits end
 // without a wake-up: in a fleet on one key these looks, not attempts, are
 // what its waiters send, and one master's view is enough to tell a key
@@ -94,28 +94,36 @@ func (c *Client) heldElsewhere(o *op, key string, at int, done <-chan struct{}) 
 // lookAt draws the master a look asks: one of those that answered the
 // op's last attempt "taken", at random (so that a fleet's looks spread
 // over the masters, and none asks a master that was down or slow); -1,
-// every master, when none did, or when one said its copy of the key
-// expires within RetryDelay. The copies expire at different moments (each
-// master got its SET at its own), the wait before the look ends when a
-// quorum of them has (see waitDelay), and a look at a master whose copy
-// outlives that would find the key held and wait RetryDelay more.
+// every master, when none did.
+//
+// When one of them said its copy (of the key, or of the name that refused
+// the attempt) expires within RetryDelay, the wait before the look ends
+// when a quorum of copies has (see waitDelay), and the copies expire at
+// different moments (each master got its SET at its own): a look at a
+// master whose copy outlives that would find the key held and wait
+// RetryDelay more. The draw is then among the masters whose copies are
+// among the first quorum to expire. (Looking at every master instead made
+// each look after a hand-off five MGETs: the releaser's attempt is
+// refused by the name, which lives 200 ms.)
 func (o *op) lookAt() int {
+	soon := false
+	for i := range o.res {
+		if o.res[i].Outcome == OutcomeTaken && o.hasHolder[i] && o.pttl[i] >= 0 && o.pttl[i] < o.c.cfg.RetryDelay {
+			soon = true
+		}
+	}
 	n := 0
 	for i := range o.res {
-		if o.res[i].Outcome != OutcomeTaken {
-			continue
+		if o.lookable(i, soon) {
+			n++
 		}
-		if o.hasHolder[i] && o.pttl[i] >= 0 && o.pttl[i] < o.c.cfg.RetryDelay {
-			return -1
-		}
-		n++
 	}
 	if n == 0 || lookEveryMaster {
 		return -1
 	}
 	k := rand.N(n)
 	for i := range o.res {
-		if o.res[i].Outcome == OutcomeTaken {
+		if o.lookable(i, soon) {
 			if k == 0 {
 				return i
 			}
@@ -123,6 +131,25 @@ func (o *op) lookAt() int {
 		}
 	}
 	return -1
+}
+
+// lookable reports whether master i may take a look (see lookAt): it
+// answered "taken", and, when copies expire soon, its copy is among the
+// first quorum to expire.
+func (o *op) lookable(i int, soon bool) bool {
+	if o.res[i].Outcome != OutcomeTaken {
+		return false
+	}
+	if !soon {
+		return true
+	}
+	f, earlier := o.freeAfter(i), 0
+	for j := range o.res {
+		if o.freeAfter(j) < f {
+			earlier++
+		}
+	}
+	return f != never && earlier < o.c.quorum
 }
 
 // noPeek, set by tests and benchmarks only, makes every wait that runs out

@@ -180,3 +180,53 @@ func attemptsAfterFreeLook(t *testing.T) int32 {
 	release()
 	return attempts
 }
+
+// TestLookAfterShortCopiesAsksOneMaster: when the last attempt's "taken"
+// answers say the copies (of the key, or of the name that refused it)
+// expire within RetryDelay, the look still asks one master: one of those
+// whose copies are among the first quorum to expire, at which the wait
+// before the look ends. A master whose copy outlives that, or that did
+// not answer "taken", is never drawn; without short copies, any master
+// that answered "taken" is.
+func TestLookAfterShortCopiesAsksOneMaster(t *testing.T) {
+	c := client(t, masters(t, 5), Config{RetryDelay: 200 * time.Millisecond})
+	o := c.getOp()
+	defer c.putOp(o)
+	require.Len(t, o.res, 5)
+	draws := func() map[int]int {
+		seen := map[int]int{}
+		for range 500 {
+			seen[o.lookAt()]++
+		}
+		return seen
+	}
+	// A name that lives 200 ms refused the attempt on four masters, with
+	// different PTTLs; the fifth timed out.
+	for i, ms := range []int{190, 150, 170, 195, 0} {
+		o.res[i].Outcome, o.hasHolder[i], o.pttl[i] = OutcomeTaken, true, time.Duration(ms)*time.Millisecond
+	}
+	o.res[4].Outcome, o.hasHolder[4] = OutcomeTimeout, false
+	seen := draws()
+	assert.NotContains(t, seen, -1, "a look at every master")
+	for _, i := range []int{1, 2, 0} {
+		assert.Positive(t, seen[i], "master %d, among the first quorum (3) to expire, never drawn", i)
+	}
+	assert.Zero(t, seen[3], "master 3's copy outlives the quorum's")
+	assert.Zero(t, seen[4], "master 4 did not answer")
+	// A master that took the attempt's key counts as free from the
+	// start: the first quorum is then it and the two earliest copies.
+	o.res[3].Outcome, o.hasHolder[3] = OutcomeOK, false
+	seen = draws()
+	assert.Positive(t, seen[1])
+	assert.Positive(t, seen[2])
+	assert.Zero(t, seen[0], "master 0's copy outlives the quorum's")
+	assert.Zero(t, seen[3], "master 3 said yes: nothing to look at")
+	// Copies that outlive RetryDelay: any master that answered "taken".
+	for i := range 5 {
+		o.res[i].Outcome, o.hasHolder[i], o.pttl[i] = OutcomeTaken, true, 10*time.Second
+	}
+	seen = draws()
+	for i := range 5 {
+		assert.Positive(t, seen[i], "master %d never drawn", i)
+	}
+}
