@@ -16,11 +16,12 @@ import (
 // key; when copies expire within RetryDelay, one of those that expire
 // first); only when none did does it go to every master (see lookAt).
 // It attempts when the look shows the key free for it (not held, and
-// named for nobody else), or cannot tell; otherwise it waits again. A waiter behind the
-// key's longest is not the one a release wakes, so most of its waits end
-// without a wake-up: in a fleet on one key these looks, not attempts, are
-// what its waiters send, and one master's view is enough to tell a key
-// that is still held (a release runs on every master). Looking at one
+// named for nobody else), or cannot tell; otherwise it waits again. A
+// waiter behind the key's longest is not the one a release wakes, so
+// most of its waits end without a wake-up: in a fleet on one key these
+// looks, not attempts, are what its waiters send, and one master's view
+// is enough to tell a key that is still held (a release runs on every
+// master). Looking at one
 // master instead of all five cut a fleet's commands per grant by about
 // 5% (64 processes on one key, hold 1 ms: docs/benchmarks.md, stop 70).
 // A lost wake-up still costs at most RetryDelay: the look after it sees
