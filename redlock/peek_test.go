@@ -84,6 +84,20 @@ func waitBehind(t *testing.T, holder, w *Client, key string, failed *atomic.Int3
 	t.Helper()
 	l, err := holder.TryLock(bg, key, 10*time.Second)
 	require.NoError(t, err)
+	got := waiterInBackground(t, w, key, failed)
+	return func() {
+		t.Helper()
+		require.NoError(t, l.Unlock(bg))
+		wokenWaiterTook(t, got)
+	}
+}
+
+// waiterInBackground has w Lock key for 10 s (within 20 s) in the
+// background and Unlock it once taken, and returns once w failed its
+// attempts before and after it subscribed (failed counts them: see
+// waiterConfig). The channel gets the Lock's error, else the Unlock's.
+func waiterInBackground(t *testing.T, w *Client, key string, failed *atomic.Int32) <-chan error {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(bg, 20*time.Second)
 	t.Cleanup(cancel)
 	got := make(chan error, 1)
@@ -96,15 +110,18 @@ func waitBehind(t *testing.T, holder, w *Client, key string, failed *atomic.Int3
 	}()
 	require.Eventually(t, func() bool { return failed.Load() >= 2 }, 10*time.Second, 5*time.Millisecond,
 		"the waiter failed its attempts before and after it subscribed")
-	return func() {
-		t.Helper()
-		require.NoError(t, l.Unlock(bg))
-		select {
-		case err := <-got:
-			require.NoError(t, err, "the waiter did not get the released key")
-		case <-time.After(5 * time.Second):
-			t.Fatal("the release did not wake the waiter")
-		}
+	return got
+}
+
+// wokenWaiterTook requires that the waiter of waiterInBackground, which a
+// release just woke, took the key (and let it go) within 5 s.
+func wokenWaiterTook(t *testing.T, got <-chan error) {
+	t.Helper()
+	select {
+	case err := <-got:
+		require.NoError(t, err, "the woken waiter did not take the key")
+	case <-time.After(5 * time.Second):
+		t.Fatal("the release did not wake the waiter")
 	}
 }
 

@@ -103,18 +103,7 @@ func enrolledWhereWinnerLost(t *testing.T) bool {
 	var failed atomic.Int32
 	w := client(t, servers, waiterConfig(Config{DisableNativeCommands: true}, &failed))
 	id := string(w.waiterID[:])
-	ctx, cancel := context.WithTimeout(bg, 20*time.Second)
-	defer cancel()
-	got := make(chan error, 1)
-	go func() {
-		wl, err := w.Lock(ctx, key, 10*time.Second)
-		if err == nil {
-			err = wl.Unlock(bg)
-		}
-		got <- err
-	}()
-	require.Eventually(t, func() bool { return failed.Load() >= 2 }, 10*time.Second, 5*time.Millisecond,
-		"the waiter failed its attempts before and after it subscribed")
+	got := waiterInBackground(t, w, key, &failed)
 	for _, s := range servers {
 		require.Eventually(t, func() bool { return slices.Contains(waitersOn(s, key), id) }, 5*time.Second, 5*time.Millisecond,
 			"the waiter enrolled on every master")
@@ -125,12 +114,7 @@ func enrolledWhereWinnerLost(t *testing.T) bool {
 		_, err := redistest.Do(s.Addr(), "EVAL", scripts.Release.Source, "1", key, "holder")
 		require.NoError(t, err)
 	}
-	select {
-	case err := <-got:
-		require.NoError(t, err, "the woken waiter did not take the key")
-	case <-time.After(5 * time.Second):
-		t.Fatal("the release did not wake the waiter")
-	}
+	wokenWaiterTook(t, got)
 	time.Sleep(300 * time.Millisecond) // the leave is sent without waiting
 	return slices.Contains(waitersOn(servers[2], key), id)
 }
