@@ -65,7 +65,11 @@ func runCommand(t *testing.T, addr string, args ...any) []resp.Value {
 	return vals
 }
 
-// lockAsync runs c.Lock(key) in a goroutine; the channel gets its result.
+// lockAsync runs c.Lock(key) in a goroutine, and Unlock once it is
+// taken; the channel gets the Lock's result after that Unlock returned,
+// so that nothing of the goroutine's runs past the test that reads it
+// (an Unlock left running read a package variable that the next test
+// set: make test's race detector caught it).
 func lockAsync(c *Client, key string, ttl time.Duration) <-chan error {
 	out := make(chan error, 1)
 	go func() {
@@ -73,7 +77,7 @@ func lockAsync(c *Client, key string, ttl time.Duration) <-chan error {
 		defer cancel()
 		l, err := c.Lock(ctx, key, ttl)
 		if err == nil {
-			defer l.Unlock(bg)
+			l.Unlock(bg)
 		}
 		out <- err
 	}()
