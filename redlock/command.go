@@ -194,13 +194,7 @@ func (o *op) encode(cmd *command, key string, keys []string, tok *token, arg, ar
 	switch {
 	case cmd.script == nil:
 		o.cmd.at(o.c, key)
-		o.cmd.b = resp.AppendArrayHeader(o.cmd.b, 6)
-		o.cmd.b = resp.AppendBulkString(o.cmd.b, "SET")
-		o.cmd.key(o.c, key)
-		o.cmd.b = resp.AppendBulk(o.cmd.b, tok[:])
-		o.cmd.b = resp.AppendBulkString(o.cmd.b, "NX")
-		o.cmd.b = resp.AppendBulkString(o.cmd.b, "PX")
-		o.cmd.b = resp.AppendBulk(o.cmd.b, arg)
+		o.cmd.setNX(o.c, key, tok, arg)
 	default:
 		o.cmd.script(o.c, script.SHA, key, keys, tail, tok, arg, arg2, proposal)
 	}
@@ -219,6 +213,36 @@ func (o *op) encodeHandover(key string, old, next *token, ttl time.Duration) {
 	num := o.ttlArg(ttl)
 	o.cmd.reset()
 	o.cmd.handover(o.c, key, old, next, num)
+}
+
+// batch appends "EVALSHA <script> keys <each value's keys> len(batch)
+// <each value's token, TTL in milliseconds and third argument>", a
+// renewer's batch of extensions by the batch script of their command
+// (command.batch, see renewer.encode), keys being the number of keys.
+func (w *wire) batch(c *Client, script *scripts.Script, batch []*renewal, keys int) {
+	w.b = resp.AppendArrayHeader(w.b, 3+keys+1+3*len(batch))
+	w.b = resp.AppendBulkString(w.b, "EVALSHA")
+	w.b = resp.AppendBulkString(w.b, script.SHA)
+	w.b = resp.AppendBulkInt(w.b, int64(keys))
+	for _, e := range batch {
+		ks := e.batchKeys()
+		if ks == nil {
+			w.key(c, e.h.key)
+		}
+		for _, k := range ks {
+			w.key(c, k)
+		}
+	}
+	w.b = resp.AppendBulkInt(w.b, int64(len(batch)))
+	for _, e := range batch {
+		w.b = resp.AppendBulk(w.b, e.v.tok[:])
+		w.b = resp.AppendBulkInt(w.b, e.ttl.Milliseconds())
+		if e.h.arg2 != nil {
+			w.b = resp.AppendBulk(w.b, e.h.arg2)
+		} else {
+			w.b = resp.AppendBulkInt(w.b, int64(e.batchKeyCount()))
+		}
+	}
 }
 
 // look appends "MGET key <key's name>", a waiter's look at key (see

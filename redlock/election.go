@@ -302,9 +302,7 @@ func (e *Election) Leader(ctx context.Context) (LeaderInfo, error) {
 	records := make([]string, 0, len(c.masters))
 	answered := 0
 	c.eachMaster(ctx, c.placement(e.name), c.cfg.MasterTimeout, func(_ int, w *wire) {
-		w.b = resp.AppendArrayHeader(w.b, 2)
-		w.b = resp.AppendBulkString(w.b, "GET")
-		w.key(c, e.keys[1])
+		w.verbKey(c, "GET", e.keys[1])
 	}, func(_ int, vals []resp.Value) {
 		answered++
 		if v := &vals[0]; v.Type == resp.TypeBulk && !v.Null {

@@ -197,9 +197,6 @@ func (f *fanout) askAgain(r *pipe.Request) bool {
 // broken variant that TestClusterSlotMigrating must catch.
 var noAsking bool
 
-// askingCmd is ASKING, encoded.
-var askingCmd = resp.AppendCommand(nil, "ASKING")
-
 // movedOrDown reports whether an answer says that a cluster copy's server
 // does not serve it (any more): a connection error, or MOVED, ASK,
 // CLUSTERDOWN, TRYAGAIN or READONLY.

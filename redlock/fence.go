@@ -511,9 +511,7 @@ func (c *Client) repairPlace(ctx context.Context, p int) repairResult {
 				c.encodeFenceScript(w, &scripts.FenceState, &scripts.FenceStateVouched)
 				return
 			}
-			w.b = resp.AppendArrayHeader(w.b, 2)
-			w.b = resp.AppendBulkString(w.b, "GET")
-			w.key(c, fenceKey)
+			w.verbKey(c, "GET", fenceKey)
 		}, func(i int, vals []resp.Value) {
 			var n uint64
 			ok := false
@@ -568,16 +566,7 @@ func (c *Client) encodeFenceScript(w *wire, script, vouched *scripts.Script, arg
 	if c.vouching() {
 		script, n = vouched, len(keys)
 	}
-	w.b = resp.AppendArrayHeader(w.b, 3+n+len(args))
-	w.b = resp.AppendBulkString(w.b, "EVAL")
-	w.b = resp.AppendBulkString(w.b, script.Source)
-	w.b = resp.AppendBulkInt(w.b, int64(n))
-	for _, k := range keys[:n] {
-		w.key(c, k)
-	}
-	for _, a := range args {
-		w.b = resp.AppendBulkString(w.b, a)
-	}
+	w.eval(c, script, keys[:n], args)
 }
 
 // parseMasterFence reads scripts.FenceState's answer.

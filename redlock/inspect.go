@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/volleylock/volley/internal/ctxerr"
-	"github.com/volleylock/volley/resp"
 )
 
 // errNoAnswer is a KeyState's Err when its master did not answer within
@@ -75,9 +74,7 @@ func (c *Client) inspect(ctx context.Context, name string, keys []string, tok *t
 			for j, verb := range [2]string{"GET", "PTTL"} {
 				cmd.reset()
 				cmd.at(c, name)
-				cmd.b = resp.AppendArrayHeader(cmd.b, 2)
-				cmd.b = resp.AppendBulkString(cmd.b, verb)
-				cmd.key(c, key)
+				cmd.verbKey(c, verb, key)
 				f.sendTo(2*s+j, i, &cmd)
 			}
 			out[s] = KeyState{Key: key, Addr: f.sentTo[2*s].Addr()}

@@ -367,32 +367,9 @@ func (e *renewal) batchKeyCount() int { return max(1, len(e.batchKeys())) }
 // keys are theirs until unregistered.
 func (r *renewer) encode(keys int) {
 	first := r.batch[0]
-	w := &r.cmd
-	w.reset()
-	w.at(r.c, first.h.placed())
-	w.b = resp.AppendArrayHeader(w.b, 3+keys+1+3*len(r.batch))
-	w.b = resp.AppendBulkString(w.b, "EVALSHA")
-	w.b = resp.AppendBulkString(w.b, first.h.cmd.batch.SHA)
-	w.b = resp.AppendBulkInt(w.b, int64(keys))
-	for _, e := range r.batch {
-		ks := e.batchKeys()
-		if ks == nil {
-			w.key(r.c, e.h.key)
-		}
-		for _, k := range ks {
-			w.key(r.c, k)
-		}
-	}
-	w.b = resp.AppendBulkInt(w.b, int64(len(r.batch)))
-	for _, e := range r.batch {
-		w.b = resp.AppendBulk(w.b, e.v.tok[:])
-		w.b = resp.AppendBulkInt(w.b, e.ttl.Milliseconds())
-		if e.h.arg2 != nil {
-			w.b = resp.AppendBulk(w.b, e.h.arg2)
-		} else {
-			w.b = resp.AppendBulkInt(w.b, int64(e.batchKeyCount()))
-		}
-	}
+	r.cmd.reset()
+	r.cmd.at(r.c, first.h.placed())
+	r.cmd.batch(r.c, first.h.cmd.batch, r.batch, keys)
 }
 
 // send sends the batch to every master and collects the votes (into the

@@ -1,10 +1,10 @@
 package redlock
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/volleylock/volley/internal/pipe"
-	"github.com/volleylock/volley/resp"
 )
 
 // A held value keeps its copies while its quorum holds. An extension
@@ -93,13 +93,7 @@ func (c *Client) restoreCopies(h *heldOp, tok *token, left time.Duration, m rest
 func (c *Client) restoreCopy(name, key string, tok *token, left time.Duration, m restoreMask) {
 	var w wire
 	w.at(c, name)
-	w.b = resp.AppendArrayHeader(w.b, 6)
-	w.b = resp.AppendBulkString(w.b, "SET")
-	w.key(c, key)
-	w.b = resp.AppendBulk(w.b, tok[:])
-	w.b = resp.AppendBulkString(w.b, "NX")
-	w.b = resp.AppendBulkString(w.b, "PX")
-	w.b = resp.AppendBulkInt(w.b, left.Milliseconds())
+	w.setNX(c, key, tok, strconv.AppendInt(nil, left.Milliseconds(), 10))
 	var scratch []byte
 	for i := range c.masters {
 		if !m.has(i) {

@@ -102,7 +102,7 @@ func (room *waitRoom) subscribe(ctx context.Context, w *waiter) {
 			}
 			kw.tried[i] = info.Generation
 			for _, ch := range [2]string{room.channel(i, k), room.wakeChannel(i, k)} {
-				cmd = resp.AppendCommand(cmd[:0], "SSUBSCRIBE", ch)
+				cmd = appendShardSub(cmd[:0], "SSUBSCRIBE", ch)
 				b.Send(len(todo), sc, cmd)
 				todo = append(todo, pending{kw: kw, i: i, gen: info.Generation, channel: ch, pair: len(confirmed)})
 			}
@@ -573,7 +573,7 @@ func (room *waitRoom) unsubscribeLocked(key string, tried []uint64) {
 		if sc := room.subAtLocked(i, key); sc != nil {
 			for _, ch := range [2]string{room.channel(i, key), room.wakeChannel(i, key)} {
 				r := pipe.NewRequest()
-				r.Cmd = resp.AppendCommand(r.Cmd[:0], "SUNSUBSCRIBE", ch)
+				r.Cmd = appendShardSub(r.Cmd[:0], "SUNSUBSCRIBE", ch)
 				sc.SendForget(r)
 			}
 		}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/volleylock/volley/internal/pipe"
 	"github.com/volleylock/volley/internal/scripts"
-	"github.com/volleylock/volley/resp"
 )
 
 // The waiters of a key across Clients. A Lock that waits makes its
@@ -118,10 +117,7 @@ func (c *Client) leaveWaiters(key string, won *op) {
 	}
 	var w wire
 	w.at(c, key)
-	w.b = resp.AppendArrayHeader(w.b, 3)
-	w.b = resp.AppendBulkString(w.b, "ZREM")
-	w.keyWith(c, key, scripts.WaitersSuffix)
-	w.b = resp.AppendBulk(w.b, c.waiterID[:])
+	w.zrem(c, key, scripts.WaitersSuffix, c.waiterID[:])
 	var scratch []byte
 	for i := range c.masters {
 		if skip(i) {

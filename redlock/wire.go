@@ -2,6 +2,9 @@ package redlock
 
 import (
 	"strconv"
+
+	"github.com/volleylock/volley/internal/scripts"
+	"github.com/volleylock/volley/resp"
 )
 
 // wire is an encoded command. For a Client over a Redis Cluster (see
@@ -72,4 +75,64 @@ func (w *wire) channel(c *Client, key string) {
 	}
 	w.b = append(w.b, key...)
 	w.b = append(w.b, '\r', '\n')
+}
+
+// The commands below are encoded here and nowhere else in the package but
+// command.go (a burst's command) and native.go (its native forms): every
+// other request redlock sends is one of these.
+
+// askingCmd is ASKING, encoded: it goes before a command a cluster node
+// answered with ASK (see fanout.go).
+var askingCmd = resp.AppendCommand(nil, "ASKING")
+
+// verbKey appends "verb key": a GET or a PTTL of key (Inspect, a leader's
+// record, the fencing counter).
+func (w *wire) verbKey(c *Client, verb, key string) {
+	w.b = resp.AppendArrayHeader(w.b, 2)
+	w.b = resp.AppendBulkString(w.b, verb)
+	w.key(c, key)
+}
+
+// eval appends "EVAL script len(keys) keys... args...", the script's
+// source sent whole (the fencing counter's repairs, rare enough that a
+// NOSCRIPT round is not worth saving).
+func (w *wire) eval(c *Client, script *scripts.Script, keys []string, args []string) {
+	w.b = resp.AppendArrayHeader(w.b, 3+len(keys)+len(args))
+	w.b = resp.AppendBulkString(w.b, "EVAL")
+	w.b = resp.AppendBulkString(w.b, script.Source)
+	w.b = resp.AppendBulkInt(w.b, int64(len(keys)))
+	for _, k := range keys {
+		w.key(c, k)
+	}
+	for _, a := range args {
+		w.b = resp.AppendBulkString(w.b, a)
+	}
+}
+
+// setNX appends "SET key tok NX PX ttl", ttl in milliseconds: a plain
+// lock's attempt (see op.encode), or a copy of a held value restored (see
+// restore.go).
+func (w *wire) setNX(c *Client, key string, tok *token, ttl []byte) {
+	w.b = resp.AppendArrayHeader(w.b, 6)
+	w.b = resp.AppendBulkString(w.b, "SET")
+	w.key(c, key)
+	w.b = resp.AppendBulk(w.b, tok[:])
+	w.b = resp.AppendBulkString(w.b, "NX")
+	w.b = resp.AppendBulkString(w.b, "PX")
+	w.b = resp.AppendBulk(w.b, ttl)
+}
+
+// zrem appends "ZREM key+suffix member" (a Client leaving a key's
+// waiters, see waiters.go).
+func (w *wire) zrem(c *Client, key, suffix string, member []byte) {
+	w.b = resp.AppendArrayHeader(w.b, 3)
+	w.b = resp.AppendBulkString(w.b, "ZREM")
+	w.keyWith(c, key, suffix)
+	w.b = resp.AppendBulk(w.b, member)
+}
+
+// appendShardSub appends "verb channel" to dst: an SSUBSCRIBE or
+// SUNSUBSCRIBE of a waiting room's channel (see subscriptions.go).
+func appendShardSub(dst []byte, verb, channel string) []byte {
+	return resp.AppendCommand(dst, verb, channel)
 }
