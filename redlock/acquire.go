@@ -121,7 +121,7 @@ func (c *Client) acquire(ctx context.Context, o *op, k kind, ttl time.Duration, 
 				return got, nil
 			}
 			if ctx.Err() != nil {
-				return taken{}, o.ended(ctx, name, attempt)
+				return taken{}, o.res.ended(ctx, c.quorum, name, attempt)
 			}
 			// Not passed on (the lock was lost meanwhile): attempt.
 		}
@@ -139,65 +139,38 @@ func (c *Client) acquire(ctx context.Context, o *op, k kind, ttl time.Duration, 
 		}
 		// Quietly, unless it may have landed on a quorum: a waiter may then
 		// have seen this attempt as the holder, and waits for its release.
-		wake := o.mayHoldQuorum()
+		wake := o.res.mayHoldQuorum(c.quorum)
 		if wake {
 			c.room.noteOwn(o.tok.releaseID())
 		}
 		k.releaseFailed(o, wake)
 		c.event(EventFailed, name)
 		if br.cancelled {
-			o.learned()
-			return taken{}, o.ended(ctx, name, attempt)
+			if o.hasLast {
+				o.res.learned(o.last)
+			}
+			return taken{}, o.res.ended(ctx, c.quorum, name, attempt)
 		}
-		if o.mismatched() {
-			return taken{}, o.error(OpLock, name, traits.wrongKind, attempt)
+		if o.res.mismatched() {
+			return taken{}, o.res.error(OpLock, name, traits.wrongKind, attempt)
 		}
-		if o.denied() {
-			return taken{}, o.error(OpLock, name, ErrNoPermission, attempt)
+		if o.res.denied(c.quorum) {
+			return taken{}, o.res.error(OpLock, name, ErrNoPermission, attempt)
 		}
 		copy(o.last, o.res)
 		o.hasLast = true
 		var aerr error = ErrNotAcquired // contention alone: no allocation
 		switch {
-		case br.failed > 0 && o.noQuorum():
-			aerr = o.error(OpLock, name, ErrNoQuorum, attempt)
+		case br.failed > 0 && o.res.noQuorum(c.quorum):
+			aerr = o.res.error(OpLock, name, ErrNoQuorum, attempt)
 		case br.failed > 0 || br.ok >= c.quorum:
 			// Faults, or a quorum whose validity ran out.
-			aerr = o.error(OpLock, name, ErrNotAcquired, attempt)
+			aerr = o.res.error(OpLock, name, ErrNotAcquired, attempt)
 		}
 		if err := r.after(o, k, &br, attempt, aerr); err != nil {
 			return taken{}, err
 		}
 	}
-}
-
-// noQuorum reports whether the op's results show an outage rather than
-// contention: the masters that gave no vote (timed out, failed to
-// connect, answered with an error, or were slow and not awaited) are more
-// than N - quorum, so that the others could not have made a quorum
-// whatever they answered. A master not awaited because the outcome was
-// decided without it, or cancelled, may have voted: it does not count
-// (see ErrNoQuorum).
-func (o *op) noQuorum() bool {
-	silent := 0
-	for i := range o.res {
-		switch o.res[i].Outcome {
-		case OutcomeTimeout, OutcomeConnError, OutcomeServerError, OutcomeSlow:
-			silent++
-		}
-	}
-	return silent > len(o.res)-o.c.quorum
-}
-
-// ended is the error of an acquisition of name that ctx ended after
-// attempt attempts: ctx's error, which also matches ErrNoQuorum when the
-// op's results, the latest answers, show too few masters that could vote.
-func (o *op) ended(ctx context.Context, name string, attempt int) error {
-	kind := ctxerr.Of(ctx)
-	if o.noQuorum() {
-		kind = &endedNoQuorum{kind}
-	}
-	return o.error(OpLock, name, kind, attempt)
 }
 
 // granted reports whether a burst br, whose validity ends at until, took

@@ -26,11 +26,13 @@ const (
 // answers holds, for each shape, the check its replies must pass on the
 // socket's reader (fits, see replycheck.go) and how a burst reads one
 // (read): master i's outcome, with what waiting, fencing and semaphores
-// learn from it noted in the op (noteHolder, noteCounter, notePermits).
-// read gets a reply that is not a server error.
+// learn from it noted in the burst's lessons (noteHolder, noteCounter,
+// notePermits).
+// read gets a reply that is not a server error, and tok, the token the
+// burst sent.
 var answers = [...]struct {
 	fits func([]resp.Value) bool
-	read func(o *op, i int, vals []resp.Value) (Outcome, error)
+	read func(l *lessons, tok *token, i int, vals []resp.Value) (Outcome, error)
 }{
 	answerSet:         {fitsSet, readSet},
 	answerLock:        {fitsLock, readLock},
@@ -55,7 +57,7 @@ func (o *op) classify(r *pipe.Request) (out Outcome, err error) {
 	if v := &vals[0]; v.IsError() {
 		return OutcomeServerError, v.Err()
 	}
-	return answers[o.shape(r.Tag)].read(o, r.Tag, vals)
+	return answers[o.shape(r.Tag)].read(&o.learn, &o.tok, r.Tag, vals)
 }
 
 // shape is the shape of the answer in slot: that of the native form the
@@ -68,7 +70,7 @@ func (o *op) shape(slot int) answerShape {
 }
 
 // readSet: SET NX's +OK, or nil when the key is taken.
-func readSet(_ *op, _ int, vals []resp.Value) (Outcome, error) {
+func readSet(l *lessons, tok *token, _ int, vals []resp.Value) (Outcome, error) {
 	v := &vals[0]
 	if v.Null {
 		return OutcomeTaken, nil
@@ -81,20 +83,20 @@ func readSet(_ *op, _ int, vals []resp.Value) (Outcome, error) {
 
 // readLock: a lock script's 1, or {holder id, pttl} when taken (noted for
 // waiting, see contention).
-func readLock(o *op, i int, vals []resp.Value) (Outcome, error) {
+func readLock(l *lessons, tok *token, i int, vals []resp.Value) (Outcome, error) {
 	v := &vals[0]
 	if v.Type == resp.TypeInteger && v.Int == 1 {
 		return OutcomeOK, nil
 	}
 	if v.Type == resp.TypeArray && v.Int == 2 && len(vals) == 3 {
-		o.noteHolder(i, vals)
+		l.noteHolder(i, vals)
 		return OutcomeTaken, nil
 	}
 	return OutcomeServerError, errUnexpectedReply
 }
 
 // readVote: 1 yes, 0 no.
-func readVote(_ *op, _ int, vals []resp.Value) (Outcome, error) {
+func readVote(l *lessons, tok *token, _ int, vals []resp.Value) (Outcome, error) {
 	if v := &vals[0]; v.Type == resp.TypeInteger {
 		switch v.Int {
 		case 1:
@@ -107,17 +109,17 @@ func readVote(_ *op, _ int, vals []resp.Value) (Outcome, error) {
 }
 
 // readRelease: a release's vote, and with a turn's cutoff what it did to
-// the waiters (noted in the op, see Lock.Unlock and turns.go).
-func readRelease(o *op, _ int, vals []resp.Value) (Outcome, error) {
+// the waiters (noted in the lessons, see Lock.Unlock and turns.go).
+func readRelease(l *lessons, tok *token, _ int, vals []resp.Value) (Outcome, error) {
 	if v := &vals[0]; v.Type == resp.TypeInteger {
 		switch v.Int {
 		case 1:
 			return OutcomeOK, nil
 		case 2:
-			o.woke++
+			l.woke++
 			return OutcomeOK, nil
 		case 3:
-			o.asleep++
+			l.asleep++
 			return OutcomeOK, nil
 		case 0:
 			return OutcomeTaken, nil
@@ -129,13 +131,13 @@ func readRelease(o *op, _ int, vals []resp.Value) (Outcome, error) {
 // readPermit: the attempt's token when granted (a grant names its
 // request's token), else the free permits' indexes (noted, see
 // notePermits).
-func readPermit(o *op, _ int, vals []resp.Value) (Outcome, error) {
+func readPermit(l *lessons, tok *token, _ int, vals []resp.Value) (Outcome, error) {
 	v := &vals[0]
-	if v.Type == resp.TypeBulk && bytes.Equal(v.Bytes, o.tok[:]) {
+	if v.Type == resp.TypeBulk && bytes.Equal(v.Bytes, tok[:]) {
 		return OutcomeOK, nil
 	}
 	if v.Type == resp.TypeArray && int(v.Int) == len(vals)-1 {
-		o.notePermits(vals)
+		l.notePermits(vals)
 		return OutcomeTaken, nil
 	}
 	return OutcomeServerError, errUnexpectedReply
@@ -144,14 +146,14 @@ func readPermit(o *op, _ int, vals []resp.Value) (Outcome, error) {
 // readFenceLock: a fenced lock round's {1, counter} (set; the counter
 // noted, see noteCounter), {1} (set, but the master has no counter it
 // vouches for) or {holder id, pttl} (taken).
-func readFenceLock(o *op, i int, vals []resp.Value) (Outcome, error) {
+func readFenceLock(l *lessons, tok *token, i int, vals []resp.Value) (Outcome, error) {
 	if v := &vals[0]; v.Type == resp.TypeArray {
 		switch {
 		case v.Int == 2 && len(vals) == 3 && vals[1].Type == resp.TypeBulk:
-			o.noteHolder(i, vals)
+			l.noteHolder(i, vals)
 			return OutcomeTaken, nil
 		case v.Int == 2 && len(vals) == 3 && vals[1].Type == resp.TypeInteger && vals[1].Int == 1 && vals[2].Type == resp.TypeBulk:
-			return o.noteCounter(i, vals[2].Bytes)
+			return l.noteCounter(i, vals[2].Bytes)
 		case v.Int == 1 && len(vals) == 2 && vals[1].Type == resp.TypeInteger && vals[1].Int == 1:
 			return OutcomeUnfenced, nil
 		}
@@ -161,19 +163,19 @@ func readFenceLock(o *op, i int, vals []resp.Value) (Outcome, error) {
 
 // readFencePermit: a fenced permit's {token, counter} or {token, ""} (no
 // counter it vouches for), or the free permits' indexes.
-func readFencePermit(o *op, i int, vals []resp.Value) (Outcome, error) {
+func readFencePermit(l *lessons, tok *token, i int, vals []resp.Value) (Outcome, error) {
 	v := &vals[0]
 	if v.Type != resp.TypeArray {
 		return OutcomeServerError, errUnexpectedReply
 	}
-	if v.Int == 2 && len(vals) == 3 && vals[1].Type == resp.TypeBulk && bytes.Equal(vals[1].Bytes, o.tok[:]) && vals[2].Type == resp.TypeBulk {
+	if v.Int == 2 && len(vals) == 3 && vals[1].Type == resp.TypeBulk && bytes.Equal(vals[1].Bytes, tok[:]) && vals[2].Type == resp.TypeBulk {
 		if len(vals[2].Bytes) == 0 {
 			return OutcomeUnfenced, nil
 		}
-		return o.noteCounter(i, vals[2].Bytes)
+		return l.noteCounter(i, vals[2].Bytes)
 	}
 	if int(v.Int) == len(vals)-1 {
-		o.notePermits(vals)
+		l.notePermits(vals)
 		return OutcomeTaken, nil
 	}
 	return OutcomeServerError, errUnexpectedReply
@@ -181,9 +183,22 @@ func readFencePermit(o *op, i int, vals []resp.Value) (Outcome, error) {
 
 // readFenceWrite: the write round's 1, 0 (a key does not hold our token)
 // or 2 (no counter).
-func readFenceWrite(o *op, i int, vals []resp.Value) (Outcome, error) {
+func readFenceWrite(l *lessons, tok *token, i int, vals []resp.Value) (Outcome, error) {
 	if v := &vals[0]; v.Type == resp.TypeInteger && v.Int == 2 {
 		return OutcomeUnfenced, nil
 	}
-	return readVote(o, i, vals)
+	return readVote(l, tok, i, vals)
+}
+
+// lessons are what a burst's answers teach the call that runs it, noted
+// by the answer readers (see answers) and read by the call's policies:
+// the holders and their PTTLs (waitState), the fencing counters
+// (fenceState), the free permits (permitState), and what a release did
+// to the key's waiters (woke, asleep: see readRelease). The op keeps
+// them for the call that holds it.
+type lessons struct {
+	waitState
+	fenceState
+	permitState
+	woke, asleep int
 }

@@ -6,25 +6,26 @@ import (
 	"github.com/volleylock/volley/internal/pipe"
 )
 
-// op is the reusable state of one operation on all masters: its fanout,
-// the timer Lock's waits use, and each master's result. A Client pools ops so that steady-state operations allocate
-// nothing. An op is used by one goroutine at a time. What waiting and
-// fencing learn from a burst's answers is theirs (waitState in
-// contention.go, fenceState in fence.go), embedded so that the burst can
-// store it as the answers come.
+// op is the reusable state of one operation on all masters: its burst
+// (the command's bytes, the fan-out, each master's vote in res) and the
+// timer a Lock's waits use. A Client pools ops so that steady-state
+// operations allocate nothing; an op is used by one goroutine at a time.
+// Its methods are the burst's: encode (command.go, native.go), run and
+// read the answers (burst.go, answer.go), send without waiting (burst.go).
+// What the answers teach (learn: holders, counters, free permits) is
+// written by the answer readers and read by the call's policies; the
+// fields after tok are the call's choices (its kind, its permit, its
+// place among the waiters), kept here only so that the op's pool keeps
+// them too.
 type op struct {
-	waitState
-	fenceState
-	permitState
-
 	c     *Client
 	fan   fanout
 	timer *time.Timer // for the waits between a Lock's attempts (see retry)
-	res   []MasterResult
+	res   votes
 	// last is res of the latest decided failed attempt of a Lock (when
 	// hasLast): what the masters really said, which the error keeps when
-	// ctx ends a later burst before they answer (see learned).
-	last    []MasterResult
+	// ctx ends a later burst before they answer (see votes.learned).
+	last    votes
 	hasLast bool
 	slow    []bool // the master's latest reply came after MasterTimeout: not awaited
 
@@ -41,9 +42,16 @@ type op struct {
 	// yield: the Lock waits from its first attempt, behind the waiter its
 	// Client's last release of the key woke (see turns.go).
 	yield bool
-	// woke, asleep count the masters whose release (with a turn's cutoff)
-	// woke the longest waiter, or left the waiters asleep (see readRelease).
-	woke, asleep int
+
+	// waiting makes a Lock's attempt its waiting command (scripts.LockWait,
+	// see lockCommand), whose "taken" answers name the holder and the
+	// key's PTTL (see waitState).
+	waiting bool
+	permit  int // the permit a semaphore's attempt asks for (see Semaphore.attempt)
+
+	fenceNum []byte // scratch for formatting a fence token
+
+	learn lessons // what the burst's answers teach the call that holds the op
 }
 
 func (c *Client) newOp() *op {
@@ -51,15 +59,13 @@ func (c *Client) newOp() *op {
 	t := time.NewTimer(time.Hour)
 	t.Stop()
 	return &op{
-		waitState:  newWaitState(n),
-		fenceState: newFenceState(n),
-
 		c:     c,
 		fan:   newFanout(c, n),
 		timer: t,
 		res:   make([]MasterResult, n),
 		last:  make([]MasterResult, n),
 		slow:  make([]bool, n),
+		learn: lessons{waitState: newWaitState(n), fenceState: newFenceState(n)},
 	}
 }
 
@@ -92,8 +98,8 @@ func (o *op) run(done <-chan struct{}) burstResult {
 	for i := range c.masters {
 		cn := c.connFor(i, o.cmd.place)
 		o.res[i] = MasterResult{Addr: cn.Addr()}
-		o.hasHolder[i] = false
-		o.hasCounter[i] = false
+		o.learn.hasHolder[i] = false
+		o.learn.hasCounter[i] = false
 		o.slow[i] = cn.ReplyLatency() > wait
 	}
 	// Alone on the masters' connections, the burst reads its replies
@@ -239,4 +245,43 @@ func (o *op) record(i int, out Outcome, err error, at time.Time) Outcome {
 	}
 	res.Outcome = out
 	return out
+}
+
+// releaseAfterFailure sends the release script to every master that said
+// yes or did not answer for certain (a reply may be lost after the SET ran),
+// without waiting: each Conn keeps commands in order, so the release runs
+// after our SET on that master. A master that answered "taken" holds
+// nothing of ours and is skipped. A release that wakes waiters must have
+// been noted as the Client's own (waitRoom.noteOwn).
+func (o *op) releaseAfterFailure(key string, keys []string, tok *token, wake bool) {
+	o.encode(releaseCommand(keys != nil, wake), key, keys, tok, nil, nil, nil)
+	o.sendForget(true)
+}
+
+// replayUntil is until when a connection reset that drops o's command,
+// sent at sent, sends it again after the reconnect (conn's
+// Request.ReplayUntil): for a release, as long as the value it releases
+// could still be on a master (taken at the latest by sent with a TTL of
+// at most MaxTTL, which the masters' clocks may stretch by the drift
+// allowance, plus a MasterTimeout for the command's way there); for any
+// other command, never (the zero time).
+func (o *op) replayUntil(sent time.Time) time.Time {
+	if o.command == nil || !o.command.release {
+		return time.Time{}
+	}
+	c := o.c
+	return sent.Add(c.cfg.MaxTTL + c.drift(c.cfg.MaxTTL) + c.cfg.MasterTimeout)
+}
+
+// sendForget sends o.cmd (a release: its connection answers a NOSCRIPT
+// that no one reads, see command.release) to
+// every master, without waiting; with skipTaken, not to those whose
+// outcome in o.res is OutcomeTaken (they hold nothing of ours).
+func (o *op) sendForget(skipTaken bool) {
+	for i := range o.c.masters {
+		if skipTaken && o.res[i].Outcome == OutcomeTaken {
+			continue
+		}
+		o.forget(i)
+	}
 }

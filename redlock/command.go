@@ -180,7 +180,8 @@ func (o *op) encode(cmd *command, key string, keys []string, tok *token, arg, ar
 		proposal = nil
 	}
 	if cmd.enroll && !noEnrolment {
-		arg2 = o.enrolment()
+		o.who = o.c.enrolment(o.who[:0], o.since)
+		arg2 = o.who
 	}
 	o.encodeNatives(cmd, key, keys, tok, arg)
 	var tail []string

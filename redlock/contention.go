@@ -9,13 +9,12 @@ import (
 	"github.com/volleylock/volley/resp"
 )
 
-// waitState is what a waiting Lock's attempt learns from a burst: waiting
-// makes the attempt's command the waiting one (scripts.LockWait, see
-// lockCommand), whose "taken" answers carry the holder's id and the key's
-// PTTL, which noteHolder stores in holder and pttl (hasHolder says which
-// masters told); contention reads them. It lives in the op, embedded.
+// waitState is what a waiting Lock's attempt learns from a burst (see
+// op.waiting): its command's "taken" answers carry the holder's id and
+// the key's PTTL, which noteHolder stores in holder and pttl (hasHolder
+// says which masters told); contention reads them. It is part of the
+// burst's lessons.
 type waitState struct {
-	waiting   bool
 	hasHolder []bool
 	holder    [][releaseIDLen]byte
 	pttl      []time.Duration
@@ -31,6 +30,19 @@ func newWaitState(n int) waitState {
 	}
 }
 
+// noteHolder stores what a lock script's "taken" answer from master i
+// says: the holder's id and the key's PTTL (see scripts.LockWait). Other
+// answers have another shape and store nothing.
+func (w *waitState) noteHolder(i int, vals []resp.Value) {
+	if len(vals) != 3 || vals[1].Type != resp.TypeBulk || vals[2].Type != resp.TypeInteger {
+		return
+	}
+	w.holder[i] = [releaseIDLen]byte{}
+	copy(w.holder[i][:], vals[1].Bytes)
+	w.pttl[i] = time.Duration(vals[2].Int) * time.Millisecond
+	w.hasHolder[i] = true
+}
+
 // contention sums up a failed waiting attempt, whose "taken" answers carry
 // each holder's id and the key's PTTL (see noteHolder), and which heard
 // every awaited master out. held reports that one holder, whose id is
@@ -42,65 +54,108 @@ func newWaitState(n int) waitState {
 // token is tok. freeIn is how long until a quorum of masters is free by
 // expiry alone, counting our own votes as free (the failed attempt
 // releases them); -1 when no such bound is known.
-func (o *op) contention(tok *token) (held bool, holder [releaseIDLen]byte, elect bool, freeIn time.Duration) {
-	q := o.c.quorum
+func (w *waitState) contention(res votes, quorum int, tok *token) (held bool, holder [releaseIDLen]byte, elect bool, freeIn time.Duration) {
 	mine, best := 0, 0
 	var bestID [releaseIDLen]byte
-	for i := range o.res {
-		o.free[i] = o.freeAfter(i)
-		if out := o.res[i].Outcome; out == OutcomeOK || out == OutcomeGuarded {
+	for i := range res {
+		w.free[i] = w.freeAfter(res, i)
+		if out := res[i].Outcome; out == OutcomeOK || out == OutcomeGuarded {
 			mine++
 		}
-		if !o.hasHolder[i] || o.res[i].Outcome != OutcomeTaken {
+		if !w.hasHolder[i] || res[i].Outcome != OutcomeTaken {
 			continue
 		}
 		votes := 0
-		for j := range o.res {
-			if o.hasHolder[j] && o.res[j].Outcome == OutcomeTaken && o.holder[j] == o.holder[i] {
+		for j := range res {
+			if w.hasHolder[j] && res[j].Outcome == OutcomeTaken && w.holder[j] == w.holder[i] {
 				votes++
 			}
 		}
-		if votes > best || votes == best && bytes.Compare(o.holder[i][:], bestID[:]) < 0 {
-			best, bestID = votes, o.holder[i]
+		if votes > best || votes == best && bytes.Compare(w.holder[i][:], bestID[:]) < 0 {
+			best, bestID = votes, w.holder[i]
 		}
 	}
-	held = best >= q
+	held = best >= quorum
 	if held {
 		holder = bestID
 	} else if mine > 0 {
 		id := tok.releaseID()
 		elect = mine > best || mine == best && bytes.Compare(id[:], bestID[:]) < 0
 	}
-	if in, ok := o.quorumFreeIn(); ok {
+	if in, ok := w.quorumFreeIn(quorum); ok {
 		return held, holder, elect, in
 	}
 	return held, holder, elect, -1
 }
 
-// never marks, in waitState.free, a master that will not be free by
-// expiry alone.
-const never = time.Duration(1<<63 - 1)
-
-// freeAfter is how long after the op's last attempt master i is free for
-// it: 0 where the attempt took it, the copy's PTTL where another holds it
-// (or a name refused it), never where that is not known.
-func (o *op) freeAfter(i int) time.Duration {
-	switch out := o.res[i].Outcome; {
+// freeAfter is how long after the attempt whose votes are res master i
+// is free for it: 0 where the attempt took it, the copy's PTTL where
+// another holds it (or a name refused it), never where that is not known.
+func (w *waitState) freeAfter(res votes, i int) time.Duration {
+	switch out := res[i].Outcome; {
 	case out == OutcomeOK || out == OutcomeGuarded:
 		return 0
-	case out == OutcomeTaken && o.hasHolder[i] && o.pttl[i] >= 0:
-		return o.pttl[i]
+	case out == OutcomeTaken && w.hasHolder[i] && w.pttl[i] >= 0:
+		return w.pttl[i]
 	}
 	return never
 }
 
 // quorumFreeIn sorts free (per master: how long until it is free, or
 // never) and returns how long until a quorum of them is, if ever.
-func (o *op) quorumFreeIn() (time.Duration, bool) {
-	slices.Sort(o.free)
-	in := o.free[o.c.quorum-1]
+func (w *waitState) quorumFreeIn(quorum int) (time.Duration, bool) {
+	slices.Sort(w.free)
+	in := w.free[quorum-1]
 	return in, in != never
 }
+
+// guardEnds reports, after a failed attempt, whether the restart guard
+// keeps it from a quorum until end, and nothing else does longer: end is
+// when a quorum of masters can count, each master that said yes at once,
+// each that the guard held out when its guard ends, and each that said
+// taken when its key expires, where its answer told (a waiting attempt's,
+// see noteHolder). With exclusive (a kind whose waiting attempts name the
+// holder and its PTTL), a master that said taken without telling when its
+// key expires (a plain SET's answer) makes it contention, not a guard:
+// the caller waits as for any holder, and its next attempt tells. So a
+// Lock does not wait out a guard while a quorum of other masters will be
+// free sooner (#54). For other kinds a taken master counts as never free.
+func (w *waitState) guardEnds(res votes, quorum int, exclusive bool) (end time.Time, ok bool) {
+	now := time.Now()
+	guarded := false
+	for i := range res {
+		switch res[i].Outcome {
+		case OutcomeOK:
+			w.free[i] = 0
+		case OutcomeGuarded:
+			w.free[i] = max(0, res[i].GuardedUntil.Sub(now))
+			guarded = true
+		case OutcomeTaken:
+			if !exclusive {
+				w.free[i] = never
+				break
+			}
+			if !w.hasHolder[i] {
+				return time.Time{}, false
+			}
+			w.free[i] = never
+			if w.pttl[i] >= 0 {
+				w.free[i] = w.pttl[i] + driftFloor
+			}
+		default:
+			w.free[i] = never
+		}
+	}
+	in, ok := w.quorumFreeIn(quorum)
+	if !guarded || !ok {
+		return time.Time{}, false
+	}
+	return now.Add(in), true
+}
+
+// never marks, in waitState.free, a master that will not be free by
+// expiry alone.
+const never = time.Duration(1<<63 - 1)
 
 // waitDelay is how long w waits after failed attempt number attempt (a
 // wake-up ends the wait sooner). When one holder has the key, the retry
@@ -117,7 +172,7 @@ func (c *Client) waitDelay(w *waiter, o *op, tok *token, br *burstResult, attemp
 		// for; trying again at once would fail the same way.
 		return d, false, holder, false
 	}
-	held, holder, elect, freeIn := o.contention(tok)
+	held, holder, elect, freeIn := o.learn.contention(o.res, c.quorum, tok)
 	switch {
 	case held && !c.room.released(w, holder):
 		if freeIn >= 0 {
@@ -133,17 +188,4 @@ func (c *Client) waitDelay(w *waiter, o *op, tok *token, br *burstResult, attemp
 		return took + rand.N(min(window, d)+1), true, holder, false
 	}
 	return d, false, holder, false
-}
-
-// noteHolder stores what a lock script's "taken" answer from master i
-// says: the holder's id and the key's PTTL (see scripts.LockWait). Other
-// answers have another shape and store nothing.
-func (o *op) noteHolder(i int, vals []resp.Value) {
-	if len(vals) != 3 || vals[1].Type != resp.TypeBulk || vals[2].Type != resp.TypeInteger {
-		return
-	}
-	o.holder[i] = [releaseIDLen]byte{}
-	copy(o.holder[i][:], vals[1].Bytes)
-	o.pttl[i] = time.Duration(vals[2].Int) * time.Millisecond
-	o.hasHolder[i] = true
 }

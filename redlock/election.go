@@ -243,16 +243,16 @@ func (k *campaign) traits() kindTraits {
 // took it and a quorum recorded it, within the validity.
 func (k *campaign) attempt(o *op, ttl time.Duration, done <-chan struct{}) (burstResult, taken, bool) {
 	c := o.c
-	proposal := o.proposeFence()
+	proposal := o.c.proposeFence(o)
 	o.encode(c.lockCommand(false, o.waiting), k.e.name, nil, &o.tok, o.ttlArg(ttl), nil, o.fenceNum)
-	br, got, ok := o.lockRounds(true, proposal, k.e.name, nil, ttl, done)
+	br, got, ok := c.lockRounds(o, true, proposal, k.e.name, nil, ttl, done)
 	if !ok {
 		return br, got, false
 	}
 	k.record = appendRecord(k.record[:0], got.fence, k.value)
 	o.encode(&cmdElectAnnounce, k.e.name, k.e.keys, &o.tok, k.record, nil, nil)
 	br = o.run(done)
-	return br, got, o.judge(&br, got.until)
+	return br, got, c.judge(o, &br, got.until)
 }
 
 func (k *campaign) releaseFailed(o *op, wake bool) {

@@ -52,24 +52,12 @@ func FenceFrom(ctx context.Context) (uint64, bool) {
 	return f, ok && f != 0
 }
 
-// noteCounter keeps the counter b that master i read in a lock round that
-// set the keys: OutcomeOK, or ErrFenceRange for a counter Volley cannot
-// read.
-func (o *op) noteCounter(i int, b []byte) (Outcome, error) {
-	n, ok := parseCounter(b)
-	if !ok {
-		return OutcomeServerError, ErrFenceRange
-	}
-	o.counter[i], o.hasCounter[i] = n, true
-	return OutcomeOK, nil
-}
-
 // repairIfUnsure has the masters' counters repaired, in the background
 // (see repairFence), when a master without a counter it vouches for took
 // part in a fenced round (unfenced: its first round; o: its latest), or
 // may have (fencer.suspect).
 func (c *Client) repairIfUnsure(o *op, unfenced bool) {
-	if unfenced || o.unfenced() || c.fence.suspect() {
+	if unfenced || o.res.unfenced() || c.fence.suspect() {
 		c.repairSoon(o.cmd.place)
 	}
 }
@@ -89,41 +77,10 @@ func parseCounter(b []byte) (uint64, bool) {
 	return n, n <= maxFence
 }
 
-// proposalTaken returns the proposed token p when a quorum of the masters
-// that set the keys in the lock round (OutcomeOK: they vouch for their
-// counter) read a counter below p, and so raised it to p in the same
-// step; else 0, and the lock needs its second round (fenceWrite).
-func (o *op) proposalTaken(p uint64) uint64 {
-	if blindProposals {
-		return p
-	}
-	n := 0
-	for i := range o.res {
-		if o.res[i].Outcome == OutcomeOK && o.hasCounter[i] && o.counter[i] < p {
-			n++
-		}
-	}
-	if n >= o.c.quorum {
-		return p
-	}
-	return 0
-}
-
-// topCounter is the largest counter the last lock round read; 0 if none.
-func (o *op) topCounter() uint64 {
-	var top uint64
-	for i := range o.res {
-		if o.hasCounter[i] {
-			top = max(top, o.counter[i])
-		}
-	}
-	return top
-}
-
 // proposeFence makes the token a fenced lock round proposes
-// (fencer.propose) and formats it into o.fenceNum, for encode.
-func (o *op) proposeFence() uint64 {
-	p := o.c.fence.propose()
+// (fencer.propose) and formats it into o.fenceNum, for o's encode.
+func (c *Client) proposeFence(o *op) uint64 {
+	p := c.fence.propose()
 	o.fenceNum = strconv.AppendUint(o.fenceNum[:0], p, 10)
 	return p
 }
@@ -138,12 +95,12 @@ func (o *op) proposeFence() uint64 {
 // proposal goes above what the rounds read or took.
 func (c *Client) fenceRound(o *op, br *burstResult, proposal uint64, key string, keys []string, tok *token, until time.Time, done <-chan struct{}) (fence uint64, unfenced bool) {
 	if c.granted(br, until) {
-		unfenced = o.unfenced()
-		if fence = o.proposalTaken(proposal); fence == 0 {
-			fence, *br = o.fenceWrite(key, keys, tok, done)
+		unfenced = o.res.unfenced()
+		if fence = o.learn.proposalTaken(o.res, c.quorum, proposal); fence == 0 {
+			fence, *br = c.fenceWrite(o, key, keys, tok, done)
 		}
 	}
-	c.fence.saw(max(o.topCounter(), fence))
+	c.fence.saw(max(o.learn.topCounter(o.res), fence))
 	return fence, unfenced
 }
 
@@ -153,22 +110,11 @@ func (c *Client) fenceRound(o *op, br *burstResult, proposal uint64, key string,
 // every master, where scripts.FenceWrite keeps it only if the keys still hold
 // tok. It returns the token and the round's result (its start is not the
 // lock's: the validity counts from the first round's).
-func (o *op) fenceWrite(key string, keys []string, tok *token, done <-chan struct{}) (uint64, burstResult) {
-	fence := o.topCounter() + 1
+func (c *Client) fenceWrite(o *op, key string, keys []string, tok *token, done <-chan struct{}) (uint64, burstResult) {
+	fence := o.learn.topCounter(o.res) + 1
 	o.fenceNum = strconv.AppendUint(o.fenceNum[:0], fence, 10)
 	o.encode(&cmdFenceWrite, key, keys, tok, o.fenceNum, nil, nil)
 	return fence, o.run(done)
-}
-
-// unfenced reports whether a master answered the last round without a
-// counter it vouches for: a repair (see repairFence) may help.
-func (o *op) unfenced() bool {
-	for i := range o.res {
-		if o.res[i].Outcome == OutcomeUnfenced {
-			return true
-		}
-	}
-	return false
 }
 
 // checkFenceKeys refuses, when fencing, a key that is one of fencing's own.
@@ -194,15 +140,57 @@ func reservedForFencing(k string) bool {
 
 // fenceState is what a fenced Lock's bursts learn and need: the lock
 // round stores each master's counter in counter (hasCounter says which
-// masters told). It lives in the op, embedded.
+// masters told). It is part of the burst's lessons.
 type fenceState struct {
 	hasCounter []bool
 	counter    []uint64
-	fenceNum   []byte // scratch for formatting the token
 }
 
 func newFenceState(n int) fenceState {
 	return fenceState{hasCounter: make([]bool, n), counter: make([]uint64, n)}
+}
+
+// noteCounter keeps the counter b that master i read in a lock round that
+// set the keys: OutcomeOK, or ErrFenceRange for a counter Volley cannot
+// read.
+func (f *fenceState) noteCounter(i int, b []byte) (Outcome, error) {
+	n, ok := parseCounter(b)
+	if !ok {
+		return OutcomeServerError, ErrFenceRange
+	}
+	f.counter[i], f.hasCounter[i] = n, true
+	return OutcomeOK, nil
+}
+
+// proposalTaken returns the proposed token p when a quorum of the masters
+// that set the keys in the lock round (OutcomeOK: they vouch for their
+// counter) read a counter below p, and so raised it to p in the same
+// step; else 0, and the lock needs its second round (fenceWrite).
+func (f *fenceState) proposalTaken(res votes, quorum int, p uint64) uint64 {
+	if blindProposals {
+		return p
+	}
+	n := 0
+	for i := range res {
+		if res[i].Outcome == OutcomeOK && f.hasCounter[i] && f.counter[i] < p {
+			n++
+		}
+	}
+	if n >= quorum {
+		return p
+	}
+	return 0
+}
+
+// topCounter is the largest counter the last lock round read; 0 if none.
+func (f *fenceState) topCounter(res votes) uint64 {
+	var top uint64
+	for i := range res {
+		if f.hasCounter[i] {
+			top = max(top, f.counter[i])
+		}
+	}
+	return top
 }
 
 // fenceSetup is the command every connection of a fencing Client runs in

@@ -35,7 +35,7 @@ func (c *Client) takeHandover(key string, ttl time.Duration, g handover, o *op, 
 	o.waiting = false
 	o.encodeHandover(key, &g.tok, &o.tok, ttl)
 	br := o.run(done)
-	o.report(OpLock)
+	c.report(o.res, OpLock)
 	got := taken{until: c.validUntil(br.start, ttl), passes: g.passes, run: g.run}
 	if c.granted(&br, got.until) && time.Now().Before(g.until) {
 		c.event(EventAcquired, key)

@@ -175,11 +175,11 @@ func (k *lockKind) attempt(o *op, ttl time.Duration, done <-chan struct{}) (burs
 	c := o.c
 	var proposal uint64
 	if c.cfg.Fencing {
-		proposal = o.proposeFence()
+		proposal = o.c.proposeFence(o)
 	}
 	o.encode(c.lockCommand(k.keys != nil, o.waiting), k.key, k.keyList(), &o.tok, o.ttlArg(ttl), nil, o.fenceNum)
 	enrolled := o.command.enroll
-	br, got, ok := o.lockRounds(c.cfg.Fencing, proposal, k.key, k.keyList(), ttl, done)
+	br, got, ok := c.lockRounds(o, c.cfg.Fencing, proposal, k.key, k.keyList(), ttl, done)
 	if ok && enrolled && !noLeaveWhereLost {
 		c.leaveWaiters(k.key, o) // see waiters.go
 	}
@@ -190,8 +190,7 @@ func (k *lockKind) attempt(o *op, ttl time.Duration, done <-chan struct{}) (burs
 // for ttl, and when fenced its second round (proposal is the first
 // round's proposed token): see kind.attempt. It is every kind's attempt
 // tail.
-func (o *op) lockRounds(fenced bool, proposal uint64, key string, keys []string, ttl time.Duration, done <-chan struct{}) (burstResult, taken, bool) {
-	c := o.c
+func (c *Client) lockRounds(o *op, fenced bool, proposal uint64, key string, keys []string, ttl time.Duration, done <-chan struct{}) (burstResult, taken, bool) {
 	br := o.run(done)
 	got := taken{until: c.validUntil(br.start, ttl)}
 	if fenced {
@@ -201,13 +200,13 @@ func (o *op) lockRounds(fenced bool, proposal uint64, key string, keys []string,
 			c.repairIfUnsure(o, unfenced)
 		}
 	}
-	return br, got, o.judge(&br, got.until)
+	return br, got, c.judge(o, &br, got.until)
 }
 
 // judge reports an attempt's burst br (see report) and whether it won the
 // lock, valid until until (see Client.granted).
-func (o *op) judge(br *burstResult, until time.Time) bool {
-	o.report(OpLock)
+func (c *Client) judge(o *op, br *burstResult, until time.Time) bool {
+	c.report(o.res, OpLock)
 	return o.c.granted(br, until)
 }
 
@@ -224,50 +223,6 @@ func (k *lockKind) releaseFailed(o *op, wake bool) {
 		return
 	}
 	o.releaseAfterFailure(k.key, k.keyList(), &o.tok, wake)
-}
-
-// guardEnds reports, after a failed attempt, whether the restart guard
-// keeps it from a quorum until end, and nothing else does longer: end is
-// when a quorum of masters can count, each master that said yes at once,
-// each that the guard held out when its guard ends, and each that said
-// taken when its key expires, where its answer told (a waiting attempt's,
-// see noteHolder). With exclusive (a kind whose waiting attempts name the
-// holder and its PTTL), a master that said taken without telling when its
-// key expires (a plain SET's answer) makes it contention, not a guard:
-// the caller waits as for any holder, and its next attempt tells. So a
-// Lock does not wait out a guard while a quorum of other masters will be
-// free sooner (#54). For other kinds a taken master counts as never free.
-func (o *op) guardEnds(exclusive bool) (end time.Time, ok bool) {
-	now := time.Now()
-	guarded := false
-	for i := range o.res {
-		switch o.res[i].Outcome {
-		case OutcomeOK:
-			o.free[i] = 0
-		case OutcomeGuarded:
-			o.free[i] = max(0, o.res[i].GuardedUntil.Sub(now))
-			guarded = true
-		case OutcomeTaken:
-			if !exclusive {
-				o.free[i] = never
-				break
-			}
-			if !o.hasHolder[i] {
-				return time.Time{}, false
-			}
-			o.free[i] = never
-			if o.pttl[i] >= 0 {
-				o.free[i] = o.pttl[i] + driftFloor
-			}
-		default:
-			o.free[i] = never
-		}
-	}
-	in, ok := o.quorumFreeIn()
-	if !guarded || !ok {
-		return time.Time{}, false
-	}
-	return now.Add(in), true
 }
 
 // driftFloor is the part of the clock-drift allowance that does not scale
@@ -295,59 +250,6 @@ func (c *Client) retryDelay(attempt int) time.Duration {
 	}
 	d := c.cfg.RetryDelay
 	return d/2 + rand.N(d/2+1)
-}
-
-// mayHoldQuorum reports whether a failed attempt's token may be on a
-// quorum of masters: those that said yes, plus those whose answer is not
-// known (the SET may have run). Only then can anyone have seen it as the
-// holder.
-func (o *op) mayHoldQuorum() bool {
-	n := 0
-	for i := range o.res {
-		if out := o.res[i].Outcome; out != OutcomeTaken && out != OutcomeServerError {
-			n++
-		}
-	}
-	return n >= o.c.quorum
-}
-
-// releaseAfterFailure sends the release script to every master that said
-// yes or did not answer for certain (a reply may be lost after the SET ran),
-// without waiting: each Conn keeps commands in order, so the release runs
-// after our SET on that master. A master that answered "taken" holds
-// nothing of ours and is skipped. A release that wakes waiters must have
-// been noted as the Client's own (waitRoom.noteOwn).
-func (o *op) releaseAfterFailure(key string, keys []string, tok *token, wake bool) {
-	o.encode(releaseCommand(keys != nil, wake), key, keys, tok, nil, nil, nil)
-	o.sendForget(true)
-}
-
-// replayUntil is until when a connection reset that drops o's command,
-// sent at sent, sends it again after the reconnect (conn's
-// Request.ReplayUntil): for a release, as long as the value it releases
-// could still be on a master (taken at the latest by sent with a TTL of
-// at most MaxTTL, which the masters' clocks may stretch by the drift
-// allowance, plus a MasterTimeout for the command's way there); for any
-// other command, never (the zero time).
-func (o *op) replayUntil(sent time.Time) time.Time {
-	if o.command == nil || !o.command.release {
-		return time.Time{}
-	}
-	c := o.c
-	return sent.Add(c.cfg.MaxTTL + c.drift(c.cfg.MaxTTL) + c.cfg.MasterTimeout)
-}
-
-// sendForget sends o.cmd (a release: its connection answers a NOSCRIPT
-// that no one reads, see command.release) to
-// every master, without waiting; with skipTaken, not to those whose
-// outcome in o.res is OutcomeTaken (they hold nothing of ours).
-func (o *op) sendForget(skipTaken bool) {
-	for i := range o.c.masters {
-		if skipTaken && o.res[i].Outcome == OutcomeTaken {
-			continue
-		}
-		o.forget(i)
-	}
 }
 
 // Extend resets the lock's TTL to ttl on every master that still holds it,
@@ -430,18 +332,19 @@ func (l *Lock) Unlock(ctx context.Context) (err error) {
 	}
 	var cutoff []byte
 	if l.keys == nil {
-		cutoff = o.turnCutoff(l.run)
+		o.num = c.turnCutoff(o.num[:0], l.run)
+		cutoff = o.num
 	}
 	o.encode(releaseCommand(l.keyList() != nil, true), l.key, l.keyList(), &l.tok, cutoff, nil, nil)
-	o.woke, o.asleep = 0, 0
+	o.learn.woke, o.learn.asleep = 0, 0
 	br := o.run(done)
 	if cutoff != nil {
-		c.turns.released(c, l.key, &l.tok, l.run, l.looped, o.woke, o.asleep)
+		c.turns.released(c, l.key, &l.tok, l.run, l.looped, o.learn.woke, o.learn.asleep)
 	}
-	o.report(OpUnlock)
+	c.report(o.res, OpUnlock)
 	l.until = time.Time{}
 	defer l.releaseKeys()
-	ended, err := o.releaseVerdict(ctx, &br, l.key)
+	ended, err := c.releaseVerdict(ctx, o.res, &br, l.key)
 	if ended {
 		l.ended()
 	}
@@ -453,38 +356,6 @@ func (l *Lock) ended() {
 	if h := l.c.cfg.Hooks.Held; h != nil && !l.since.IsZero() {
 		h(l.key, time.Since(l.since))
 		l.since = time.Time{}
-	}
-}
-
-// learned puts back, into the results of a burst that ctx's end cut
-// short, what each master said in the Lock's latest decided attempt
-// where this burst learned nothing (cancelled, or not awaited): the error
-// then says what kept the lock away (the guard, another holder, a dead
-// master) rather than "cancelled" everywhere.
-func (o *op) learned() {
-	if !o.hasLast {
-		return
-	}
-	for i := range o.res {
-		if out := o.res[i].Outcome; out == OutcomeCancelled || out == OutcomeNone {
-			o.res[i] = o.last[i]
-		}
-	}
-}
-
-// error builds an *Error from the op's results (allocating: error path).
-func (o *op) error(op Op, key string, kind error, attempts int) error {
-	return &Error{Op: op, Key: key, Err: kind, Attempts: attempts, Masters: append([]MasterResult(nil), o.res...)}
-}
-
-// report calls the Master hook for each master's outcome.
-func (o *op) report(kind Op) {
-	h := o.c.cfg.Hooks.Master
-	if h == nil {
-		return
-	}
-	for i := range o.res {
-		h(kind, o.res[i].Addr, o.res[i].Outcome, o.res[i].Latency)
 	}
 }
 

@@ -106,16 +106,16 @@ func (c *Client) heldElsewhere(o *op, key string, at int, done <-chan struct{}) 
 // among the first quorum to expire. (Looking at every master instead made
 // each look after a hand-off five MGETs: the releaser's attempt is
 // refused by the name, which lives 200 ms.)
-func (o *op) lookAt() int {
+func (w *waitState) lookAt(res votes, quorum int, soonWithin time.Duration) int {
 	soon := false
-	for i := range o.res {
-		if o.res[i].Outcome == OutcomeTaken && o.hasHolder[i] && o.pttl[i] >= 0 && o.pttl[i] < o.c.cfg.RetryDelay {
+	for i := range res {
+		if res[i].Outcome == OutcomeTaken && w.hasHolder[i] && w.pttl[i] >= 0 && w.pttl[i] < soonWithin {
 			soon = true
 		}
 	}
 	n := 0
-	for i := range o.res {
-		if o.lookable(i, soon) {
+	for i := range res {
+		if w.lookable(res, quorum, i, soon) {
 			n++
 		}
 	}
@@ -123,8 +123,8 @@ func (o *op) lookAt() int {
 		return -1
 	}
 	k := rand.N(n)
-	for i := range o.res {
-		if o.lookable(i, soon) {
+	for i := range res {
+		if w.lookable(res, quorum, i, soon) {
 			if k == 0 {
 				return i
 			}
@@ -137,20 +137,20 @@ func (o *op) lookAt() int {
 // lookable reports whether master i may take a look (see lookAt): it
 // answered "taken", and, when copies expire soon, its copy is among the
 // first quorum to expire.
-func (o *op) lookable(i int, soon bool) bool {
-	if o.res[i].Outcome != OutcomeTaken {
+func (w *waitState) lookable(res votes, quorum, i int, soon bool) bool {
+	if res[i].Outcome != OutcomeTaken {
 		return false
 	}
 	if !soon {
 		return true
 	}
-	f, earlier := o.freeAfter(i), 0
-	for j := range o.res {
-		if o.freeAfter(j) < f {
+	f, earlier := w.freeAfter(res, i), 0
+	for j := range res {
+		if w.freeAfter(res, j) < f {
 			earlier++
 		}
 	}
-	return f != never && earlier < o.c.quorum
+	return f != never && earlier < quorum
 }
 
 // noPeek, set by tests and benchmarks only, makes every wait that runs out

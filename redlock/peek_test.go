@@ -213,16 +213,16 @@ func TestLookAfterShortCopiesAsksOneMaster(t *testing.T) {
 	draws := func() map[int]int {
 		seen := map[int]int{}
 		for range 500 {
-			seen[o.lookAt()]++
+			seen[o.learn.lookAt(o.res, c.quorum, c.cfg.RetryDelay)]++
 		}
 		return seen
 	}
 	// A name that lives 200 ms refused the attempt on four masters, with
 	// different PTTLs; the fifth timed out.
 	for i, ms := range []int{190, 150, 170, 195, 0} {
-		o.res[i].Outcome, o.hasHolder[i], o.pttl[i] = OutcomeTaken, true, time.Duration(ms)*time.Millisecond
+		o.res[i].Outcome, o.learn.hasHolder[i], o.learn.pttl[i] = OutcomeTaken, true, time.Duration(ms)*time.Millisecond
 	}
-	o.res[4].Outcome, o.hasHolder[4] = OutcomeTimeout, false
+	o.res[4].Outcome, o.learn.hasHolder[4] = OutcomeTimeout, false
 	seen := draws()
 	assert.NotContains(t, seen, -1, "a look at every master")
 	for _, i := range []int{1, 2, 0} {
@@ -232,7 +232,7 @@ func TestLookAfterShortCopiesAsksOneMaster(t *testing.T) {
 	assert.Zero(t, seen[4], "master 4 did not answer")
 	// A master that took the attempt's key counts as free from the
 	// start: the first quorum is then it and the two earliest copies.
-	o.res[3].Outcome, o.hasHolder[3] = OutcomeOK, false
+	o.res[3].Outcome, o.learn.hasHolder[3] = OutcomeOK, false
 	seen = draws()
 	assert.Positive(t, seen[1])
 	assert.Positive(t, seen[2])
@@ -240,7 +240,7 @@ func TestLookAfterShortCopiesAsksOneMaster(t *testing.T) {
 	assert.Zero(t, seen[3], "master 3 said yes: nothing to look at")
 	// Copies that outlive RetryDelay: any master that answered "taken".
 	for i := range 5 {
-		o.res[i].Outcome, o.hasHolder[i], o.pttl[i] = OutcomeTaken, true, 10*time.Second
+		o.res[i].Outcome, o.learn.hasHolder[i], o.learn.pttl[i] = OutcomeTaken, true, 10*time.Second
 	}
 	seen = draws()
 	for i := range 5 {

@@ -59,18 +59,6 @@ func (m *restoreMask) add(i int) {
 // has reports whether master i is marked.
 func (m restoreMask) has(i int) bool { return i < 64 && m&(1<<i) != 0 }
 
-// notOurs returns the masters whose answer to the op's extension was that
-// the value is not there (OutcomeTaken).
-func (o *op) notOurs() restoreMask {
-	var m restoreMask
-	for i := range o.res {
-		if o.res[i].Outcome == OutcomeTaken {
-			m.add(i)
-		}
-	}
-	return m
-}
-
 // restoreCopies sends the copies of the value h describes, whose token is
 // tok, to the masters in m, with left to live (see the comment above). It
 // does not wait for the answers. A value whose command restores nothing,

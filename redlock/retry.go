@@ -86,7 +86,7 @@ func (r *retry) gift() (handover, bool) {
 // returns.
 func (r *retry) after(o *op, k kind, br *burstResult, attempt int, err error) error {
 	c := r.c
-	end, guarded := o.guardEnds(r.traits.exclusive)
+	end, guarded := o.learn.guardEnds(o.res, r.c.quorum, r.traits.exclusive)
 	// What the next attempt asks for is free on a quorum (a permit other
 	// than the one asked for): it goes at once and does not count, even
 	// for a call out of tries (TryAcquire), so that a call fails only when
@@ -111,18 +111,18 @@ func (r *retry) after(o *op, k kind, br *burstResult, attempt int, err error) er
 			r.join()
 		}
 		if ok, _ := c.room.wait(r.ctx, r.w, o.timer, time.Until(end), true, nil); !ok {
-			return o.ended(r.ctx, r.name, attempt)
+			return o.res.ended(r.ctx, r.c.quorum, r.name, attempt)
 		}
 		r.free, r.freeRun = false, 0
 		return nil
 	}
-	if r.w == nil && br.failed > 0 && o.noQuorum() {
+	if r.w == nil && br.failed > 0 && o.res.noQuorum(c.quorum) {
 		// An outage, not contention: no release will come from masters
 		// that cannot answer, and nobody is known to hold the name. Wait
 		// the retry delay without joining the room (no subscription on
 		// masters that are down) and attempt again: they may be back.
 		if !c.room.pause(r.ctx, o.timer, c.retryDelay(attempt)) {
-			return o.ended(r.ctx, r.name, attempt)
+			return o.res.ended(r.ctx, r.c.quorum, r.name, attempt)
 		}
 		r.free, r.freeRun = false, 0
 		return nil
@@ -155,7 +155,7 @@ func (r *retry) after(o *op, k kind, br *burstResult, attempt int, err error) er
 	enrolled := time.Now() // the attempt just made renewed the call's enrolment
 	ok, woken := c.room.wait(r.ctx, r.w, o.timer, d, split, waitFor)
 	if !ok {
-		return o.ended(r.ctx, r.name, attempt)
+		return o.res.ended(r.ctx, r.c.quorum, r.name, attempt)
 	}
 	// A wait for a holder that ran out without a wake-up: look before
 	// attempting (see peek.go), while the attempt's enrolment lasts. Each
@@ -166,7 +166,7 @@ func (r *retry) after(o *op, k kind, br *burstResult, attempt int, err error) er
 	for confirming := false; !woken && waitFor != nil && r.mayLook(enrolled); {
 		var next time.Duration
 		if !confirming {
-			at = o.lookAt() // a second look asks the master that showed the key free
+			at = o.learn.lookAt(o.res, o.c.quorum, o.c.cfg.RetryDelay) // a second look asks the master that showed the key free
 		}
 		if !c.heldElsewhere(o, r.name, at, r.ctx.Done()) {
 			if confirming || noConfirmLook {
@@ -181,7 +181,7 @@ func (r *retry) after(o *op, k kind, br *burstResult, attempt int, err error) er
 		}
 		ok, woken = c.room.wait(r.ctx, r.w, o.timer, next, false, waitFor)
 		if !ok {
-			return o.ended(r.ctx, r.name, attempt)
+			return o.res.ended(r.ctx, r.c.quorum, r.name, attempt)
 		}
 	}
 	// An attempt that a release woke, or that follows a split, does not

@@ -113,7 +113,7 @@ func (w *rwWriter) attempt(o *op, ttl time.Duration, done <-chan struct{}) (burs
 	var proposal uint64
 	cmd := &cmdRWLock
 	if o.c.cfg.Fencing {
-		proposal = o.proposeFence()
+		proposal = o.c.proposeFence(o)
 		cmd = &cmdRWLockFenced
 	}
 	flag := flagQuiet
@@ -121,7 +121,7 @@ func (w *rwWriter) attempt(o *op, ttl time.Duration, done <-chan struct{}) (burs
 		flag = flagWake
 	}
 	o.encode(cmd, w.name, w.keys, &o.tok, o.ttlArg(ttl), flag, o.fenceNum)
-	return o.lockRounds(o.c.cfg.Fencing, proposal, w.name, nil, ttl, done)
+	return o.c.lockRounds(o, o.c.cfg.Fencing, proposal, w.name, nil, ttl, done)
 }
 
 func (w *rwWriter) releaseFailed(o *op, wake bool) {
@@ -141,7 +141,7 @@ func (r *rwReader) traits() kindTraits {
 // attempt: a reader is never fenced.
 func (r *rwReader) attempt(o *op, ttl time.Duration, done <-chan struct{}) (burstResult, taken, bool) {
 	o.encode(&cmdRWRLock, r.name, r.keys, &o.tok, o.ttlArg(ttl), nil, nil)
-	return o.lockRounds(false, 0, r.name, nil, ttl, done)
+	return o.c.lockRounds(o, false, 0, r.name, nil, ttl, done)
 }
 
 // releaseFailed removes a failed attempt's reader from every master that

@@ -143,14 +143,14 @@ func (s *Semaphore) traits() kindTraits {
 // takes a fencing token as a fenced Lock does (fenceRound).
 func (s *Semaphore) attempt(o *op, ttl time.Duration, done <-chan struct{}) (burstResult, taken, bool) {
 	c := s.c
-	o.resetPermits(s.permits)
+	o.learn.resetPermits(s.permits)
 	if !c.cfg.Fencing {
 		o.encode(&cmdSemAcquire, s.name, s.keys, &o.tok, o.ttlArg(ttl), s.index[o.permit], nil)
-		return o.lockRounds(false, 0, s.name, nil, ttl, done)
+		return o.c.lockRounds(o, false, 0, s.name, nil, ttl, done)
 	}
-	proposal := o.proposeFence()
+	proposal := o.c.proposeFence(o)
 	o.encode(&cmdSemAcquireFenced, s.name, s.keys, &o.tok, o.ttlArg(ttl), s.index[o.permit], o.fenceNum)
-	return o.lockRounds(true, proposal, s.keys[1+o.permit], nil, ttl, done)
+	return o.c.lockRounds(o, true, proposal, s.keys[1+o.permit], nil, ttl, done)
 }
 
 func (s *Semaphore) releaseFailed(o *op, wake bool) {
@@ -162,7 +162,7 @@ var _ choosingKind = (*Semaphore)(nil)
 
 // freeOnQuorum picks the next permit (see bestPermit).
 func (s *Semaphore) freeOnQuorum(o *op) bool {
-	next, free := o.bestPermit(o.permit)
+	next, free := o.learn.bestPermit(o.res, o.permit)
 	o.permit = next
 	return free >= s.c.quorum
 }
@@ -186,30 +186,6 @@ var (
 	flagWake  = []byte("1")
 	flagQuiet = []byte("0")
 )
-
-// mismatched reports whether a master answered that it keeps the name
-// for something else (see ErrSemaphoreMismatch and ErrWrongKind).
-func (o *op) mismatched() bool {
-	for i := range o.res {
-		if o.res[i].Outcome == OutcomeServerError && isMismatch(o.res[i].Err) {
-			return true
-		}
-	}
-	return false
-}
-
-// denied reports whether the masters whose ACL denied the attempt a
-// command or a key (a NOPERM answer) leave fewer than a quorum: no retry
-// can then succeed (see ErrNoPermission).
-func (o *op) denied() bool {
-	n := 0
-	for i := range o.res {
-		if o.res[i].Outcome == OutcomeServerError && isNoPermission(o.res[i].Err) {
-			n++
-		}
-	}
-	return n > 0 && len(o.res)-n < o.c.quorum
-}
 
 // isNoPermission reports whether err is an ACL's refusal (NOPERM). (Its
 // own function, as isMismatch: the *resp.ServerError that errors.As fills

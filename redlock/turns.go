@@ -112,9 +112,8 @@ type turns struct {
 }
 
 // turnCutoff returns the cutoff for the release of a one-key lock whose
-// run began at run, in the op's scratch; nil when turns are off.
-func (o *op) turnCutoff(run int64) []byte {
-	c := o.c
+// run began at run, appended to dst; nil when turns are off.
+func (c *Client) turnCutoff(dst []byte, run int64) []byte {
 	if c.cfg.HandOffAfter < 0 {
 		return nil
 	}
@@ -123,8 +122,7 @@ func (o *op) turnCutoff(run int64) []byte {
 	if now.UnixNano()-run >= int64(minRun) && !neverHandOff {
 		cut = now.Add(-c.cfg.HandOffAfter).UnixMilli()
 	}
-	o.num = strconv.AppendInt(o.num[:0], cut, 10)
-	return o.num
+	return strconv.AppendInt(dst, cut, 10)
 }
 
 // released records what the release of key (token tok, of a run that

@@ -59,12 +59,12 @@ func (c *Client) extendHeld(ctx context.Context, h *heldOp, v *hold, ttl time.Du
 	}
 	o.encode(h.cmd, h.key, h.keys, &v.tok, o.ttlArg(ttl), h.arg2, nil)
 	br := o.run(ctx.Done())
-	o.report(OpExtend)
-	newUntil, lost, err := o.extendVerdict(ctx, &br, h.name, ttl, v.until)
+	c.report(o.res, OpExtend)
+	newUntil, lost, err := c.extendVerdict(ctx, o.res, &br, h.name, ttl, v.until)
 	switch {
 	case err == nil:
 		v.until, v.ttl = newUntil, ttl
-		if m := o.notOurs(); m != 0 { // rare: no clock reading otherwise
+		if m := o.res.notOurs(); m != 0 { // rare: no clock reading otherwise
 			c.restoreCopies(h, &v.tok, ttl-time.Since(br.start), m)
 		}
 	case lost:
@@ -95,8 +95,8 @@ func (c *Client) releaseHeld(ctx context.Context, h *heldOp, tok *token) (ended 
 	}
 	o.encode(h.cmd, h.key, h.keys, tok, h.arg, h.arg2, nil)
 	br := o.run(done)
-	o.report(OpUnlock)
-	return o.releaseVerdict(ctx, &br, h.name)
+	c.report(o.res, OpUnlock)
+	return c.releaseVerdict(ctx, o.res, &br, h.name)
 }
 
 // extendVerdict judges the burst br of an extension for ttl of what is
@@ -106,13 +106,12 @@ func (c *Client) releaseHeld(ctx context.Context, h *heldOp, tok *token) (ended 
 // ran out while asking. Otherwise the error wraps ErrExtendFailed (the
 // previous validity stands) or ctx's error. It reports EventExtended or
 // EventLost.
-func (o *op) extendVerdict(ctx context.Context, br *burstResult, key string, ttl time.Duration, held time.Time) (until time.Time, lost bool, err error) {
-	c := o.c
+func (c *Client) extendVerdict(ctx context.Context, res votes, br *burstResult, key string, ttl time.Duration, held time.Time) (until time.Time, lost bool, err error) {
 	until = c.validUntil(br.start, ttl)
 	now := time.Now()
 	switch {
 	case br.cancelled:
-		return held, false, o.error(OpExtend, key, ctxerr.Of(ctx), 1)
+		return held, false, res.error(OpExtend, key, ctxerr.Of(ctx), 1)
 	case br.ok >= c.quorum && now.Before(until) && now.Before(held):
 		c.event(EventExtended, key)
 		return until, false, nil
@@ -121,9 +120,9 @@ func (o *op) extendVerdict(ctx context.Context, br *burstResult, key string, ttl
 		if br.failed == 0 {
 			return held, true, ErrNotHeld
 		}
-		return held, true, o.error(OpExtend, key, ErrNotHeld, 1)
+		return held, true, res.error(OpExtend, key, ErrNotHeld, 1)
 	default:
-		return held, false, o.error(OpExtend, key, ErrExtendFailed, 1)
+		return held, false, res.error(OpExtend, key, ErrExtendFailed, 1)
 	}
 }
 
@@ -133,21 +132,20 @@ func (o *op) extendVerdict(ctx context.Context, br *burstResult, key string, ttl
 // answered to tell, or ctx's error. ended is false only in that last case
 // (the release may yet land: the caller's hold is over either way). It
 // reports EventReleased.
-func (o *op) releaseVerdict(ctx context.Context, br *burstResult, key string) (ended bool, err error) {
-	c := o.c
+func (c *Client) releaseVerdict(ctx context.Context, res votes, br *burstResult, key string) (ended bool, err error) {
 	switch {
 	case br.ok >= c.quorum:
 		c.event(EventReleased, key)
 		return true, nil
 	case br.cancelled:
-		return false, o.error(OpUnlock, key, ctxerr.Of(ctx), 1)
+		return false, res.error(OpUnlock, key, ctxerr.Of(ctx), 1)
 	case br.failed == 0:
 		return true, ErrNotHeld
 	case br.taken > len(c.masters)-c.quorum:
-		return true, o.error(OpUnlock, key, ErrNotHeld, 1)
+		return true, res.error(OpUnlock, key, ErrNotHeld, 1)
 	default:
 		// Answers missing (late, failed): not known gone, not known
 		// released.
-		return true, o.error(OpUnlock, key, ErrUnlockFailed, 1)
+		return true, res.error(OpUnlock, key, ErrUnlockFailed, 1)
 	}
 }

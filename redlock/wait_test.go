@@ -420,15 +420,15 @@ func TestContention(t *testing.T) {
 	set := func(outs []Outcome, ids [][releaseIDLen]byte, pttls []time.Duration) {
 		for i := range outs {
 			o.res[i].Outcome = outs[i]
-			o.hasHolder[i] = outs[i] == OutcomeTaken
-			o.holder[i], o.pttl[i] = ids[i], pttls[i]
+			o.learn.hasHolder[i] = outs[i] == OutcomeTaken
+			o.learn.holder[i], o.learn.pttl[i] = ids[i], pttls[i]
 		}
 	}
 	T, K, F := OutcomeOK, OutcomeTaken, OutcomeTimeout
 	s := time.Second
 
 	set([]Outcome{K, K, K, T, F}, [][releaseIDLen]byte{x, x, x, {}, {}}, []time.Duration{3 * s, 1 * s, 2 * s, 0, 0})
-	held, holder, elect, freeIn := o.contention(&mine)
+	held, holder, elect, freeIn := o.learn.contention(o.res, c.quorum, &mine)
 	assert.True(t, held)
 	assert.Equal(t, x, holder)
 	assert.False(t, elect)
@@ -436,7 +436,7 @@ func TestContention(t *testing.T) {
 
 	// Split 2 (x) / 2 (ours) / 1 (y): the tie goes to the smaller id.
 	set([]Outcome{K, K, T, T, K}, [][releaseIDLen]byte{x, x, {}, {}, y}, []time.Duration{s, s, 0, 0, s})
-	held, _, elect, _ = o.contention(&mine)
+	held, _, elect, _ = o.learn.contention(o.res, c.quorum, &mine)
 	assert.False(t, held)
 	id := mine.releaseID()
 	assert.Equal(t, bytes.Compare(id[:], x[:]) < 0, elect)
@@ -445,14 +445,14 @@ func TestContention(t *testing.T) {
 	set([]Outcome{K, T, T, K, K}, [][releaseIDLen]byte{x, {}, {}, y, y}, []time.Duration{s, 0, 0, s, s})
 	y = [releaseIDLen]byte{'z', 'z'} // larger than any hex id
 	for i := 3; i < 5; i++ {
-		o.holder[i] = y
+		o.learn.holder[i] = y
 	}
-	_, _, elect, _ = o.contention(&mine)
+	_, _, elect, _ = o.learn.contention(o.res, c.quorum, &mine)
 	assert.True(t, elect, "most votes, tie to the smaller id")
 
 	// One vote of ours: never elected over a two-vote loser.
 	set([]Outcome{T, K, K, K, F}, [][releaseIDLen]byte{{}, x, x, y, {}}, []time.Duration{0, s, s, s, 0})
-	held, _, elect, freeIn = o.contention(&mine)
+	held, _, elect, freeIn = o.learn.contention(o.res, c.quorum, &mine)
 	assert.False(t, held)
 	assert.False(t, elect)
 	assert.Equal(t, s, freeIn)

@@ -86,12 +86,12 @@ func newWaiterID() (id [waiterIDLen]byte) {
 }
 
 // enrolment returns a waiting attempt's enrolment argument (see
-// scripts.LockWait): "<unix ms>:<Client id>", in the op's scratch.
-func (o *op) enrolment() []byte {
-	o.who = strconv.AppendInt(o.who[:0], o.since, 10)
-	o.who = append(o.who, ':')
-	o.who = append(o.who, o.c.waiterID[:]...)
-	return o.who
+// scripts.LockWait) of a call that joined the key's waiters at since
+// (unix ms): "<since>:<Client id>", appended to dst.
+func (c *Client) enrolment(dst []byte, since int64) []byte {
+	dst = strconv.AppendInt(dst, since, 10)
+	dst = append(dst, ':')
+	return append(dst, c.waiterID[:]...)
 }
 
 // wakeSuffix returns what ends the channels on which releases tell this
