@@ -24,11 +24,11 @@ type kind interface {
 	// validity's end, and its fencing token when fenced), and whether it
 	// was taken within its validity. Fencing counters are repaired as the
 	// answers call for (repairIfUnsure).
-	attempt(o *op, ttl time.Duration, done <-chan struct{}) (br burstResult, got taken, ok bool)
+	attempt(o *call, ttl time.Duration, done <-chan struct{}) (br burstResult, got taken, ok bool)
 	// releaseFailed sends the release of a failed attempt's token, o.tok,
 	// to every master that may hold it, without waiting; waking waiters
 	// if wake (the caller has noted the release as its own).
-	releaseFailed(o *op, wake bool)
+	releaseFailed(o *call, wake bool)
 }
 
 // choosingKind is a kind that chooses what each attempt asks for (a
@@ -38,7 +38,7 @@ type choosingKind interface {
 	// freeOnQuorum prepares the next attempt after a failed one and
 	// reports whether what it asks for is free on a quorum already (a
 	// permit other than the one asked for): it then goes at once.
-	freeOnQuorum(o *op) bool
+	freeOnQuorum(o *call) bool
 }
 
 // kindTraits are the fixed facts about a kind that the loop and the retry
@@ -82,7 +82,7 @@ type taken struct {
 // or ctx ends, the loop every kind shares. What follows a failed attempt
 // is the retry policy's (see retry.after). On success it returns what was
 // taken, whose token is o.tok. The caller owns o.
-func (c *Client) acquire(ctx context.Context, o *op, k kind, ttl time.Duration, tries int) (got taken, err error) {
+func (c *Client) acquire(ctx context.Context, o *call, k kind, ttl time.Duration, tries int) (got taken, err error) {
 	traits := k.traits()
 	name := traits.name
 	if c.closed.Load() {

@@ -57,7 +57,7 @@ func (o *op) classify(r *pipe.Request) (out Outcome, err error) {
 	if v := &vals[0]; v.IsError() {
 		return OutcomeServerError, v.Err()
 	}
-	return answers[o.shape(r.Tag)].read(&o.learn, &o.tok, r.Tag, vals)
+	return answers[o.shape(r.Tag)].read(o.learn, &o.tok, r.Tag, vals)
 }
 
 // shape is the shape of the answer in slot: that of the native form the

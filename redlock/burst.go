@@ -6,71 +6,81 @@ import (
 	"github.com/volleylock/volley/internal/pipe"
 )
 
-// op is the reusable state of one operation on all masters: its burst
-// (the command's bytes, the fan-out, each master's vote in res) and the
-// timer a Lock's waits use. A Client pools ops so that steady-state
-// operations allocate nothing; an op is used by one goroutine at a time.
-// Its methods are the burst's: encode (command.go, native.go), run and
-// read the answers (burst.go, answer.go), send without waiting (burst.go).
-// What the answers teach (learn: holders, counters, free permits) is
-// written by the answer readers and read by the call's policies; the
-// fields after tok are the call's choices (its kind, its permit, its
-// place among the waiters), kept here only so that the op's pool keeps
-// them too.
+// op is one burst on all masters: the command's bytes (cmd, and its
+// native forms in nat), the fan-out, and each master's vote in res. Its
+// methods encode (command.go, native.go), run and read the answers
+// (burst.go, answer.go), and send without waiting (burst.go). The answer
+// readers note what the answers teach in learn, the lessons of the call
+// that holds the op (see call). An op is used by one goroutine at a time.
 type op struct {
-	c     *Client
-	fan   fanout
-	timer *time.Timer // for the waits between a Lock's attempts (see retry)
-	res   votes
+	c    *Client
+	fan  fanout
+	res  votes
+	slow []bool // the master's latest reply came after MasterTimeout: not awaited
+
+	command *command // the burst's, chosen by encode
+	tok     token    // the token the burst sends, for the commands that take one
+	// waiting: the burst hears every awaited master out, and a Lock's
+	// attempt is its waiting command (scripts.LockWait, see lockCommand),
+	// whose "taken" answers name the holder and the key's PTTL.
+	waiting bool
+
+	cmd      wire        // the encoded command of the burst
+	nat      nativeForms // the command's native forms, for the masters that have them (see native.go)
+	num      []byte      // scratch for formatting the TTL
+	fenceNum []byte      // scratch for formatting a fence token
+
+	learn *lessons // where the answer readers note what they learn: its call's
+}
+
+// A call is the pooled working set of one call on the masters (the
+// Client's ops pool, so that steady-state calls allocate nothing): its
+// burst, the embedded op, and what is the call's own. An acquire call
+// keeps there what its answers taught it (lessons, which the op's readers
+// write through op.learn), the votes of its latest decided attempt, the
+// timer of its waits, and its kind's choices: the Lock's kind, the
+// permit it asks for, its place among the key's waiters. Releases and
+// extensions use the op alone. A call is used by one goroutine at a time.
+type call struct {
+	op
+	lessons lessons
+	timer   *time.Timer // for the waits between a Lock's attempts (see retry)
 	// last is res of the latest decided failed attempt of a Lock (when
 	// hasLast): what the masters really said, which the error keeps when
 	// ctx ends a later burst before they answer (see votes.learned).
 	last    votes
 	hasLast bool
-	slow    []bool // the master's latest reply came after MasterTimeout: not awaited
 
-	command *command // the burst's, chosen by encode
-
-	tok token    // the token the burst sends, for the commands that take one
-	lk  lockKind // a Lock call's kind: here so that passing it as a kind allocates nothing
-
-	cmd   wire        // the encoded command of the burst
-	nat   nativeForms // the command's native forms, for the masters that have them (see native.go)
-	num   []byte      // scratch for formatting the TTL
-	who   []byte      // scratch for the enrolment of a waiting attempt (see waiters.go)
-	since int64       // when the waiting call joined the room, unix ms: its place among the key's waiters
+	lk     lockKind // a Lock call's kind: here so that passing it as a kind allocates nothing
+	permit int      // the permit a semaphore's attempt asks for (see Semaphore.attempt)
+	who    []byte   // scratch for the enrolment of a waiting attempt (see waiters.go)
+	since  int64    // when the waiting call joined the room, unix ms: its place among the key's waiters
 	// yield: the Lock waits from its first attempt, behind the waiter its
 	// Client's last release of the key woke (see turns.go).
 	yield bool
-
-	// waiting makes a Lock's attempt its waiting command (scripts.LockWait,
-	// see lockCommand), whose "taken" answers name the holder and the
-	// key's PTTL (see waitState).
-	waiting bool
-	permit  int // the permit a semaphore's attempt asks for (see Semaphore.attempt)
-
-	fenceNum []byte // scratch for formatting a fence token
-
-	learn lessons // what the burst's answers teach the call that holds the op
 }
 
-func (c *Client) newOp() *op {
+func (c *Client) newCall() *call {
 	n := len(c.masters)
 	t := time.NewTimer(time.Hour)
 	t.Stop()
-	return &op{
-		c:     c,
-		fan:   newFanout(c, n),
-		timer: t,
-		res:   make([]MasterResult, n),
-		last:  make([]MasterResult, n),
-		slow:  make([]bool, n),
-		learn: lessons{waitState: newWaitState(n), fenceState: newFenceState(n)},
+	o := &call{
+		op: op{
+			c:    c,
+			fan:  newFanout(c, n),
+			res:  make([]MasterResult, n),
+			slow: make([]bool, n),
+		},
+		lessons: lessons{waitState: newWaitState(n), fenceState: newFenceState(n)},
+		timer:   t,
+		last:    make([]MasterResult, n),
 	}
+	o.learn = &o.lessons
+	return o
 }
 
-func (c *Client) getOp() *op  { return c.ops.Get().(*op) }
-func (c *Client) putOp(o *op) { c.ops.Put(o) }
+func (c *Client) getOp() *call  { return c.ops.Get().(*call) }
+func (c *Client) putOp(o *call) { c.ops.Put(o) }
 
 // burstResult sums up a burst.
 type burstResult struct {

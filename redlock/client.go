@@ -23,7 +23,7 @@ type Client struct {
 	masters []*master
 	quorum  int
 
-	ops    sync.Pool   // *op: per-operation state, reused
+	ops    sync.Pool   // *call: per-call state, reused
 	turns  turns       // how the keys pass between this Client and others (see turns.go)
 	group  *pipe.Group // the masters' connections, for fan-outs (see fanout)
 	tagLen int         // the length of every copy's tag: >0 for a Redis Cluster's copies (see wire)
@@ -107,7 +107,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	// Late answers are read within half of MasterTimeout of their sending, so
 	// that ReplyLatency tells a slow master (above MasterTimeout) exactly.
 	c.group = pipe.NewGroup(conns, c.cfg.MasterTimeout/2)
-	c.ops.New = func() any { return c.newOp() }
+	c.ops.New = func() any { return c.newCall() }
 	c.room.c, c.room.done = c, make(chan struct{})
 	c.renew = newRenewer(c)
 	if cluster != nil || slices.ContainsFunc(c.masters, func(m *master) bool { return m.sentinel != nil }) {

@@ -166,22 +166,19 @@ func releaseCommand(multi, wake bool) *command {
 // EVAL form from the connection, see conn.Options.Scripts): for
 // key alone when keys is nil, else for the lock on keys (sorted,
 // deduplicated, see LockMulti), with tok, and arg, arg2 and proposal where
-// cmd takes them.
+// cmd takes them. An enrolling command's arg2 is the caller's enrolment
+// among the key's waiters (see call.enrolment).
 func (o *op) encode(cmd *command, key string, keys []string, tok *token, arg, arg2, proposal []byte) {
 	o.command = cmd
 	o.cmd.reset()
 	if !cmd.arg {
 		arg = nil
 	}
-	if !cmd.arg2 {
+	if !cmd.arg2 && !cmd.enroll {
 		arg2 = nil
 	}
 	if !cmd.propose {
 		proposal = nil
-	}
-	if cmd.enroll && !noEnrolment {
-		o.who = o.c.enrolment(o.who[:0], o.since)
-		arg2 = o.who
 	}
 	o.encodeNatives(cmd, key, keys, tok, arg)
 	var tail []string

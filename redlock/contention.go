@@ -164,7 +164,7 @@ const never = time.Duration(1<<63 - 1)
 // it (see released), a short random back-off of a few attempt durations,
 // doubling with each such failure in a row (splits), so that contenders do
 // not collide again; split reports this case. On faults, the retry delay.
-func (c *Client) waitDelay(w *waiter, o *op, tok *token, br *burstResult, attempt, splits int, took time.Duration) (d time.Duration, split bool, holder [releaseIDLen]byte, held bool) {
+func (c *Client) waitDelay(w *waiter, o *call, tok *token, br *burstResult, attempt, splits int, took time.Duration) (d time.Duration, split bool, holder [releaseIDLen]byte, held bool) {
 	d = c.retryDelay(attempt)
 	if br.ok >= c.quorum {
 		// A quorum said yes but the validity ran out first (a TTL too

@@ -241,10 +241,11 @@ func (k *campaign) traits() kindTraits {
 // attempt takes the election's name as a fenced Lock does, then announces
 // the leader's record where the name holds its token: won when a quorum
 // took it and a quorum recorded it, within the validity.
-func (k *campaign) attempt(o *op, ttl time.Duration, done <-chan struct{}) (burstResult, taken, bool) {
+func (k *campaign) attempt(o *call, ttl time.Duration, done <-chan struct{}) (burstResult, taken, bool) {
 	c := o.c
 	proposal := o.c.proposeFence(o)
-	o.encode(c.lockCommand(false, o.waiting), k.e.name, nil, &o.tok, o.ttlArg(ttl), nil, o.fenceNum)
+	cmd := c.lockCommand(false, o.waiting)
+	o.encode(cmd, k.e.name, nil, &o.tok, o.ttlArg(ttl), o.enrolment(cmd), o.fenceNum)
 	br, got, ok := c.lockRounds(o, true, proposal, k.e.name, nil, ttl, done)
 	if !ok {
 		return br, got, false
@@ -255,7 +256,7 @@ func (k *campaign) attempt(o *op, ttl time.Duration, done <-chan struct{}) (burs
 	return br, got, c.judge(o, &br, got.until)
 }
 
-func (k *campaign) releaseFailed(o *op, wake bool) {
+func (k *campaign) releaseFailed(o *call, wake bool) {
 	flag := flagQuiet
 	if wake {
 		flag = flagWake

@@ -79,7 +79,7 @@ func parseCounter(b []byte) (uint64, bool) {
 
 // proposeFence makes the token a fenced lock round proposes
 // (fencer.propose) and formats it into o.fenceNum, for o's encode.
-func (c *Client) proposeFence(o *op) uint64 {
+func (c *Client) proposeFence(o *call) uint64 {
 	p := c.fence.propose()
 	o.fenceNum = strconv.AppendUint(o.fenceNum[:0], p, 10)
 	return p
@@ -93,7 +93,7 @@ func (c *Client) proposeFence(o *op) uint64 {
 // none. unfenced reports whether a master without a counter it vouches
 // for took part in the first round. Either way the Client's next
 // proposal goes above what the rounds read or took.
-func (c *Client) fenceRound(o *op, br *burstResult, proposal uint64, key string, keys []string, tok *token, until time.Time, done <-chan struct{}) (fence uint64, unfenced bool) {
+func (c *Client) fenceRound(o *call, br *burstResult, proposal uint64, key string, keys []string, tok *token, until time.Time, done <-chan struct{}) (fence uint64, unfenced bool) {
 	if c.granted(br, until) {
 		unfenced = o.res.unfenced()
 		if fence = o.learn.proposalTaken(o.res, c.quorum, proposal); fence == 0 {
@@ -110,7 +110,7 @@ func (c *Client) fenceRound(o *op, br *burstResult, proposal uint64, key string,
 // every master, where scripts.FenceWrite keeps it only if the keys still hold
 // tok. It returns the token and the round's result (its start is not the
 // lock's: the validity counts from the first round's).
-func (c *Client) fenceWrite(o *op, key string, keys []string, tok *token, done <-chan struct{}) (uint64, burstResult) {
+func (c *Client) fenceWrite(o *call, key string, keys []string, tok *token, done <-chan struct{}) (uint64, burstResult) {
 	fence := o.learn.topCounter(o.res) + 1
 	o.fenceNum = strconv.AppendUint(o.fenceNum[:0], fence, 10)
 	o.encode(&cmdFenceWrite, key, keys, tok, o.fenceNum, nil, nil)

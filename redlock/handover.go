@@ -30,7 +30,7 @@ func (l *Lock) handOver() bool {
 // burst) and g's: it returns what it took. Otherwise both tokens are
 // released wherever they may be, waking waiters, and it returns false;
 // the caller attempts as usual, or returns if done closed.
-func (c *Client) takeHandover(key string, ttl time.Duration, g handover, o *op, done <-chan struct{}) (taken, bool) {
+func (c *Client) takeHandover(key string, ttl time.Duration, g handover, o *call, done <-chan struct{}) (taken, bool) {
 	o.tok = newToken()
 	o.waiting = false
 	o.encodeHandover(key, &g.tok, &o.tok, ttl)
@@ -53,7 +53,7 @@ func (c *Client) takeHandover(key string, ttl time.Duration, g handover, o *op, 
 // that was handed to a waiter which left without taking it (its ctx
 // ended, or the Client closed), as Unlock would have: waiters elsewhere
 // are woken.
-func (c *Client) releaseHandover(o *op, key string, g *handover) {
+func (c *Client) releaseHandover(o *call, key string, g *handover) {
 	o.encode(releaseCommand(false, true), key, nil, &g.tok, nil, nil, nil)
 	o.sendForget(false)
 }

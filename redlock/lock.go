@@ -110,7 +110,8 @@ func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration) (Lock,
 }
 
 // lockKind is a Lock as a kind (see acquire): of key alone, or of keys
-// when not nil (key is then keys.keys[0]). It lives in the caller's op.
+// when not nil (key is then keys.keys[0]). It lives in the Lock's call
+// (call.lk).
 type lockKind struct {
 	key  string
 	keys *keySet
@@ -150,7 +151,7 @@ func (c *Client) lock(ctx context.Context, key string, keys *keySet, ttl time.Du
 }
 
 // held is the Lock on key (or keys) that an acquire call with o took.
-func (c *Client) held(o *op, got taken, key string, keys *keySet, ttl time.Duration) Lock {
+func (c *Client) held(o *call, got taken, key string, keys *keySet, ttl time.Duration) Lock {
 	l := Lock{c: c, key: key, keys: keys, hold: hold{tok: o.tok, ttl: ttl, until: got.until}, fence: got.fence, passes: got.passes, run: got.run, looped: got.looped}
 	if c.cfg.Hooks.Held != nil {
 		l.since = time.Now()
@@ -171,17 +172,18 @@ func (k *lockKind) traits() kindTraits {
 
 // attempt sends the Lock's command (see lockCommand) and, fenced, its
 // second round.
-func (k *lockKind) attempt(o *op, ttl time.Duration, done <-chan struct{}) (burstResult, taken, bool) {
+func (k *lockKind) attempt(o *call, ttl time.Duration, done <-chan struct{}) (burstResult, taken, bool) {
 	c := o.c
 	var proposal uint64
 	if c.cfg.Fencing {
 		proposal = o.c.proposeFence(o)
 	}
-	o.encode(c.lockCommand(k.keys != nil, o.waiting), k.key, k.keyList(), &o.tok, o.ttlArg(ttl), nil, o.fenceNum)
+	cmd := c.lockCommand(k.keys != nil, o.waiting)
+	o.encode(cmd, k.key, k.keyList(), &o.tok, o.ttlArg(ttl), o.enrolment(cmd), o.fenceNum)
 	enrolled := o.command.enroll
 	br, got, ok := c.lockRounds(o, c.cfg.Fencing, proposal, k.key, k.keyList(), ttl, done)
 	if ok && enrolled && !noLeaveWhereLost {
-		c.leaveWaiters(k.key, o) // see waiters.go
+		c.leaveWaiters(k.key, &o.op) // see waiters.go
 	}
 	return br, got, ok
 }
@@ -190,14 +192,14 @@ func (k *lockKind) attempt(o *op, ttl time.Duration, done <-chan struct{}) (burs
 // for ttl, and when fenced its second round (proposal is the first
 // round's proposed token): see kind.attempt. It is every kind's attempt
 // tail.
-func (c *Client) lockRounds(o *op, fenced bool, proposal uint64, key string, keys []string, ttl time.Duration, done <-chan struct{}) (burstResult, taken, bool) {
+func (c *Client) lockRounds(o *call, fenced bool, proposal uint64, key string, keys []string, ttl time.Duration, done <-chan struct{}) (burstResult, taken, bool) {
 	br := o.run(done)
 	got := taken{until: c.validUntil(br.start, ttl)}
 	if fenced {
 		var unfenced bool
 		got.fence, unfenced = c.fenceRound(o, &br, proposal, key, keys, &o.tok, got.until, done)
 		if !br.cancelled {
-			c.repairIfUnsure(o, unfenced)
+			c.repairIfUnsure(&o.op, unfenced)
 		}
 	}
 	return br, got, c.judge(o, &br, got.until)
@@ -205,7 +207,7 @@ func (c *Client) lockRounds(o *op, fenced bool, proposal uint64, key string, key
 
 // judge reports an attempt's burst br (see report) and whether it won the
 // lock, valid until until (see Client.granted).
-func (c *Client) judge(o *op, br *burstResult, until time.Time) bool {
+func (c *Client) judge(o *call, br *burstResult, until time.Time) bool {
 	c.report(o.res, OpLock)
 	return o.c.granted(br, until)
 }
@@ -216,9 +218,9 @@ func (c *Client) judge(o *op, br *burstResult, until time.Time) bool {
 // enrolled where it lost: its quiet release puts it back (the enrolling
 // form of scripts.ReleaseQuiet), so that every master names the same
 // Client at the next release (see waiters.go).
-func (k *lockKind) releaseFailed(o *op, wake bool) {
+func (k *lockKind) releaseFailed(o *call, wake bool) {
 	if o.waiting && k.keys == nil && !wake && !noRejoin {
-		o.encode(&cmdReleaseRejoin, k.key, nil, &o.tok, o.ttlArg(k.ttl), nil, nil)
+		o.encode(&cmdReleaseRejoin, k.key, nil, &o.tok, o.ttlArg(k.ttl), o.enrolment(&cmdReleaseRejoin), nil)
 		o.sendForget(true)
 		return
 	}

@@ -57,7 +57,7 @@ func fitsPeek(vals []resp.Value) bool {
 // MasterTimeout counts as free (the attempt will tell), as does every
 // master when done closes. It uses the op's fan-out and command, which
 // the next attempt encodes again.
-func (c *Client) heldElsewhere(o *op, key string, at int, done <-chan struct{}) bool {
+func (c *Client) heldElsewhere(o *call, key string, at int, done <-chan struct{}) bool {
 	n, q := len(c.masters), c.quorum
 	o.cmd.reset()
 	o.cmd.look(c, key)

@@ -36,7 +36,7 @@ type retry struct {
 // queue makes a call for an exclusive kind (see kindTraits) that others
 // in this Client wait for queue behind them (if they have left meanwhile,
 // it attempts at once). It returns ctx's error if ctx ends first.
-func (r *retry) queue(o *op) error {
+func (r *retry) queue(o *call) error {
 	if !r.traits.exclusive || r.tries <= 1 || !r.c.room.busy(r.name, r.traits.waitKeys) {
 		return nil
 	}
@@ -84,7 +84,7 @@ func (r *retry) gift() (handover, bool) {
 // whose error is err, after the op's burst br: it waits as the failure
 // calls for and returns nil to attempt again, or the error the call
 // returns.
-func (r *retry) after(o *op, k kind, br *burstResult, attempt int, err error) error {
+func (r *retry) after(o *call, k kind, br *burstResult, attempt int, err error) error {
 	c := r.c
 	end, guarded := o.learn.guardEnds(o.res, r.c.quorum, r.traits.exclusive)
 	// What the next attempt asks for is free on a quorum (a permit other
@@ -211,7 +211,7 @@ func (r *retry) mayLook(enrolled time.Time) bool {
 
 // leave takes the call's waiter out of the room, if it joined; a lock
 // handed to it that it did not take is released.
-func (r *retry) leave(o *op, acquired bool) {
+func (r *retry) leave(o *call, acquired bool) {
 	if r.w == nil {
 		return
 	}

@@ -109,7 +109,7 @@ func (w *rwWriter) traits() kindTraits {
 
 // attempt runs scripts.RWLock, which also looks at the readers' and the
 // intent's keys; fenced as a Lock's attempt is.
-func (w *rwWriter) attempt(o *op, ttl time.Duration, done <-chan struct{}) (burstResult, taken, bool) {
+func (w *rwWriter) attempt(o *call, ttl time.Duration, done <-chan struct{}) (burstResult, taken, bool) {
 	var proposal uint64
 	cmd := &cmdRWLock
 	if o.c.cfg.Fencing {
@@ -124,7 +124,7 @@ func (w *rwWriter) attempt(o *op, ttl time.Duration, done <-chan struct{}) (burs
 	return o.c.lockRounds(o, o.c.cfg.Fencing, proposal, w.name, nil, ttl, done)
 }
 
-func (w *rwWriter) releaseFailed(o *op, wake bool) {
+func (w *rwWriter) releaseFailed(o *call, wake bool) {
 	o.releaseAfterFailure(w.name, nil, &o.tok, wake)
 }
 
@@ -139,7 +139,7 @@ func (r *rwReader) traits() kindTraits {
 }
 
 // attempt: a reader is never fenced.
-func (r *rwReader) attempt(o *op, ttl time.Duration, done <-chan struct{}) (burstResult, taken, bool) {
+func (r *rwReader) attempt(o *call, ttl time.Duration, done <-chan struct{}) (burstResult, taken, bool) {
 	o.encode(&cmdRWRLock, r.name, r.keys, &o.tok, o.ttlArg(ttl), nil, nil)
 	return o.c.lockRounds(o, false, 0, r.name, nil, ttl, done)
 }
@@ -147,7 +147,7 @@ func (r *rwReader) attempt(o *op, ttl time.Duration, done <-chan struct{}) (burs
 // releaseFailed removes a failed attempt's reader from every master that
 // may hold it. The release publishes (scripts.RWRUnlock always does):
 // waiters woken by it find the lock as it was, and wait again.
-func (r *rwReader) releaseFailed(o *op, _ bool) {
+func (r *rwReader) releaseFailed(o *call, _ bool) {
 	o.encode(&cmdRWRUnlock, r.name, r.keys, &o.tok, nil, nil, nil)
 	o.sendForget(true)
 }

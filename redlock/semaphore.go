@@ -141,7 +141,7 @@ func (s *Semaphore) traits() kindTraits {
 
 // attempt asks every master for permit o.permit; with Config.Fencing it
 // takes a fencing token as a fenced Lock does (fenceRound).
-func (s *Semaphore) attempt(o *op, ttl time.Duration, done <-chan struct{}) (burstResult, taken, bool) {
+func (s *Semaphore) attempt(o *call, ttl time.Duration, done <-chan struct{}) (burstResult, taken, bool) {
 	c := s.c
 	o.learn.resetPermits(s.permits)
 	if !c.cfg.Fencing {
@@ -153,7 +153,7 @@ func (s *Semaphore) attempt(o *op, ttl time.Duration, done <-chan struct{}) (bur
 	return o.c.lockRounds(o, true, proposal, s.keys[1+o.permit], nil, ttl, done)
 }
 
-func (s *Semaphore) releaseFailed(o *op, wake bool) {
+func (s *Semaphore) releaseFailed(o *call, wake bool) {
 	s.release(o, o.permit, &o.tok, wake, true)
 }
 
@@ -161,7 +161,7 @@ func (s *Semaphore) releaseFailed(o *op, wake bool) {
 var _ choosingKind = (*Semaphore)(nil)
 
 // freeOnQuorum picks the next permit (see bestPermit).
-func (s *Semaphore) freeOnQuorum(o *op) bool {
+func (s *Semaphore) freeOnQuorum(o *call) bool {
 	next, free := o.learn.bestPermit(o.res, o.permit)
 	o.permit = next
 	return free >= s.c.quorum
@@ -170,7 +170,7 @@ func (s *Semaphore) freeOnQuorum(o *op) bool {
 // release encodes the release of permit by tok into the op, waking
 // waiters if wake; with forget it sends it to every master that may hold
 // it, without waiting (a failed attempt's, as releaseAfterFailure).
-func (s *Semaphore) release(o *op, permit int, tok *token, wake, forget bool) {
+func (s *Semaphore) release(o *call, permit int, tok *token, wake, forget bool) {
 	flag := flagQuiet
 	if wake {
 		flag = flagWake

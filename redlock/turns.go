@@ -35,7 +35,7 @@ import (
 //     Client itself is woken at once.
 //   - A release that woke the longest waiter makes this Client's next
 //     Lock of the key (within scripts.NamedMs, while the woken one has the
-//     key to itself) wait from its first attempt (op.yield): it enrolls
+//     key to itself) wait from its first attempt (call.yield): it enrolls
 //     behind the waiter it woke instead of taking the key back.
 //
 // So a waiter of another Client waits about HandOffAfter plus one

@@ -414,7 +414,7 @@ func TestJoinSettled(t *testing.T) {
 // computes the same one), and when a quorum frees by expiry.
 func TestContention(t *testing.T) {
 	c := &Client{quorum: 3, masters: make([]*master, 5)}
-	o := c.newOp()
+	o := c.newCall()
 	mine := newToken()
 	x, y := [releaseIDLen]byte{'x'}, [releaseIDLen]byte{'y'}
 	set := func(outs []Outcome, ids [][releaseIDLen]byte, pttls []time.Duration) {

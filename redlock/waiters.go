@@ -86,12 +86,18 @@ func newWaiterID() (id [waiterIDLen]byte) {
 }
 
 // enrolment returns a waiting attempt's enrolment argument (see
-// scripts.LockWait) of a call that joined the key's waiters at since
-// (unix ms): "<since>:<Client id>", appended to dst.
-func (c *Client) enrolment(dst []byte, since int64) []byte {
-	dst = strconv.AppendInt(dst, since, 10)
-	dst = append(dst, ':')
-	return append(dst, c.waiterID[:]...)
+// scripts.LockWait), "<since>:<Client id>" where since is when the call
+// joined the key's waiters (unix ms), in the call's scratch: the arg2 of
+// cmd when it enrolls (command.enroll); nil when it does not, or with
+// noEnrolment.
+func (o *call) enrolment(cmd *command) []byte {
+	if !cmd.enroll || noEnrolment {
+		return nil
+	}
+	o.who = strconv.AppendInt(o.who[:0], o.since, 10)
+	o.who = append(o.who, ':')
+	o.who = append(o.who, o.c.waiterID[:]...)
+	return o.who
 }
 
 // wakeSuffix returns what ends the channels on which releases tell this
