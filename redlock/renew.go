@@ -463,8 +463,9 @@ func (r *renewer) apply(start time.Time) {
 			continue // unregistered meanwhile
 		}
 		until := c.validUntil(start, e.ttl)
+		granted, gone := c.extension(e.ok, e.taken, until, e.v.until, now)
 		switch {
-		case e.ok >= q && now.Before(until) && now.Before(e.v.until):
+		case granted:
 			e.v.until, e.v.ttl = until, e.ttl
 			e.extensions++
 			e.due = now.Add(e.every)
@@ -475,7 +476,7 @@ func (r *renewer) apply(start time.Time) {
 			if c.cfg.Hooks.Event != nil {
 				r.extended = append(r.extended, e.h.name)
 			}
-		case e.taken > n-q:
+		case gone:
 			r.loseLocked(e, &Error{Op: OpExtend, Key: e.h.name, Err: ErrNotHeld, Attempts: e.extensions}, now)
 		case !now.Before(e.v.until.Add(-e.early)):
 			err := &Error{Op: OpExtend, Key: e.h.name, Err: ErrNotHeld, Attempts: e.extensions}

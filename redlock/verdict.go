@@ -99,6 +99,17 @@ func (c *Client) releaseHeld(ctx context.Context, h *heldOp, tok *token) (ended 
 	return c.releaseVerdict(ctx, o.res, &br, h.name)
 }
 
+// extension judges an extension's votes, ok masters that extended the
+// value and taken that said it is not theirs: granted when a quorum's yes
+// came within both the new validity (until) and the one held (held), at
+// now; gone when so many said "not ours" that no quorum holds it; neither
+// when too few answered to tell. Extend (extendVerdict) and Do's renewer
+// (renewer.apply) judge by it.
+func (c *Client) extension(ok, taken int, until, held, now time.Time) (granted, gone bool) {
+	granted = ok >= c.quorum && now.Before(until) && now.Before(held)
+	return granted, !granted && taken > len(c.masters)-c.quorum
+}
+
 // extendVerdict judges the burst br of an extension for ttl of what is
 // held on key, valid until held. On success (nil) it returns the new
 // validity; lost reports that the hold is known gone (ErrNotHeld, possibly
@@ -109,13 +120,14 @@ func (c *Client) releaseHeld(ctx context.Context, h *heldOp, tok *token) (ended 
 func (c *Client) extendVerdict(ctx context.Context, res votes, br *burstResult, key string, ttl time.Duration, held time.Time) (until time.Time, lost bool, err error) {
 	until = c.validUntil(br.start, ttl)
 	now := time.Now()
+	granted, gone := c.extension(br.ok, br.taken, until, held, now)
 	switch {
 	case br.cancelled:
 		return held, false, res.error(OpExtend, key, ctxerr.Of(ctx), 1)
-	case br.ok >= c.quorum && now.Before(until) && now.Before(held):
+	case granted:
 		c.event(EventExtended, key)
 		return until, false, nil
-	case br.taken > len(c.masters)-c.quorum || now.After(held):
+	case gone || now.After(held):
 		c.event(EventLost, key)
 		if br.failed == 0 {
 			return held, true, ErrNotHeld
