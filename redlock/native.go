@@ -54,6 +54,51 @@ var verbs = [numVerbs]struct {
 	verbDelexIfEq: {name: "DELEX IFEQ", answer: answerVote, since: []since{{"redis", 8, 4}}},
 }
 
+// encode appends form v for key, acting only if key's value is cmp: a SET
+// IFEQ sets it to val for ttl milliseconds; a delete ignores val and ttl.
+// Bursts (encodeNatives) and the probe at New (probeNatives) encode here.
+// (A switch, not a function in verbs: an indirect call would make the
+// caller's token escape, an allocation per Unlock.)
+func (v nativeVerb) encode(w *wire, c *Client, key string, val, cmp, ttl []byte) {
+	switch v {
+	case verbSetIfEq:
+		encodeSetIfEq(w, c, key, val, cmp, ttl)
+	case verbDelIfEq:
+		encodeDelIfEq(w, c, key, cmp)
+	case verbDelexIfEq:
+		encodeDelexIfEq(w, c, key, cmp)
+	}
+}
+
+// encodeSetIfEq appends "SET key val IFEQ cmp PX ttl".
+func encodeSetIfEq(w *wire, c *Client, key string, val, cmp, ttl []byte) {
+	w.b = resp.AppendArrayHeader(w.b, 7)
+	w.b = resp.AppendBulkString(w.b, "SET")
+	w.key(c, key)
+	w.b = resp.AppendBulk(w.b, val)
+	w.b = resp.AppendBulkString(w.b, "IFEQ")
+	w.b = resp.AppendBulk(w.b, cmp)
+	w.b = resp.AppendBulkString(w.b, "PX")
+	w.b = resp.AppendBulk(w.b, ttl)
+}
+
+// encodeDelIfEq appends "DELIFEQ key cmp".
+func encodeDelIfEq(w *wire, c *Client, key string, cmp []byte) {
+	w.b = resp.AppendArrayHeader(w.b, 3)
+	w.b = resp.AppendBulkString(w.b, "DELIFEQ")
+	w.key(c, key)
+	w.b = resp.AppendBulk(w.b, cmp)
+}
+
+// encodeDelexIfEq appends "DELEX key IFEQ cmp".
+func encodeDelexIfEq(w *wire, c *Client, key string, cmp []byte) {
+	w.b = resp.AppendArrayHeader(w.b, 4)
+	w.b = resp.AppendBulkString(w.b, "DELEX")
+	w.key(c, key)
+	w.b = resp.AppendBulkString(w.b, "IFEQ")
+	w.b = resp.AppendBulk(w.b, cmp)
+}
+
 // has reports whether the server info describes has form v.
 func (v nativeVerb) has(info *pipe.ServerInfo) bool {
 	for _, s := range verbs[v].since {
@@ -155,32 +200,11 @@ func (o *op) encodeNatives(cmd *command, key string, keys []string, tok *token, 
 		w := &n.w[v]
 		w.reset()
 		w.at(o.c, key)
-		switch {
-		case v == verbSetIfEq:
-			w.b = resp.AppendArrayHeader(w.b, 7)
-			w.b = resp.AppendBulkString(w.b, "SET")
-			w.key(o.c, key)
-			w.b = resp.AppendBulk(w.b, tok[:])
-			w.b = resp.AppendBulkString(w.b, "IFEQ")
-			w.b = resp.AppendBulk(w.b, tok[:])
-			w.b = resp.AppendBulkString(w.b, "PX")
-			w.b = resp.AppendBulk(w.b, ttl)
-		case uncheckedNativeRelease:
-			w.b = resp.AppendArrayHeader(w.b, 2)
-			w.b = resp.AppendBulkString(w.b, "DEL")
-			w.key(o.c, key)
-		case v == verbDelIfEq:
-			w.b = resp.AppendArrayHeader(w.b, 3)
-			w.b = resp.AppendBulkString(w.b, "DELIFEQ")
-			w.key(o.c, key)
-			w.b = resp.AppendBulk(w.b, tok[:])
-		case v == verbDelexIfEq:
-			w.b = resp.AppendArrayHeader(w.b, 4)
-			w.b = resp.AppendBulkString(w.b, "DELEX")
-			w.key(o.c, key)
-			w.b = resp.AppendBulkString(w.b, "IFEQ")
-			w.b = resp.AppendBulk(w.b, tok[:])
+		if uncheckedNativeRelease && v != verbSetIfEq {
+			w.verbKey(o.c, "DEL", key)
+			continue
 		}
+		v.encode(w, o.c, key, tok[:], tok[:], ttl)
 	}
 	n.pub.reset()
 	if cmd.wake {
@@ -250,19 +274,19 @@ func (c *Client) probeNatives(ctx context.Context, sv server, wait time.Duration
 		if !v.has(info) || c.nativeOff.Load()&(1<<v) != 0 {
 			continue
 		}
-		var args []any
-		switch v {
-		case verbSetIfEq:
-			args = []any{"SET", probeKey, "probe", "IFEQ", "probe:none", "PX", "1"}
-		case verbDelIfEq:
-			args = []any{"DELIFEQ", probeKey, "probe:none"}
-		case verbDelexIfEq:
-			args = []any{"DELEX", probeKey, "IFEQ", "probe:none"}
-		}
-		_, err := sv.cn.Do(ctx, args...)
-		var se *resp.ServerError
-		if errors.As(err, &se) && refused(se.Prefix, se.Message) {
+		var w wire
+		w.at(c, probeKey)
+		v.encode(&w, c, probeKey, []byte("probe"), []byte("probe:none"), []byte("1"))
+		r := pipe.NewRequest()
+		r.Cmd = append(r.Cmd[:0], w.b...)
+		sv.cn.Send(r, nil)
+		if err := sv.cn.Wait(ctx, r); err != nil {
+			if pe := (*pipe.Error)(nil); errors.As(err, &pe) && pe.Op == pipe.OpWait {
+				return // r is the connection's now; the masters' answers go unheard
+			}
+		} else if refusal(r.Reply()) {
 			c.refuseNative(v)
 		}
+		r.Release()
 	}
 }

@@ -186,6 +186,10 @@ func TestNativeRefused(t *testing.T) {
 	}
 	c := client(t, servers, Config{Conn: Connection{Username: "volley", Password: "volley-pw"}})
 	has := nativeOf(c.masters[0].conn())
+	// New's probe already saw the refusals, before any lock.
+	probed := c.nativeOff.Load()
+	assert.Equal(t, has["DELIFEQ"], probed&(1<<verbDelIfEq) != 0, "DELIFEQ refused at New")
+	assert.Equal(t, has["DELEX IFEQ"], probed&(1<<verbDelexIfEq) != 0, "DELEX refused at New")
 	key := "app:lock:native"
 	for range 2 {
 		l, err := c.TryLock(bg, key, 10*time.Second)
