@@ -116,9 +116,7 @@ func (o *op) run(done <-chan struct{}) burstResult {
 	// itself (see pipe.Batch.Claim): no reader goroutine, no hand-over.
 	o.fan.begin(wait, c.claimable(o.cmd.place), answers[o.command.answer].fits)
 	o.fan.b.ReplayUntil = o.replayUntil(o.fan.start)
-	if o.nat.cmd == o.command && o.command != nil {
-		o.fan.nat = &o.nat
-	}
+	o.fan.nat = o.natives()
 	o.fan.sendAll(&o.cmd)
 	br := burstResult{start: o.fan.start}
 	// A master whose latest reply came later than the burst's patience

@@ -82,21 +82,15 @@ func (f *fanout) sendAll(cmd *wire) {
 func (f *fanout) sendTo(slot, i int, cmd *wire) {
 	cn := f.c.connFor(i, cmd.place)
 	f.sentTo[slot] = cn
-	f.form[slot] = 0
-	if n := f.nat; n != nil && cmd == n.base {
-		if v, ok := f.c.nativeFor(n.cmd, cn); ok {
-			f.form[slot] = uint8(v) + 1
-			var then []byte
-			if len(n.pub.b) > 0 {
-				then = f.c.forMaster(&n.pub, i, &f.scratch2)
-			}
-			f.b.Check = f.c.natCheck[v]
-			f.b.SendWith(slot, cn, f.c.forMaster(&n.w[v], i, &f.scratch), then, fitsInteger)
-			f.b.Check = f.check
-			return
-		}
+	form, b, then := f.c.formFor(f.nat, cmd, cn, i, &f.scratch, &f.scratch2)
+	f.form[slot] = form
+	if form == 0 {
+		f.b.Send(slot, cn, b)
+		return
 	}
-	f.b.Send(slot, cn, f.c.forMaster(cmd, i, &f.scratch))
+	f.b.Check = f.c.natCheck[form-1]
+	f.b.SendWith(slot, cn, b, then, fitsInteger)
+	f.b.Check = f.check
 }
 
 // pending returns how many requests are still unanswered.

@@ -223,32 +223,51 @@ func (o *op) forget(i int) {
 	cn := o.c.connFor(i, o.cmd.place)
 	r := pipe.NewRequest()
 	r.ReplayUntil = o.replayUntil(time.Now())
-	v, ok := o.nativeFor(cn)
-	if !ok {
-		r.Cmd = append(r.Cmd[:0], o.c.forMaster(&o.cmd, i, &o.fan.scratch)...)
+	form, b, then := o.c.formFor(o.natives(), &o.cmd, cn, i, &o.fan.scratch, &o.fan.scratch2)
+	r.Cmd = append(r.Cmd[:0], b...)
+	if form == 0 {
 		pipe.SetCheck(r, answers[o.command.answer].fits) // unread, its reply still shows a torn stream
 		cn.SendForget(r)
 		return
 	}
-	r.Cmd = append(r.Cmd[:0], o.c.forMaster(&o.nat.w[v], i, &o.fan.scratch)...)
-	pipe.SetCheck(r, o.c.natCheck[v]) // also learns a refusal
+	pipe.SetCheck(r, o.c.natCheck[form-1]) // also learns a refusal
 	cn.SendForget(r)
-	if len(o.nat.pub.b) > 0 {
+	if then != nil {
 		// Rare (a failed attempt that may have held a quorum): two writes.
-		then := pipe.NewRequest()
-		then.Cmd = append(then.Cmd[:0], o.c.forMaster(&o.nat.pub, i, &o.fan.scratch2)...)
-		pipe.SetCheck(then, fitsInteger)
-		cn.SendForget(then)
+		pub := pipe.NewRequest()
+		pub.Cmd = append(pub.Cmd[:0], then...)
+		pipe.SetCheck(pub, fitsInteger)
+		cn.SendForget(pub)
 	}
 }
 
-// nativeFor returns the native form of the op's command that cn's server
-// gets, if the command has native forms (see native.go).
-func (o *op) nativeFor(cn *pipe.Conn) (nativeVerb, bool) {
-	if o.nat.cmd != o.command || o.command == nil {
-		return 0, false
+// natives returns the native forms of the op's command, nil when it has
+// none (a command encoded without encodeNatives, such as the hand-over,
+// leaves the previous command's forms behind: they are not its own).
+func (o *op) natives() *nativeForms {
+	if o.command == nil || o.nat.cmd != o.command {
+		return nil
 	}
-	return o.c.nativeFor(o.command, cn)
+	return &o.nat
+}
+
+// formFor returns the form of a burst's command w that master i, on
+// cn's server, gets: form v+1 and its bytes when n holds w's native forms
+// and cn's server runs v (see Client.nativeFor), with then the release's
+// SPUBLISH to send right behind it (nil when none); else form 0 and w's
+// own bytes. A burst (fanout.sendTo) and a send without waiting
+// (op.forget) choose by it; the bytes are master i's (Client.forMaster),
+// in *scratch and *then's scratch2 where they are a copy.
+func (c *Client) formFor(n *nativeForms, w *wire, cn *pipe.Conn, i int, scratch, scratch2 *[]byte) (form uint8, b, then []byte) {
+	if n != nil && w == n.base {
+		if v, ok := c.nativeFor(n.cmd, cn); ok {
+			if len(n.pub.b) > 0 {
+				then = c.forMaster(&n.pub, i, scratch2)
+			}
+			return uint8(v) + 1, c.forMaster(&n.w[v], i, scratch), then
+		}
+	}
+	return 0, c.forMaster(w, i, scratch), nil
 }
 
 // probeKey is the key probeNatives asks about; it is never written.
