@@ -32,12 +32,13 @@ type command struct {
 	// key, the run key and the unsure hash follow (fenceTail).
 	fenceKey bool
 	vouched  *scripts.Script
-	// arg: a number follows the token (a TTL, or a fence token).
+	// arg: an argument follows the token (a TTL, a fence token, or the
+	// hand-over's next token, scripts.Handover).
 	arg bool
 	// arg2: a second argument follows arg: a flag ("1" or "0": a writer
 	// that waits, scripts.RWLock; a release that wakes,
-	// scripts.SemRelease), a permit's index (scripts.SemAcquire) or the
-	// number of permits (scripts.SemExtend).
+	// scripts.SemRelease), a permit's index (scripts.SemAcquire), the
+	// number of permits (scripts.SemExtend) or the hand-over's TTL.
 	arg2 bool
 	// propose: a proposed fence token follows (scripts.FenceLock, and the
 	// fenced forms of scripts.RWLock and scripts.SemAcquire).
@@ -80,7 +81,7 @@ var (
 	cmdFenceWrite    = command{script: &scripts.FenceWrite, fenceKey: true, vouched: &scripts.FenceWriteVouched, arg: true, guarded: true, answer: answerFenceWrite}
 	cmdExtend        = command{script: &scripts.Extend, arg: true, guarded: true, answer: answerVote, batch: &scripts.ExtendBatch, natives: extendNatives, restore: restoreAll}
 	cmdExtendMulti   = command{script: &scripts.ExtendMulti, arg: true, guarded: true, answer: answerVote, batch: &scripts.ExtendBatch, restore: restoreAll}
-	cmdHandover      = command{script: &scripts.Handover, guarded: true, answer: answerVote}                                                   // encoded by encodeHandover
+	cmdHandover      = command{script: &scripts.Handover, arg: true, arg2: true, guarded: true, answer: answerVote}
 	cmdRelease       = command{script: &scripts.Release, release: true, arg: true, answer: answerRelease, natives: releaseNatives, wake: true} // arg: a turn's cutoff, or none
 	cmdWake          = command{script: &scripts.Wake, answer: answerVote}
 	cmdReleaseMulti  = command{script: &scripts.ReleaseMulti, release: true, answer: answerVote}
@@ -204,15 +205,6 @@ func (o *op) ttlArg(ttl time.Duration) []byte {
 	return o.num
 }
 
-// encodeHandover writes the burst that passes key from the holder of old
-// to that of next, for ttl (scripts.Handover).
-func (o *op) encodeHandover(key string, old, next *token, ttl time.Duration) {
-	o.command = &cmdHandover
-	num := o.ttlArg(ttl)
-	o.cmd.reset()
-	o.cmd.handover(o.c, key, old, next, num)
-}
-
 // batch appends "EVALSHA <script> keys <each value's keys> len(batch)
 // <each value's token, TTL in milliseconds and third argument>", a
 // renewer's batch of extensions by the batch script of their command
@@ -251,19 +243,6 @@ func (w *wire) look(c *Client, key string) {
 	w.b = resp.AppendBulkString(w.b, "MGET")
 	w.key(c, key)
 	w.keyWith(c, key, scripts.NamedSuffix)
-}
-
-// handover appends "EVALSHA <scripts.Handover> 1 key old next ttl".
-func (w *wire) handover(c *Client, key string, old, next *token, ttl []byte) {
-	w.at(c, key)
-	w.b = resp.AppendArrayHeader(w.b, 7)
-	w.b = resp.AppendBulkString(w.b, "EVALSHA")
-	w.b = resp.AppendBulkString(w.b, scripts.Handover.SHA)
-	w.b = resp.AppendBulkString(w.b, "1")
-	w.key(c, key)
-	w.b = resp.AppendBulk(w.b, old[:])
-	w.b = resp.AppendBulk(w.b, next[:])
-	w.b = resp.AppendBulk(w.b, ttl)
 }
 
 // script appends "EVALSHA sha numkeys key... token [arg] [arg2]

@@ -33,7 +33,7 @@ func (l *Lock) handOver() bool {
 func (c *Client) takeHandover(key string, ttl time.Duration, g handover, o *call, done <-chan struct{}) (taken, bool) {
 	o.tok = newToken()
 	o.waiting = false
-	o.encodeHandover(key, &g.tok, &o.tok, ttl)
+	o.encode(&cmdHandover, key, nil, &g.tok, o.tok[:], o.ttlArg(ttl), nil) // g.tok becomes o.tok
 	br := o.run(done)
 	c.report(o.res, OpLock)
 	got := taken{until: c.validUntil(br.start, ttl), passes: g.passes, run: g.run}
