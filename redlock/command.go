@@ -17,7 +17,7 @@ type command struct {
 	// "SET key token NX PX ttl".
 	script *scripts.Script
 	// enroll: the attempt enrolls this Client among the key's waiters
-	// (see waiters.go): its enrolment (op.enrolment) follows the TTL.
+	// (see waiters.go): its enrolment (call.enrolment) follows the TTL.
 	enroll bool
 	// release: the command gives a held value up, checked against its
 	// token, so running it twice is running it once. A connection reset
