@@ -70,7 +70,7 @@ func (o *op) shape(slot int) answerShape {
 }
 
 // readSet: SET NX's +OK, or nil when the key is taken.
-func readSet(l *lessons, tok *token, _ int, vals []resp.Value) (Outcome, error) {
+func readSet(_ *lessons, _ *token, _ int, vals []resp.Value) (Outcome, error) {
 	v := &vals[0]
 	if v.Null {
 		return OutcomeTaken, nil
@@ -96,7 +96,7 @@ func readLock(l *lessons, tok *token, i int, vals []resp.Value) (Outcome, error)
 }
 
 // readVote: 1 yes, 0 no.
-func readVote(l *lessons, tok *token, _ int, vals []resp.Value) (Outcome, error) {
+func readVote(_ *lessons, _ *token, _ int, vals []resp.Value) (Outcome, error) {
 	if v := &vals[0]; v.Type == resp.TypeInteger {
 		switch v.Int {
 		case 1:
@@ -110,7 +110,7 @@ func readVote(l *lessons, tok *token, _ int, vals []resp.Value) (Outcome, error)
 
 // readRelease: a release's vote, and with a turn's cutoff what it did to
 // the waiters (noted in the lessons, see Lock.Unlock and turns.go).
-func readRelease(l *lessons, tok *token, _ int, vals []resp.Value) (Outcome, error) {
+func readRelease(l *lessons, _ *token, _ int, vals []resp.Value) (Outcome, error) {
 	if v := &vals[0]; v.Type == resp.TypeInteger {
 		switch v.Int {
 		case 1:
@@ -146,7 +146,7 @@ func readPermit(l *lessons, tok *token, _ int, vals []resp.Value) (Outcome, erro
 // readFenceLock: a fenced lock round's {1, counter} (set; the counter
 // noted, see noteCounter), {1} (set, but the master has no counter it
 // vouches for) or {holder id, pttl} (taken).
-func readFenceLock(l *lessons, tok *token, i int, vals []resp.Value) (Outcome, error) {
+func readFenceLock(l *lessons, _ *token, i int, vals []resp.Value) (Outcome, error) {
 	if v := &vals[0]; v.Type == resp.TypeArray {
 		switch {
 		case v.Int == 2 && len(vals) == 3 && vals[1].Type == resp.TypeBulk:
@@ -194,8 +194,8 @@ func readFenceWrite(l *lessons, tok *token, i int, vals []resp.Value) (Outcome, 
 // by the answer readers (see answers) and read by the call's policies:
 // the holders and their PTTLs (waitState), the fencing counters
 // (fenceState), the free permits (permitState), and what a release did
-// to the key's waiters (woke, asleep: see readRelease). The op keeps
-// them for the call that holds it.
+// to the key's waiters (woke, asleep: see readRelease). The call keeps
+// them (call.lessons); its op's readers write them through op.learn.
 type lessons struct {
 	waitState
 	fenceState

@@ -61,42 +61,27 @@ var verbs = [numVerbs]struct {
 // caller's token escape, an allocation per Unlock.)
 func (v nativeVerb) encode(w *wire, c *Client, key string, val, cmp, ttl []byte) {
 	switch v {
-	case verbSetIfEq:
-		encodeSetIfEq(w, c, key, val, cmp, ttl)
-	case verbDelIfEq:
-		encodeDelIfEq(w, c, key, cmp)
-	case verbDelexIfEq:
-		encodeDelexIfEq(w, c, key, cmp)
+	case verbSetIfEq: // SET key val IFEQ cmp PX ttl
+		w.b = resp.AppendArrayHeader(w.b, 7)
+		w.b = resp.AppendBulkString(w.b, "SET")
+		w.key(c, key)
+		w.b = resp.AppendBulk(w.b, val)
+		w.b = resp.AppendBulkString(w.b, "IFEQ")
+		w.b = resp.AppendBulk(w.b, cmp)
+		w.b = resp.AppendBulkString(w.b, "PX")
+		w.b = resp.AppendBulk(w.b, ttl)
+	case verbDelIfEq: // DELIFEQ key cmp
+		w.b = resp.AppendArrayHeader(w.b, 3)
+		w.b = resp.AppendBulkString(w.b, "DELIFEQ")
+		w.key(c, key)
+		w.b = resp.AppendBulk(w.b, cmp)
+	case verbDelexIfEq: // DELEX key IFEQ cmp
+		w.b = resp.AppendArrayHeader(w.b, 4)
+		w.b = resp.AppendBulkString(w.b, "DELEX")
+		w.key(c, key)
+		w.b = resp.AppendBulkString(w.b, "IFEQ")
+		w.b = resp.AppendBulk(w.b, cmp)
 	}
-}
-
-// encodeSetIfEq appends "SET key val IFEQ cmp PX ttl".
-func encodeSetIfEq(w *wire, c *Client, key string, val, cmp, ttl []byte) {
-	w.b = resp.AppendArrayHeader(w.b, 7)
-	w.b = resp.AppendBulkString(w.b, "SET")
-	w.key(c, key)
-	w.b = resp.AppendBulk(w.b, val)
-	w.b = resp.AppendBulkString(w.b, "IFEQ")
-	w.b = resp.AppendBulk(w.b, cmp)
-	w.b = resp.AppendBulkString(w.b, "PX")
-	w.b = resp.AppendBulk(w.b, ttl)
-}
-
-// encodeDelIfEq appends "DELIFEQ key cmp".
-func encodeDelIfEq(w *wire, c *Client, key string, cmp []byte) {
-	w.b = resp.AppendArrayHeader(w.b, 3)
-	w.b = resp.AppendBulkString(w.b, "DELIFEQ")
-	w.key(c, key)
-	w.b = resp.AppendBulk(w.b, cmp)
-}
-
-// encodeDelexIfEq appends "DELEX key IFEQ cmp".
-func encodeDelexIfEq(w *wire, c *Client, key string, cmp []byte) {
-	w.b = resp.AppendArrayHeader(w.b, 4)
-	w.b = resp.AppendBulkString(w.b, "DELEX")
-	w.key(c, key)
-	w.b = resp.AppendBulkString(w.b, "IFEQ")
-	w.b = resp.AppendBulk(w.b, cmp)
 }
 
 // has reports whether the server info describes has form v.
