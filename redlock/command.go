@@ -181,7 +181,10 @@ func (o *op) encode(cmd *command, key string, keys []string, tok *token, arg, ar
 	if !cmd.propose {
 		proposal = nil
 	}
-	o.encodeNatives(cmd, key, keys, tok, arg)
+	o.nat.cmd = nil
+	if len(cmd.natives) > 0 && keys == nil && !o.c.cfg.DisableNativeCommands {
+		o.encodeNatives(cmd, key, tok, arg)
+	}
 	var tail []string
 	script := cmd.script
 	if cmd.fenceKey {
@@ -192,7 +195,7 @@ func (o *op) encode(cmd *command, key string, keys []string, tok *token, arg, ar
 	}
 	switch {
 	case cmd.script == nil:
-		o.cmd.at(o.c, key)
+		o.cmd.place = o.c.placement(key)
 		o.cmd.setNX(o.c, key, tok, arg)
 	default:
 		o.cmd.script(o.c, script.SHA, key, keys, tail, tok, arg, arg2, proposal)
@@ -217,10 +220,10 @@ func (w *wire) batch(c *Client, script *scripts.Script, batch []*renewal, keys i
 	for _, e := range batch {
 		ks := e.batchKeys()
 		if ks == nil {
-			w.key(c, e.h.key)
+			w.key(c, e.h.key, "")
 		}
 		for _, k := range ks {
-			w.key(c, k)
+			w.key(c, k, "")
 		}
 	}
 	w.b = resp.AppendBulkInt(w.b, int64(len(batch)))
@@ -238,11 +241,11 @@ func (w *wire) batch(c *Client, script *scripts.Script, batch []*renewal, keys i
 // look appends "MGET key <key's name>", a waiter's look at key (see
 // peek.go and scripts.NamedSuffix).
 func (w *wire) look(c *Client, key string) {
-	w.at(c, key)
+	w.place = c.placement(key)
 	w.b = resp.AppendArrayHeader(w.b, 3)
 	w.b = resp.AppendBulkString(w.b, "MGET")
-	w.key(c, key)
-	w.keyWith(c, key, scripts.NamedSuffix)
+	w.key(c, key, "")
+	w.key(c, key, scripts.NamedSuffix)
 }
 
 // script appends "EVALSHA sha numkeys key... token [arg] [arg2]
@@ -257,22 +260,22 @@ func (w *wire) script(c *Client, sha, key string, keys []string, tail []string, 
 		}
 	}
 	if keys != nil {
-		w.at(c, keys[0]) // the lock's name: a multi-key lock's first, a semaphore's or read-write lock's record
+		w.place = c.placement(keys[0]) // the lock's name: a multi-key lock's first, a semaphore's or read-write lock's record
 	} else {
-		w.at(c, key)
+		w.place = c.placement(key)
 	}
 	w.b = resp.AppendArrayHeader(w.b, n)
 	w.b = resp.AppendBulkString(w.b, "EVALSHA")
 	w.b = resp.AppendBulkString(w.b, sha)
 	w.b = resp.AppendBulkInt(w.b, int64(nkeys))
 	if keys == nil {
-		w.key(c, key)
+		w.key(c, key, "")
 	}
 	for _, k := range keys {
-		w.key(c, k)
+		w.key(c, k, "")
 	}
 	for _, k := range tail {
-		w.key(c, k)
+		w.key(c, k, "")
 	}
 	w.b = resp.AppendBulk(w.b, tok[:])
 	for _, a := range [...][]byte{arg, arg2, proposal} {

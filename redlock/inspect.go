@@ -73,7 +73,7 @@ func (c *Client) inspect(ctx context.Context, name string, keys []string, tok *t
 			s := k*n + i
 			for j, verb := range [2]string{"GET", "PTTL"} {
 				cmd.reset()
-				cmd.at(c, name)
+				cmd.place = c.placement(name)
 				cmd.verbKey(c, verb, key)
 				f.sendTo(2*s+j, i, &cmd)
 			}

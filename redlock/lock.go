@@ -110,21 +110,24 @@ func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration) (Lock,
 }
 
 // lockKind is a Lock as a kind (see acquire): of key alone, or of keys
-// when not nil (key is then keys.keys[0]). It lives in the Lock's call
-// (call.lk).
+// when not nil (a LockMulti's, sorted: key is then keys[0]). It lives in
+// the Lock's call (call.lk).
 type lockKind struct {
 	key  string
-	keys *keySet
+	keys []string
 	ttl  time.Duration // the call's: a failed waiting attempt's release puts the Client back for as long (see releaseFailed)
 }
 
 // lock takes key, or keys when not nil (key is then keys.keys[0]), by the
 // acquire loop; on failure keys goes back to its pool.
 func (c *Client) lock(ctx context.Context, key string, keys *keySet, ttl time.Duration, tries int) (Lock, error) {
-	k := lockKind{key: key, keys: keys, ttl: ttl}
+	k := lockKind{key: key, ttl: ttl}
+	if keys != nil {
+		k.keys = keys.keys
+	}
 	err := c.checkTTL(ttl)
 	if err == nil {
-		err = c.checkKeys(key, k.keyList())
+		err = c.checkKeys(key, k.keys)
 	}
 	if err != nil {
 		if keys != nil {
@@ -159,15 +162,8 @@ func (c *Client) held(o *call, got taken, key string, keys *keySet, ttl time.Dur
 	return l
 }
 
-func (k *lockKind) keyList() []string {
-	if k.keys == nil {
-		return nil
-	}
-	return k.keys.keys
-}
-
 func (k *lockKind) traits() kindTraits {
-	return kindTraits{name: k.key, wrongKind: ErrWrongKind, waitKeys: k.keyList(), exclusive: true, looks: k.keys == nil}
+	return kindTraits{name: k.key, wrongKind: ErrWrongKind, waitKeys: k.keys, exclusive: true, looks: k.keys == nil}
 }
 
 // attempt sends the Lock's command (see lockCommand) and, fenced, its
@@ -179,9 +175,9 @@ func (k *lockKind) attempt(o *call, ttl time.Duration, done <-chan struct{}) (bu
 		proposal = o.c.proposeFence(o)
 	}
 	cmd := c.lockCommand(k.keys != nil, o.waiting)
-	o.encode(cmd, k.key, k.keyList(), &o.tok, o.ttlArg(ttl), o.enrolment(cmd), o.fenceNum)
+	o.encode(cmd, k.key, k.keys, &o.tok, o.ttlArg(ttl), o.enrolment(cmd), o.fenceNum)
 	enrolled := o.command.enroll
-	br, got, ok := c.lockRounds(o, c.cfg.Fencing, proposal, k.key, k.keyList(), ttl, done)
+	br, got, ok := c.lockRounds(o, c.cfg.Fencing, proposal, k.key, k.keys, ttl, done)
 	if ok && enrolled && !noLeaveWhereLost {
 		c.leaveWaiters(k.key, &o.op) // see waiters.go
 	}
@@ -224,7 +220,7 @@ func (k *lockKind) releaseFailed(o *call, wake bool) {
 		o.sendForget(true)
 		return
 	}
-	o.releaseAfterFailure(k.key, k.keyList(), &o.tok, wake)
+	o.releaseAfterFailure(k.key, k.keys, &o.tok, wake)
 }
 
 // driftFloor is the part of the clock-drift allowance that does not scale

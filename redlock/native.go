@@ -64,7 +64,7 @@ func (v nativeVerb) encode(w *wire, c *Client, key string, val, cmp, ttl []byte)
 	case verbSetIfEq: // SET key val IFEQ cmp PX ttl
 		w.b = resp.AppendArrayHeader(w.b, 7)
 		w.b = resp.AppendBulkString(w.b, "SET")
-		w.key(c, key)
+		w.key(c, key, "")
 		w.b = resp.AppendBulk(w.b, val)
 		w.b = resp.AppendBulkString(w.b, "IFEQ")
 		w.b = resp.AppendBulk(w.b, cmp)
@@ -73,12 +73,12 @@ func (v nativeVerb) encode(w *wire, c *Client, key string, val, cmp, ttl []byte)
 	case verbDelIfEq: // DELIFEQ key cmp
 		w.b = resp.AppendArrayHeader(w.b, 3)
 		w.b = resp.AppendBulkString(w.b, "DELIFEQ")
-		w.key(c, key)
+		w.key(c, key, "")
 		w.b = resp.AppendBulk(w.b, cmp)
 	case verbDelexIfEq: // DELEX key IFEQ cmp
 		w.b = resp.AppendArrayHeader(w.b, 4)
 		w.b = resp.AppendBulkString(w.b, "DELEX")
-		w.key(c, key)
+		w.key(c, key, "")
 		w.b = resp.AppendBulkString(w.b, "IFEQ")
 		w.b = resp.AppendBulk(w.b, cmp)
 	}
@@ -172,19 +172,16 @@ type nativeForms struct {
 }
 
 // encodeNatives encodes cmd's native forms for key and tok (and ttl, for
-// an extension's), or notes that there are none: for a lock on several
-// keys, or when Config.DisableNativeCommands is set.
-func (o *op) encodeNatives(cmd *command, key string, keys []string, tok *token, ttl []byte) {
+// an extension's). op.encode calls it for a command that has them, on one
+// key, unless Config.DisableNativeCommands is set; otherwise the op has
+// none (nat.cmd nil).
+func (o *op) encodeNatives(cmd *command, key string, tok *token, ttl []byte) {
 	n := &o.nat
-	n.cmd = nil
-	if len(cmd.natives) == 0 || keys != nil || o.c.cfg.DisableNativeCommands {
-		return
-	}
 	n.cmd, n.base = cmd, &o.cmd
 	for _, v := range cmd.natives {
 		w := &n.w[v]
 		w.reset()
-		w.at(o.c, key)
+		w.place = o.c.placement(key)
 		if uncheckedNativeRelease && v != verbSetIfEq {
 			w.verbKey(o.c, "DEL", key)
 			continue
@@ -193,7 +190,7 @@ func (o *op) encodeNatives(cmd *command, key string, keys []string, tok *token, 
 	}
 	n.pub.reset()
 	if cmd.wake {
-		n.pub.at(o.c, key)
+		n.pub.place = o.c.placement(key)
 		id := tok.releaseID()
 		n.pub.b = resp.AppendArrayHeader(n.pub.b, 3)
 		n.pub.b = resp.AppendBulkString(n.pub.b, "SPUBLISH")
@@ -279,7 +276,7 @@ func (c *Client) probeNatives(ctx context.Context, sv server, wait time.Duration
 			continue
 		}
 		var w wire
-		w.at(c, probeKey)
+		w.place = c.placement(probeKey)
 		v.encode(&w, c, probeKey, []byte("probe"), []byte("probe:none"), []byte("1"))
 		r := pipe.NewRequest()
 		r.Cmd = append(r.Cmd[:0], w.b...)

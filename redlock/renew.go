@@ -368,7 +368,7 @@ func (e *renewal) batchKeyCount() int { return max(1, len(e.batchKeys())) }
 func (r *renewer) encode(keys int) {
 	first := r.batch[0]
 	r.cmd.reset()
-	r.cmd.at(r.c, first.h.placed())
+	r.cmd.place = r.c.placement(first.h.placed())
 	r.cmd.batch(r.c, first.h.cmd.batch, r.batch, keys)
 }
 

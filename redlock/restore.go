@@ -77,10 +77,10 @@ func (c *Client) restoreCopies(h *heldOp, tok *token, left time.Duration, m rest
 }
 
 // restoreCopy sends "SET key tok NX PX left" to the masters in m, key
-// placed as name's keys are (see wire.at).
+// placed as name's keys are (see Client.placement).
 func (c *Client) restoreCopy(name, key string, tok *token, left time.Duration, m restoreMask) {
 	var w wire
-	w.at(c, name)
+	w.place = c.placement(name)
 	w.setNX(c, key, tok, strconv.AppendInt(nil, left.Milliseconds(), 10))
 	var scratch []byte
 	for i := range c.masters {

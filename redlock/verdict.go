@@ -26,7 +26,7 @@ type heldOp struct {
 }
 
 // placed is the key that places h over a Redis Cluster (see
-// wire.at): the first of its keys, else its key.
+// Client.placement): the first of its keys, else its key.
 func (h *heldOp) placed() string {
 	if h.keys != nil {
 		return h.keys[0]

@@ -122,7 +122,7 @@ func (c *Client) leaveWaiters(key string, won *op) {
 		return // it won everywhere (the script took it off every set), or the rest are slow
 	}
 	var w wire
-	w.at(c, key)
+	w.place = c.placement(key)
 	w.zrem(c, key, scripts.WaitersSuffix, c.waiterID[:])
 	var scratch []byte
 	for i := range c.masters {

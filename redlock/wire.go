@@ -18,21 +18,16 @@ import (
 type wire struct {
 	b     []byte
 	tags  []int
-	place int // the lock's place (see Client.placement): set by at
+	place int // the lock's place (see Client.placement), set before the first key
 }
 
 func (w *wire) reset() { w.b, w.tags, w.place = w.b[:0], w.tags[:0], 0 }
 
-// at places the command's keys by name, the lock's (its first key for a
-// multi-key lock): every key of one command shares the place.
-func (w *wire) at(c *Client, name string) { w.place = c.placement(name) }
-
-// key appends key as a bulk string: for a cluster Client, behind copy 0's
-// hash tag at w's place, noted in w.tags.
-func (w *wire) key(c *Client, key string) { w.keyWith(c, key, "") }
-
-// keyWith is key of key followed by suffix, in the same slot.
-func (w *wire) keyWith(c *Client, key, suffix string) {
+// key appends key followed by suffix ("" for the key alone) as a bulk
+// string: for a cluster Client, behind copy 0's hash tag at w.place, noted
+// in w.tags. Every key of one command shares the place, the lock's (see
+// Client.placement), which the encoder sets before the first key.
+func (w *wire) key(c *Client, key, suffix string) {
 	w.b = append(w.b, '$')
 	w.b = strconv.AppendInt(w.b, int64(c.tagLen+len(key)+len(suffix)), 10)
 	w.b = append(w.b, '\r', '\n')
@@ -90,7 +85,7 @@ var askingCmd = resp.AppendCommand(nil, "ASKING")
 func (w *wire) verbKey(c *Client, verb, key string) {
 	w.b = resp.AppendArrayHeader(w.b, 2)
 	w.b = resp.AppendBulkString(w.b, verb)
-	w.key(c, key)
+	w.key(c, key, "")
 }
 
 // eval appends "EVAL script len(keys) keys... args...", the script's
@@ -102,7 +97,7 @@ func (w *wire) eval(c *Client, script *scripts.Script, keys []string, args []str
 	w.b = resp.AppendBulkString(w.b, script.Source)
 	w.b = resp.AppendBulkInt(w.b, int64(len(keys)))
 	for _, k := range keys {
-		w.key(c, k)
+		w.key(c, k, "")
 	}
 	for _, a := range args {
 		w.b = resp.AppendBulkString(w.b, a)
@@ -115,7 +110,7 @@ func (w *wire) eval(c *Client, script *scripts.Script, keys []string, args []str
 func (w *wire) setNX(c *Client, key string, tok *token, ttl []byte) {
 	w.b = resp.AppendArrayHeader(w.b, 6)
 	w.b = resp.AppendBulkString(w.b, "SET")
-	w.key(c, key)
+	w.key(c, key, "")
 	w.b = resp.AppendBulk(w.b, tok[:])
 	w.b = resp.AppendBulkString(w.b, "NX")
 	w.b = resp.AppendBulkString(w.b, "PX")
@@ -127,7 +122,7 @@ func (w *wire) setNX(c *Client, key string, tok *token, ttl []byte) {
 func (w *wire) zrem(c *Client, key, suffix string, member []byte) {
 	w.b = resp.AppendArrayHeader(w.b, 3)
 	w.b = resp.AppendBulkString(w.b, "ZREM")
-	w.keyWith(c, key, suffix)
+	w.key(c, key, suffix)
 	w.b = resp.AppendBulk(w.b, member)
 }
 
