@@ -420,10 +420,11 @@ func (r *renewer) count(req *pipe.Request) Outcome {
 	}
 	_, _, guarded := r.c.guarded(r.c.masters[req.Tag], r.fan.sentTo[req.Tag], time.Now())
 	for j, e := range r.batch {
-		switch v := &vals[1+j]; {
-		case v.Type == resp.TypeInteger && v.Int == 1 && !guarded:
+		// Each entry answers as Extend's script does (answerVote).
+		switch out, _ := readVote(nil, nil, req.Tag, vals[1+j:2+j]); {
+		case out == OutcomeOK && !guarded:
 			e.ok++
-		case v.Type == resp.TypeInteger && v.Int == 0:
+		case out == OutcomeTaken:
 			e.taken++
 			e.notOurs.add(req.Tag)
 		}

@@ -174,3 +174,18 @@ func TestRenewerStopsWithClient(t *testing.T) {
 		t.Fatal("Do's work was not cancelled after Close")
 	}
 }
+
+// TestBatchEntriesAnswerAsVotes: the renewer reads each entry of a batch's
+// answer as a vote (readVote, see renewer.count), which is true only while
+// every command with a batch script answers answerVote.
+func TestBatchEntriesAnswerAsVotes(t *testing.T) {
+	batched := 0
+	for _, cmd := range commands {
+		if cmd.batch == nil {
+			continue
+		}
+		batched++
+		assert.Equal(t, answerVote, cmd.answer, "%s: a batch entry's answer", cmd.batch.Name)
+	}
+	assert.Equal(t, 5, batched, "commands with a batch script")
+}
