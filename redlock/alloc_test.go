@@ -171,7 +171,7 @@ func TestAllocs(t *testing.T) {
 	round := func() {
 		tok := newToken()
 		o.waiting = true
-		o.encode(other.lockCommand(false, true), "alloc:wait", nil, &tok, o.ttlArg(ttl), nil, nil)
+		o.encode(other.lockCommand(false, true), args{key: "alloc:wait", tok: &tok, arg: o.ttlArg(ttl)})
 		br := o.run(nil)
 		if br.ok >= other.quorum || br.taken < other.quorum {
 			t.Fatalf("a waiting attempt on a held key: %+v", br)
@@ -450,7 +450,7 @@ func TestAllocsNative(t *testing.T) {
 	round := func() {
 		tok := newToken()
 		o.waiting = true
-		o.encode(other.lockCommand(false, true), "alloc:native", nil, &tok, o.ttlArg(ttl), nil, nil)
+		o.encode(other.lockCommand(false, true), args{key: "alloc:native", tok: &tok, arg: o.ttlArg(ttl)})
 		br := o.run(nil)
 		if br.ok >= other.quorum || br.taken < other.quorum {
 			t.Fatalf("a waiting attempt on a held key: %+v", br)

@@ -262,7 +262,7 @@ func (o *op) record(i int, out Outcome, err error, at time.Time) Outcome {
 // nothing of ours and is skipped. A release that wakes waiters must have
 // been noted as the Client's own (waitRoom.noteOwn).
 func (o *op) releaseAfterFailure(key string, keys []string, tok *token, wake bool) {
-	o.encode(releaseCommand(keys != nil, wake), key, keys, tok, nil, nil, nil)
+	o.encode(releaseCommand(keys != nil, wake), args{key: key, keys: keys, tok: tok})
 	o.sendForget(true)
 }
 

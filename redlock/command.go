@@ -162,28 +162,45 @@ func releaseCommand(multi, wake bool) *command {
 	}
 }
 
-// encode makes cmd the op's command and writes it (and its native forms,
-// see encodeNatives; a master that lost the script, NOSCRIPT, gets its
-// EVAL form from the connection, see conn.Options.Scripts): for
-// key alone when keys is nil, else for the lock on keys (sorted,
-// deduplicated, see LockMulti), with tok, and arg, arg2 and proposal where
-// cmd takes them. An enrolling command's arg2 is the caller's enrolment
-// among the key's waiters (see call.enrolment).
-func (o *op) encode(cmd *command, key string, keys []string, tok *token, arg, arg2, proposal []byte) {
+// args are a command's arguments, which each of its forms encodes (the
+// script's, see wire.script; the native ones, see nativeVerb.encode; the
+// plain SET's, see wire.setNX). The caller's values are borrowed for the
+// encoding only.
+type args struct {
+	// key is the lock's key, or its name: a semaphore's or read-write
+	// lock's record, a multi-key lock's first key.
+	key string
+	// keys are the value's keys when not nil (sorted, deduplicated, see
+	// LockMulti); the script then takes them instead of key alone.
+	keys []string
+	// tok is the value's token.
+	tok *token
+	// arg, arg2 and proposal follow the token where the command takes
+	// them (command.arg, command.arg2, command.propose). An enrolling
+	// command's arg2 is the caller's enrolment among the key's waiters
+	// (see call.enrolment).
+	arg, arg2, proposal []byte
+}
+
+// encode makes cmd the op's command and writes it with a (and its native
+// forms, see encodeNatives; a master that lost the script, NOSCRIPT, gets
+// its EVAL form from the connection, see conn.Options.Scripts). The
+// arguments cmd does not take are left out.
+func (o *op) encode(cmd *command, a args) {
 	o.command = cmd
 	o.cmd.reset()
 	if !cmd.arg {
-		arg = nil
+		a.arg = nil
 	}
 	if !cmd.arg2 && !cmd.enroll {
-		arg2 = nil
+		a.arg2 = nil
 	}
 	if !cmd.propose {
-		proposal = nil
+		a.proposal = nil
 	}
 	o.nat.cmd = nil
-	if len(cmd.natives) > 0 && keys == nil && !o.c.cfg.DisableNativeCommands {
-		o.encodeNatives(cmd, key, tok, arg)
+	if len(cmd.natives) > 0 && a.keys == nil && !o.c.cfg.DisableNativeCommands {
+		o.encodeNatives(cmd, &a)
 	}
 	var tail []string
 	script := cmd.script
@@ -195,10 +212,10 @@ func (o *op) encode(cmd *command, key string, keys []string, tok *token, arg, ar
 	}
 	switch {
 	case cmd.script == nil:
-		o.cmd.place = o.c.placement(key)
-		o.cmd.setNX(o.c, key, tok, arg)
+		o.cmd.place = o.c.placement(a.key)
+		o.cmd.setNX(o.c, a.key, a.tok, a.arg)
 	default:
-		o.cmd.script(o.c, script.SHA, key, keys, tail, tok, arg, arg2, proposal)
+		o.cmd.script(o.c, script.SHA, &a, tail)
 	}
 }
 
@@ -249,38 +266,38 @@ func (w *wire) look(c *Client, key string) {
 }
 
 // script appends "EVALSHA sha numkeys key... token [arg] [arg2]
-// [proposal]": the keys are keys, or key alone when keys is nil, then
-// tail's; each of arg, arg2 and proposal when not nil.
-func (w *wire) script(c *Client, sha, key string, keys []string, tail []string, tok *token, arg, arg2, proposal []byte) {
-	nkeys := max(1, len(keys)) + len(tail)
+// [proposal]": the keys are a.keys, or a.key alone when a.keys is nil,
+// then tail's; each of a's arg, arg2 and proposal when not nil.
+func (w *wire) script(c *Client, sha string, a *args, tail []string) {
+	nkeys := max(1, len(a.keys)) + len(tail)
 	n := 4 + nkeys
-	for _, a := range [...][]byte{arg, arg2, proposal} {
-		if a != nil {
+	for _, x := range [...][]byte{a.arg, a.arg2, a.proposal} {
+		if x != nil {
 			n++
 		}
 	}
-	if keys != nil {
-		w.place = c.placement(keys[0]) // the lock's name: a multi-key lock's first, a semaphore's or read-write lock's record
+	if a.keys != nil {
+		w.place = c.placement(a.keys[0]) // the lock's name: a multi-key lock's first, a semaphore's or read-write lock's record
 	} else {
-		w.place = c.placement(key)
+		w.place = c.placement(a.key)
 	}
 	w.b = resp.AppendArrayHeader(w.b, n)
 	w.b = resp.AppendBulkString(w.b, "EVALSHA")
 	w.b = resp.AppendBulkString(w.b, sha)
 	w.b = resp.AppendBulkInt(w.b, int64(nkeys))
-	if keys == nil {
-		w.key(c, key, "")
+	if a.keys == nil {
+		w.key(c, a.key, "")
 	}
-	for _, k := range keys {
+	for _, k := range a.keys {
 		w.key(c, k, "")
 	}
 	for _, k := range tail {
 		w.key(c, k, "")
 	}
-	w.b = resp.AppendBulk(w.b, tok[:])
-	for _, a := range [...][]byte{arg, arg2, proposal} {
-		if a != nil {
-			w.b = resp.AppendBulk(w.b, a)
+	w.b = resp.AppendBulk(w.b, a.tok[:])
+	for _, x := range [...][]byte{a.arg, a.arg2, a.proposal} {
+		if x != nil {
+			w.b = resp.AppendBulk(w.b, x)
 		}
 	}
 }

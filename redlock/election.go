@@ -245,13 +245,13 @@ func (k *campaign) attempt(o *call, ttl time.Duration, done <-chan struct{}) (bu
 	c := o.c
 	proposal := o.c.proposeFence(o)
 	cmd := c.lockCommand(false, o.waiting)
-	o.encode(cmd, k.e.name, nil, &o.tok, o.ttlArg(ttl), o.enrolment(cmd), o.fenceNum)
+	o.encode(cmd, args{key: k.e.name, tok: &o.tok, arg: o.ttlArg(ttl), arg2: o.enrolment(cmd), proposal: o.fenceNum})
 	br, got, ok := c.lockRounds(o, true, proposal, k.e.name, nil, ttl, done)
 	if !ok {
 		return br, got, false
 	}
 	k.record = appendRecord(k.record[:0], got.fence, k.value)
-	o.encode(&cmdElectAnnounce, k.e.name, k.e.keys, &o.tok, k.record, nil, nil)
+	o.encode(&cmdElectAnnounce, args{key: k.e.name, keys: k.e.keys, tok: &o.tok, arg: k.record})
 	br = o.run(done)
 	return br, got, c.judge(o, &br, got.until)
 }
@@ -261,7 +261,7 @@ func (k *campaign) releaseFailed(o *call, wake bool) {
 	if wake {
 		flag = flagWake
 	}
-	o.encode(&cmdElectRelease, k.e.name, k.e.keys, &o.tok, flag, nil, nil)
+	o.encode(&cmdElectRelease, args{key: k.e.name, keys: k.e.keys, tok: &o.tok, arg: flag})
 	o.sendForget(true)
 }
 

@@ -113,7 +113,7 @@ func (c *Client) fenceRound(o *call, br *burstResult, proposal uint64, key strin
 func (c *Client) fenceWrite(o *call, key string, keys []string, tok *token, done <-chan struct{}) (uint64, burstResult) {
 	fence := o.learn.topCounter(o.res) + 1
 	o.fenceNum = strconv.AppendUint(o.fenceNum[:0], fence, 10)
-	o.encode(&cmdFenceWrite, key, keys, tok, o.fenceNum, nil, nil)
+	o.encode(&cmdFenceWrite, args{key: key, keys: keys, tok: tok, arg: o.fenceNum})
 	return fence, o.run(done)
 }
 

@@ -33,7 +33,7 @@ func (l *Lock) handOver() bool {
 func (c *Client) takeHandover(key string, ttl time.Duration, g handover, o *call, done <-chan struct{}) (taken, bool) {
 	o.tok = newToken()
 	o.waiting = false
-	o.encode(&cmdHandover, key, nil, &g.tok, o.tok[:], o.ttlArg(ttl), nil) // g.tok becomes o.tok
+	o.encode(&cmdHandover, args{key: key, tok: &g.tok, arg: o.tok[:], arg2: o.ttlArg(ttl)}) // g.tok becomes o.tok
 	br := o.run(done)
 	c.report(o.res, OpLock)
 	got := taken{until: c.validUntil(br.start, ttl), passes: g.passes, run: g.run}
@@ -54,7 +54,7 @@ func (c *Client) takeHandover(key string, ttl time.Duration, g handover, o *call
 // ended, or the Client closed), as Unlock would have: waiters elsewhere
 // are woken.
 func (c *Client) releaseHandover(o *call, key string, g *handover) {
-	o.encode(releaseCommand(false, true), key, nil, &g.tok, nil, nil, nil)
+	o.encode(releaseCommand(false, true), args{key: key, tok: &g.tok})
 	o.sendForget(false)
 }
 

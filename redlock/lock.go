@@ -175,7 +175,7 @@ func (k *lockKind) attempt(o *call, ttl time.Duration, done <-chan struct{}) (bu
 		proposal = o.c.proposeFence(o)
 	}
 	cmd := c.lockCommand(k.keys != nil, o.waiting)
-	o.encode(cmd, k.key, k.keys, &o.tok, o.ttlArg(ttl), o.enrolment(cmd), o.fenceNum)
+	o.encode(cmd, args{key: k.key, keys: k.keys, tok: &o.tok, arg: o.ttlArg(ttl), arg2: o.enrolment(cmd), proposal: o.fenceNum})
 	enrolled := o.command.enroll
 	br, got, ok := c.lockRounds(o, c.cfg.Fencing, proposal, k.key, k.keys, ttl, done)
 	if ok && enrolled && !noLeaveWhereLost {
@@ -216,7 +216,7 @@ func (c *Client) judge(o *call, br *burstResult, until time.Time) bool {
 // Client at the next release (see waiters.go).
 func (k *lockKind) releaseFailed(o *call, wake bool) {
 	if o.waiting && k.keys == nil && !wake && !noRejoin {
-		o.encode(&cmdReleaseRejoin, k.key, nil, &o.tok, o.ttlArg(k.ttl), o.enrolment(&cmdReleaseRejoin), nil)
+		o.encode(&cmdReleaseRejoin, args{key: k.key, tok: &o.tok, arg: o.ttlArg(k.ttl), arg2: o.enrolment(&cmdReleaseRejoin)})
 		o.sendForget(true)
 		return
 	}
@@ -333,7 +333,7 @@ func (l *Lock) Unlock(ctx context.Context) (err error) {
 		o.num = c.turnCutoff(o.num[:0], l.run)
 		cutoff = o.num
 	}
-	o.encode(releaseCommand(l.keyList() != nil, true), l.key, l.keyList(), &l.tok, cutoff, nil, nil)
+	o.encode(releaseCommand(l.keyList() != nil, true), args{key: l.key, keys: l.keyList(), tok: &l.tok, arg: cutoff})
 	o.learn.woke, o.learn.asleep = 0, 0
 	br := o.run(done)
 	if cutoff != nil {

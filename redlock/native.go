@@ -54,33 +54,35 @@ var verbs = [numVerbs]struct {
 	verbDelexIfEq: {name: "DELEX IFEQ", answer: answerVote, since: []since{{"redis", 8, 4}}},
 }
 
-// encode appends form v for key, acting only if key's value is cmp: a SET
-// IFEQ sets it to val for ttl milliseconds; a delete ignores val and ttl.
-// Bursts (encodeNatives) and the probe at New (probeNatives) encode here.
-// (A switch, not a function in verbs: an indirect call would make the
-// caller's token escape, an allocation per Unlock.)
-func (v nativeVerb) encode(w *wire, c *Client, key string, val, cmp, ttl []byte) {
+// encode appends form v with a, acting on a.key only if its value is
+// a.tok: a SET IFEQ keeps it for a.arg milliseconds (an extension); a
+// delete takes a.tok alone. Bursts (encodeNatives) and the probe at New
+// (probeNatives) encode here. (A switch, not a function in verbs: an
+// indirect call would make the caller's token escape, an allocation per
+// Unlock.)
+func (v nativeVerb) encode(w *wire, c *Client, a *args) {
+	key, tok := a.key, a.tok[:]
 	switch v {
-	case verbSetIfEq: // SET key val IFEQ cmp PX ttl
+	case verbSetIfEq: // SET key tok IFEQ tok PX arg
 		w.b = resp.AppendArrayHeader(w.b, 7)
 		w.b = resp.AppendBulkString(w.b, "SET")
 		w.key(c, key, "")
-		w.b = resp.AppendBulk(w.b, val)
+		w.b = resp.AppendBulk(w.b, tok)
 		w.b = resp.AppendBulkString(w.b, "IFEQ")
-		w.b = resp.AppendBulk(w.b, cmp)
+		w.b = resp.AppendBulk(w.b, tok)
 		w.b = resp.AppendBulkString(w.b, "PX")
-		w.b = resp.AppendBulk(w.b, ttl)
-	case verbDelIfEq: // DELIFEQ key cmp
+		w.b = resp.AppendBulk(w.b, a.arg)
+	case verbDelIfEq: // DELIFEQ key tok
 		w.b = resp.AppendArrayHeader(w.b, 3)
 		w.b = resp.AppendBulkString(w.b, "DELIFEQ")
 		w.key(c, key, "")
-		w.b = resp.AppendBulk(w.b, cmp)
-	case verbDelexIfEq: // DELEX key IFEQ cmp
+		w.b = resp.AppendBulk(w.b, tok)
+	case verbDelexIfEq: // DELEX key IFEQ tok
 		w.b = resp.AppendArrayHeader(w.b, 4)
 		w.b = resp.AppendBulkString(w.b, "DELEX")
 		w.key(c, key, "")
 		w.b = resp.AppendBulkString(w.b, "IFEQ")
-		w.b = resp.AppendBulk(w.b, cmp)
+		w.b = resp.AppendBulk(w.b, tok)
 	}
 }
 
@@ -171,11 +173,12 @@ type nativeForms struct {
 	pub  wire           // with cmd.wake: the release's SPUBLISH, sent right behind the native form
 }
 
-// encodeNatives encodes cmd's native forms for key and tok (and ttl, for
-// an extension's). op.encode calls it for a command that has them, on one
-// key, unless Config.DisableNativeCommands is set; otherwise the op has
-// none (nat.cmd nil).
-func (o *op) encodeNatives(cmd *command, key string, tok *token, ttl []byte) {
+// encodeNatives encodes cmd's native forms with a (see nativeVerb.encode).
+// op.encode calls it for a command that has them, on one key, unless
+// Config.DisableNativeCommands is set; otherwise the op has none (nat.cmd
+// nil).
+func (o *op) encodeNatives(cmd *command, a *args) {
+	key := a.key
 	n := &o.nat
 	n.cmd, n.base = cmd, &o.cmd
 	for _, v := range cmd.natives {
@@ -186,12 +189,12 @@ func (o *op) encodeNatives(cmd *command, key string, tok *token, ttl []byte) {
 			w.verbKey(o.c, "DEL", key)
 			continue
 		}
-		v.encode(w, o.c, key, tok[:], tok[:], ttl)
+		v.encode(w, o.c, a)
 	}
 	n.pub.reset()
 	if cmd.wake {
 		n.pub.place = o.c.placement(key)
-		id := tok.releaseID()
+		id := a.tok.releaseID()
 		n.pub.b = resp.AppendArrayHeader(n.pub.b, 3)
 		n.pub.b = resp.AppendBulkString(n.pub.b, "SPUBLISH")
 		n.pub.channel(o.c, key)
@@ -271,13 +274,14 @@ func (c *Client) probeNatives(ctx context.Context, sv server, wait time.Duration
 	}
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
+	tok := newToken() // a value the key, never written, does not hold
 	for v := range numVerbs {
 		if !v.has(info) || c.nativeOff.Load()&(1<<v) != 0 {
 			continue
 		}
 		var w wire
 		w.place = c.placement(probeKey)
-		v.encode(&w, c, probeKey, []byte("probe"), []byte("probe:none"), []byte("1"))
+		v.encode(&w, c, &args{key: probeKey, tok: &tok, arg: []byte("1")})
 		r := pipe.NewRequest()
 		r.Cmd = append(r.Cmd[:0], w.b...)
 		sv.cn.Send(r, nil)

@@ -120,7 +120,7 @@ func (w *rwWriter) attempt(o *call, ttl time.Duration, done <-chan struct{}) (bu
 	if o.waiting {
 		flag = flagWake
 	}
-	o.encode(cmd, w.name, w.keys, &o.tok, o.ttlArg(ttl), flag, o.fenceNum)
+	o.encode(cmd, args{key: w.name, keys: w.keys, tok: &o.tok, arg: o.ttlArg(ttl), arg2: flag, proposal: o.fenceNum})
 	return o.c.lockRounds(o, o.c.cfg.Fencing, proposal, w.name, nil, ttl, done)
 }
 
@@ -140,7 +140,7 @@ func (r *rwReader) traits() kindTraits {
 
 // attempt: a reader is never fenced.
 func (r *rwReader) attempt(o *call, ttl time.Duration, done <-chan struct{}) (burstResult, taken, bool) {
-	o.encode(&cmdRWRLock, r.name, r.keys, &o.tok, o.ttlArg(ttl), nil, nil)
+	o.encode(&cmdRWRLock, args{key: r.name, keys: r.keys, tok: &o.tok, arg: o.ttlArg(ttl)})
 	return o.c.lockRounds(o, false, 0, r.name, nil, ttl, done)
 }
 
@@ -148,6 +148,6 @@ func (r *rwReader) attempt(o *call, ttl time.Duration, done <-chan struct{}) (bu
 // may hold it. The release publishes (scripts.RWRUnlock always does):
 // waiters woken by it find the lock as it was, and wait again.
 func (r *rwReader) releaseFailed(o *call, _ bool) {
-	o.encode(&cmdRWRUnlock, r.name, r.keys, &o.tok, nil, nil, nil)
+	o.encode(&cmdRWRUnlock, args{key: r.name, keys: r.keys, tok: &o.tok})
 	o.sendForget(true)
 }

@@ -145,11 +145,11 @@ func (s *Semaphore) attempt(o *call, ttl time.Duration, done <-chan struct{}) (b
 	c := s.c
 	o.learn.resetPermits(s.permits)
 	if !c.cfg.Fencing {
-		o.encode(&cmdSemAcquire, s.name, s.keys, &o.tok, o.ttlArg(ttl), s.index[o.permit], nil)
+		o.encode(&cmdSemAcquire, args{key: s.name, keys: s.keys, tok: &o.tok, arg: o.ttlArg(ttl), arg2: s.index[o.permit]})
 		return o.c.lockRounds(o, false, 0, s.name, nil, ttl, done)
 	}
 	proposal := o.c.proposeFence(o)
-	o.encode(&cmdSemAcquireFenced, s.name, s.keys, &o.tok, o.ttlArg(ttl), s.index[o.permit], o.fenceNum)
+	o.encode(&cmdSemAcquireFenced, args{key: s.name, keys: s.keys, tok: &o.tok, arg: o.ttlArg(ttl), arg2: s.index[o.permit], proposal: o.fenceNum})
 	return o.c.lockRounds(o, true, proposal, s.keys[1+o.permit], nil, ttl, done)
 }
 
@@ -175,7 +175,7 @@ func (s *Semaphore) release(o *call, permit int, tok *token, wake, forget bool) 
 	if wake {
 		flag = flagWake
 	}
-	o.encode(&cmdSemRelease, s.name, s.keys, tok, s.index[permit], flag, nil)
+	o.encode(&cmdSemRelease, args{key: s.name, keys: s.keys, tok: tok, arg: s.index[permit], arg2: flag})
 	if forget {
 		o.sendForget(true)
 	}

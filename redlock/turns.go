@@ -256,7 +256,7 @@ func (t *turn) fire() {
 		return
 	}
 	o := t.c.getOp()
-	o.encode(&cmdWake, key, nil, &tok, nil, nil, nil)
+	o.encode(&cmdWake, args{key: key, tok: &tok})
 	o.sendForget(false)
 	t.c.putOp(o)
 }

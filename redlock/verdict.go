@@ -57,7 +57,7 @@ func (c *Client) extendHeld(ctx context.Context, h *heldOp, v *hold, ttl time.Du
 			defer func() { end(CallEnd{Err: err, Took: time.Since(start), Attempts: 1, Masters: o.res}) }()
 		}
 	}
-	o.encode(h.cmd, h.key, h.keys, &v.tok, o.ttlArg(ttl), h.arg2, nil)
+	o.encode(h.cmd, args{key: h.key, keys: h.keys, tok: &v.tok, arg: o.ttlArg(ttl), arg2: h.arg2})
 	br := o.run(ctx.Done())
 	c.report(o.res, OpExtend)
 	newUntil, lost, err := c.extendVerdict(ctx, o.res, &br, h.name, ttl, v.until)
@@ -93,7 +93,7 @@ func (c *Client) releaseHeld(ctx context.Context, h *heldOp, tok *token) (ended 
 			defer func() { end(CallEnd{Err: err, Took: time.Since(start), Attempts: 1, Masters: o.res}) }()
 		}
 	}
-	o.encode(h.cmd, h.key, h.keys, tok, h.arg, h.arg2, nil)
+	o.encode(h.cmd, args{key: h.key, keys: h.keys, tok: tok, arg: h.arg, arg2: h.arg2})
 	br := o.run(done)
 	c.report(o.res, OpUnlock)
 	return c.releaseVerdict(ctx, o.res, &br, h.name)
