@@ -243,10 +243,9 @@ func (k *campaign) traits() kindTraits {
 // took it and a quorum recorded it, within the validity.
 func (k *campaign) attempt(o *call, ttl time.Duration, done <-chan struct{}) (burstResult, taken, bool) {
 	c := o.c
-	proposal := o.c.proposeFence(o)
 	cmd := c.lockCommand(false, o.waiting)
-	o.encode(cmd, args{key: k.e.name, tok: &o.tok, arg: o.ttlArg(ttl), arg2: o.enrolment(cmd), proposal: o.fenceNum})
-	br, got, ok := c.lockRounds(o, true, proposal, k.e.name, nil, ttl, done)
+	a := args{key: k.e.name, tok: &o.tok, arg: o.ttlArg(ttl), arg2: o.enrolment(cmd)}
+	br, got, ok := c.rounds(o, cmd, a, true, k.e.name, nil, ttl, done)
 	if !ok {
 		return br, got, false
 	}

@@ -43,7 +43,7 @@ func (l *Lock) Keys() []string {
 	return []string{l.key}
 }
 
-// keyList is the keys argument of op.encode: nil for a single key.
+// keyList is the keys of the Lock's args (see op.encode): nil for a single key.
 func (l *Lock) keyList() []string {
 	if l.keys == nil {
 		return nil
@@ -170,30 +170,33 @@ func (k *lockKind) traits() kindTraits {
 // second round.
 func (k *lockKind) attempt(o *call, ttl time.Duration, done <-chan struct{}) (burstResult, taken, bool) {
 	c := o.c
-	var proposal uint64
-	if c.cfg.Fencing {
-		proposal = o.c.proposeFence(o)
-	}
 	cmd := c.lockCommand(k.keys != nil, o.waiting)
-	o.encode(cmd, args{key: k.key, keys: k.keys, tok: &o.tok, arg: o.ttlArg(ttl), arg2: o.enrolment(cmd), proposal: o.fenceNum})
-	enrolled := o.command.enroll
-	br, got, ok := c.lockRounds(o, c.cfg.Fencing, proposal, k.key, k.keys, ttl, done)
-	if ok && enrolled && !noLeaveWhereLost {
+	a := args{key: k.key, keys: k.keys, tok: &o.tok, arg: o.ttlArg(ttl), arg2: o.enrolment(cmd)}
+	br, got, ok := c.rounds(o, cmd, a, c.cfg.Fencing, k.key, k.keys, ttl, done)
+	if ok && cmd.enroll && !noLeaveWhereLost {
 		c.leaveWaiters(k.key, &o.op) // see waiters.go
 	}
 	return br, got, ok
 }
 
-// lockRounds runs the burst o.encode wrote, an attempt at key (or keys)
-// for ttl, and when fenced its second round (proposal is the first
-// round's proposed token): see kind.attempt. It is every kind's attempt
-// tail.
-func (c *Client) lockRounds(o *call, fenced bool, proposal uint64, key string, keys []string, ttl time.Duration, done <-chan struct{}) (burstResult, taken, bool) {
+// rounds is every kind's attempt: it encodes cmd with a and runs it, an
+// attempt for ttl, and judges it (see judge). When fenced, the burst
+// proposes a fencing token (proposeFence, as a.proposal) and a second
+// round follows as the answers call for (fenceRound), whose counter is
+// that of fenceKey (fenceKeys, when not nil): the lock's key or keys, a
+// writer's name, a permit's key.
+func (c *Client) rounds(o *call, cmd *command, a args, fenced bool, fenceKey string, fenceKeys []string, ttl time.Duration, done <-chan struct{}) (burstResult, taken, bool) {
+	var proposal uint64
+	if fenced {
+		proposal = c.proposeFence(o)
+		a.proposal = o.fenceNum
+	}
+	o.encode(cmd, a)
 	br := o.run(done)
 	got := taken{until: c.validUntil(br.start, ttl)}
 	if fenced {
 		var unfenced bool
-		got.fence, unfenced = c.fenceRound(o, &br, proposal, key, keys, &o.tok, got.until, done)
+		got.fence, unfenced = c.fenceRound(o, &br, proposal, fenceKey, fenceKeys, &o.tok, got.until, done)
 		if !br.cancelled {
 			c.repairIfUnsure(&o.op, unfenced)
 		}

@@ -110,18 +110,17 @@ func (w *rwWriter) traits() kindTraits {
 // attempt runs scripts.RWLock, which also looks at the readers' and the
 // intent's keys; fenced as a Lock's attempt is.
 func (w *rwWriter) attempt(o *call, ttl time.Duration, done <-chan struct{}) (burstResult, taken, bool) {
-	var proposal uint64
+	fenced := o.c.cfg.Fencing
 	cmd := &cmdRWLock
-	if o.c.cfg.Fencing {
-		proposal = o.c.proposeFence(o)
+	if fenced {
 		cmd = &cmdRWLockFenced
 	}
 	flag := flagQuiet
 	if o.waiting {
 		flag = flagWake
 	}
-	o.encode(cmd, args{key: w.name, keys: w.keys, tok: &o.tok, arg: o.ttlArg(ttl), arg2: flag, proposal: o.fenceNum})
-	return o.c.lockRounds(o, o.c.cfg.Fencing, proposal, w.name, nil, ttl, done)
+	a := args{key: w.name, keys: w.keys, tok: &o.tok, arg: o.ttlArg(ttl), arg2: flag}
+	return o.c.rounds(o, cmd, a, fenced, w.name, nil, ttl, done)
 }
 
 func (w *rwWriter) releaseFailed(o *call, wake bool) {
@@ -140,8 +139,8 @@ func (r *rwReader) traits() kindTraits {
 
 // attempt: a reader is never fenced.
 func (r *rwReader) attempt(o *call, ttl time.Duration, done <-chan struct{}) (burstResult, taken, bool) {
-	o.encode(&cmdRWRLock, args{key: r.name, keys: r.keys, tok: &o.tok, arg: o.ttlArg(ttl)})
-	return o.c.lockRounds(o, false, 0, r.name, nil, ttl, done)
+	a := args{key: r.name, keys: r.keys, tok: &o.tok, arg: o.ttlArg(ttl)}
+	return o.c.rounds(o, &cmdRWRLock, a, false, "", nil, ttl, done)
 }
 
 // releaseFailed removes a failed attempt's reader from every master that

@@ -142,15 +142,14 @@ func (s *Semaphore) traits() kindTraits {
 // attempt asks every master for permit o.permit; with Config.Fencing it
 // takes a fencing token as a fenced Lock does (fenceRound).
 func (s *Semaphore) attempt(o *call, ttl time.Duration, done <-chan struct{}) (burstResult, taken, bool) {
-	c := s.c
-	o.learn.resetPermits(s.permits)
-	if !c.cfg.Fencing {
-		o.encode(&cmdSemAcquire, args{key: s.name, keys: s.keys, tok: &o.tok, arg: o.ttlArg(ttl), arg2: s.index[o.permit]})
-		return o.c.lockRounds(o, false, 0, s.name, nil, ttl, done)
+	fenced := s.c.cfg.Fencing
+	cmd := &cmdSemAcquire
+	if fenced {
+		cmd = &cmdSemAcquireFenced
 	}
-	proposal := o.c.proposeFence(o)
-	o.encode(&cmdSemAcquireFenced, args{key: s.name, keys: s.keys, tok: &o.tok, arg: o.ttlArg(ttl), arg2: s.index[o.permit], proposal: o.fenceNum})
-	return o.c.lockRounds(o, true, proposal, s.keys[1+o.permit], nil, ttl, done)
+	o.learn.resetPermits(s.permits)
+	a := args{key: s.name, keys: s.keys, tok: &o.tok, arg: o.ttlArg(ttl), arg2: s.index[o.permit]}
+	return s.c.rounds(o, cmd, a, fenced, s.keys[1+o.permit], nil, ttl, done)
 }
 
 func (s *Semaphore) releaseFailed(o *call, wake bool) {
