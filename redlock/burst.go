@@ -25,10 +25,11 @@ type op struct {
 	// whose "taken" answers name the holder and the key's PTTL.
 	waiting bool
 
-	cmd      wire        // the encoded command of the burst
-	nat      nativeForms // the command's native forms, for the masters that have them (see native.go)
-	num      []byte      // scratch for formatting the TTL
-	fenceNum []byte      // scratch for formatting a fence token
+	cmd      wire               // the encoded command of the burst
+	nat      nativeForms        // the command's native forms, for the masters that have them (see native.go)
+	num      []byte             // scratch for formatting the TTL
+	relID    [releaseIDLen]byte // scratch for a release's id (command.id)
+	fenceNum []byte             // scratch for formatting a fence token
 
 	learn *lessons // where the answer readers note what they learn: its call's
 }

@@ -32,8 +32,12 @@ type command struct {
 	// key, the run key and the unsure hash follow (fenceTail).
 	fenceKey bool
 	vouched  *scripts.Script
-	// arg: an argument follows the token (a TTL, a fence token, or the
-	// hand-over's next token, scripts.Handover).
+	// id: the release's id (token.releaseID) follows the token, which
+	// the script publishes without hashing the token (scripts.Release).
+	id bool
+	// arg: an argument follows the token, or the id (a TTL, a fence
+	// token, a release's turn cutoff, or the hand-over's next token,
+	// scripts.Handover).
 	arg bool
 	// arg2: a second argument follows arg: a flag ("1" or "0": a writer
 	// that waits, scripts.RWLock; a release that wakes,
@@ -82,7 +86,7 @@ var (
 	cmdExtend        = command{script: &scripts.Extend, arg: true, guarded: true, answer: answerVote, batch: &scripts.ExtendBatch, natives: extendNatives, restore: restoreAll}
 	cmdExtendMulti   = command{script: &scripts.ExtendMulti, arg: true, guarded: true, answer: answerVote, batch: &scripts.ExtendBatch, restore: restoreAll}
 	cmdHandover      = command{script: &scripts.Handover, arg: true, arg2: true, guarded: true, answer: answerVote}
-	cmdRelease       = command{script: &scripts.Release, release: true, arg: true, answer: answerRelease, natives: releaseNatives, wake: true} // arg: a turn's cutoff, or none
+	cmdRelease       = command{script: &scripts.Release, release: true, id: true, arg: true, answer: answerRelease, natives: releaseNatives, wake: true} // arg: a turn's cutoff, or none
 	cmdWake          = command{script: &scripts.Wake, answer: answerVote}
 	cmdReleaseMulti  = command{script: &scripts.ReleaseMulti, release: true, answer: answerVote}
 	cmdReleaseQuiet  = command{script: &scripts.ReleaseQuiet, release: true, answer: answerVote, natives: releaseNatives}
@@ -175,8 +179,11 @@ type args struct {
 	keys []string
 	// tok is the value's token.
 	tok *token
-	// arg, arg2 and proposal follow the token where the command takes
-	// them (command.arg, command.arg2, command.propose). An enrolling
+	// id is tok's release id, which encode sets for a command that takes
+	// it (command.id).
+	id []byte
+	// arg, arg2 and proposal follow the token (and id) where the command
+	// takes them (command.arg, command.arg2, command.propose). An enrolling
 	// command's arg2 is the caller's enrolment among the key's waiters
 	// (see call.enrolment).
 	arg, arg2, proposal []byte
@@ -197,6 +204,11 @@ func (o *op) encode(cmd *command, a args) {
 	}
 	if !cmd.propose {
 		a.proposal = nil
+	}
+	a.id = nil
+	if cmd.id {
+		o.relID = a.tok.releaseID()
+		a.id = o.relID[:]
 	}
 	o.nat.cmd = nil
 	if len(cmd.natives) > 0 && a.keys == nil && !o.c.cfg.DisableNativeCommands {
@@ -265,13 +277,13 @@ func (w *wire) look(c *Client, key string) {
 	w.key(c, key, scripts.NamedSuffix)
 }
 
-// script appends "EVALSHA sha numkeys key... token [arg] [arg2]
+// script appends "EVALSHA sha numkeys key... token [id] [arg] [arg2]
 // [proposal]": the keys are a.keys, or a.key alone when a.keys is nil,
-// then tail's; each of a's arg, arg2 and proposal when not nil.
+// then tail's; each of a's id, arg, arg2 and proposal when not nil.
 func (w *wire) script(c *Client, sha string, a *args, tail []string) {
 	nkeys := max(1, len(a.keys)) + len(tail)
 	n := 4 + nkeys
-	for _, x := range [...][]byte{a.arg, a.arg2, a.proposal} {
+	for _, x := range [...][]byte{a.id, a.arg, a.arg2, a.proposal} {
 		if x != nil {
 			n++
 		}
@@ -295,7 +307,7 @@ func (w *wire) script(c *Client, sha string, a *args, tail []string) {
 		w.key(c, k, "")
 	}
 	w.b = resp.AppendBulk(w.b, a.tok[:])
-	for _, x := range [...][]byte{a.arg, a.arg2, a.proposal} {
+	for _, x := range [...][]byte{a.id, a.arg, a.arg2, a.proposal} {
 		if x != nil {
 			w.b = resp.AppendBulk(w.b, x)
 		}

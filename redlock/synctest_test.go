@@ -91,7 +91,7 @@ func (m *pipeMaster) serve(nc net.Conn) {
 				break
 			}
 			if b := string(args[1].Bytes); len(args) == 5 || b == scripts.Release.SHA || b == scripts.Release.Source {
-				out = ":1\r\n" // a release: script, 1, key, token (and a turn's cutoff)
+				out = ":1\r\n" // a release: script, 1, key, token (Release: and its id, a turn's cutoff)
 				if m.asleep.Load() {
 					out = ":3\r\n"
 				}

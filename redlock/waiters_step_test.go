@@ -2,6 +2,8 @@ package redlock
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -111,7 +113,7 @@ func enrolledWhereWinnerLost(t *testing.T) bool {
 	_, err := redistest.Do(servers[2].Addr(), "SET", key, "stranger", "PX", "10000")
 	require.NoError(t, err)
 	for _, s := range servers[:2] {
-		_, err := redistest.Do(s.Addr(), "EVAL", scripts.Release.Source, "1", key, "holder")
+		_, err := redistest.Do(s.Addr(), "EVAL", scripts.Release.Source, "1", key, "holder", releaseIDOf("holder"))
 		require.NoError(t, err)
 	}
 	wokenWaiterTook(t, got)
@@ -130,4 +132,11 @@ func waitersOn(s *redistest.Server, key string) []string {
 		out = append(out, string(v.Bytes))
 	}
 	return out
+}
+
+// releaseIDOf is the release id of a value that is not a token (see
+// token.releaseID): the first 16 hex digits of its SHA-1.
+func releaseIDOf(value string) string {
+	sum := sha1.Sum([]byte(value))
+	return hex.EncodeToString(sum[:])[:releaseIDLen]
 }

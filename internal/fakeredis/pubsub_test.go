@@ -263,7 +263,7 @@ func TestPubSubPublishToSelf(t *testing.T) {
 	require.Equal(t, ":1\r\n", c.read())
 
 	require.Equal(t, "+OK\r\n", c.do("SET", "lock", "tok"))
-	c.send("EVAL", scripts.Release.Source, "1", "lock", "tok")
+	c.send("EVAL", scripts.Release.Source, "1", "lock", "tok", holderID([]byte("tok")))
 	require.Equal(t, shardNS.message(true, "volley:released:lock", holderID([]byte("tok"))), c.read())
 	require.Equal(t, ":1\r\n", c.read())
 }
@@ -288,9 +288,9 @@ func TestReleaseScriptsPublish(t *testing.T) {
 		require.Equal(t, ":1\r\n", c.do(args...), "%v", args)
 	}
 	require.Equal(t, "+OK\r\n", c.do("SET", "a", "tok"))
-	require.Equal(t, ":1\r\n", c.do("EVAL", scripts.Release.Source, "1", "a", "tok"))
+	require.Equal(t, ":1\r\n", c.do("EVAL", scripts.Release.Source, "1", "a", "tok", holderID([]byte("tok"))))
 	require.Equal(t, shardNS.message(false, "volley:released:a", id), sub.read())
-	require.Equal(t, ":0\r\n", c.do("EVAL", scripts.Release.Source, "1", "a", "tok"), "released twice")
+	require.Equal(t, ":0\r\n", c.do("EVAL", scripts.Release.Source, "1", "a", "tok", holderID([]byte("tok"))), "released twice")
 
 	require.Equal(t, "+OK\r\n", c.do("SET", "a", "tok"))
 	require.Equal(t, "+OK\r\n", c.do("SET", "b", "tok"))

@@ -75,7 +75,7 @@ var scriptTable = []struct {
 	kind   scriptKind
 	run    scriptRunner
 }{
-	{scripts.Release, scriptRelease, runTokenScript(releaseAct(true))},
+	{scripts.Release, scriptRelease, runTokenScript(releaseAct)},
 	{scripts.Wake, scriptWake, func(c *client, sha string, keys, argv [][]byte) { c.wakeLocked(sha, keys, argv) }},
 	{scripts.ReleaseQuiet, scriptReleaseQuiet, runTokenScript(releaseQuietAct)},
 	{scripts.Extend, scriptExtend, runTokenScript(extendAct)},
@@ -330,49 +330,44 @@ func runTokenScript(act tokenAct) scriptRunner {
 	}
 }
 
-// releaseAct deletes the key; with wake, it takes the longest waiting
-// Client off the key's waiters (see lockWaitLocked), names it for
-// scripts.NamedMs (see namedKey) and publishes the release on its
-// channel. As the script's redis.pcall, a waiters'
-// key of another type names nobody.
+// releaseAct deletes the key, takes the longest waiting Client off the
+// key's waiters (see lockWaitLocked), names it for scripts.NamedMs (see
+// namedKey) and publishes the release's id, ARGV[2], on its channel. As
+// the script's redis.pcall, a waiters' key of another type names nobody,
+// and a missing id publishes nothing.
 //
-// With an ARGV[2] (scripts.Release's cutoff), the longest waiter is looked
+// With an ARGV[3] (scripts.Release's cutoff), the longest waiter is looked
 // at first (ZRANGE 0 0 WITHSCORES): one whose score is greater than the
 // cutoff is left asleep and the answer is 3; one that is woken makes it 2.
-func releaseAct(wake bool) tokenAct {
-	return func(c *client, sha string, keys, argv [][]byte, now int64) {
-		delete(c.s.dbs[c.db], string(keys[0]))
-		if !wake {
+func releaseAct(c *client, sha string, keys, argv [][]byte, now int64) {
+	delete(c.s.dbs[c.db], string(keys[0]))
+	id, _ := luaArg(argv, 1)
+	cutoff, turn := luaArg(argv, 2)
+	if turn {
+		z, _ := c.s.lookupZsetLocked(c.db, waitersKey(keys[0]), now)
+		if z == nil {
+			c.publishIDLocked(keys[0], id, "")
 			c.out = append(c.out, replyOne...)
 			return
 		}
-		cutoff, turn := luaArg(argv, 1)
-		if turn {
-			z, _ := c.s.lookupZsetLocked(c.db, waitersKey(keys[0]), now)
-			if z == nil {
-				c.publishReleaseLocked(keys[0], argv[0], "")
-				c.out = append(c.out, replyOne...)
-				return
-			}
-			_, score, _ := z.head()
-			cut := luaToNumber(cutoff)
-			if !cut.ok {
-				c.out = appendScriptError(c.out, errLuaCompareNil, sha)
-				return
-			}
-			if score > cut.f {
-				c.out = resp.AppendInteger(c.out, 3)
-				return
-			}
-		}
-		next := c.s.wakeLongestLocked(c.db, keys[0], now)
-		c.publishReleaseLocked(keys[0], argv[0], next)
-		if turn && next != "" {
-			c.out = resp.AppendInteger(c.out, 2)
+		_, score, _ := z.head()
+		cut := luaToNumber(cutoff)
+		if !cut.ok {
+			c.out = appendScriptError(c.out, errLuaCompareNil, sha)
 			return
 		}
-		c.out = append(c.out, replyOne...)
+		if score > cut.f {
+			c.out = resp.AppendInteger(c.out, 3)
+			return
+		}
 	}
+	next := c.s.wakeLongestLocked(c.db, keys[0], now)
+	c.publishIDLocked(keys[0], id, next)
+	if turn && next != "" {
+		c.out = resp.AppendInteger(c.out, 2)
+		return
+	}
+	c.out = append(c.out, replyOne...)
 }
 
 // releaseQuietAct deletes the key; with an enrolment (ARGV[3], see
@@ -545,15 +540,24 @@ func extendAct(c *client, sha string, keys, argv [][]byte, now int64) {
 // publishReleaseLocked publishes what the release scripts do when they
 // delete key, which held token (for scripts.SemRelease, key is the
 // semaphore's record; for scripts.RWRUnlock, it is the writer's key, and
-// token the reader's): the release's id on the key's shard channel
-// (SPUBLISH), or, when it names next, the Client that waited longest
-// (scripts.Release), on that Client's channel of the key.
+// token the reader's): the release's id (holderID) on the key's shard
+// channel (SPUBLISH), or, when it names next, the Client that waited
+// longest, on that Client's channel of the key.
 func (c *client) publishReleaseLocked(key, token []byte, next string) {
+	c.publishIDLocked(key, []byte(holderID(token)), next)
+}
+
+// publishIDLocked is publishReleaseLocked of a release whose id the
+// Client sent (scripts.Release): nothing when id is nil.
+func (c *client) publishIDLocked(key, id []byte, next string) {
+	if id == nil {
+		return
+	}
 	channel := append([]byte(releasedChannelPrefix), key...)
 	if next != "" {
 		channel = append(append(channel, ':'), next...)
 	}
-	c.s.publishLocked(c, shard, channel, []byte(holderID(token)))
+	c.s.publishLocked(c, shard, channel, id)
 }
 
 // appendHolder appends what the lock scripts answer when a key is taken,
