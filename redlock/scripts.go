@@ -13,8 +13,9 @@ import (
 // waits for the holder's release, which publishes on the key's channel,
 // scripts.ReleasedChannelPrefix followed by the key (scripts.Release and
 // scripts.ReleaseMulti), a message that identifies the release: the first
-// 16 hex digits of the SHA-1 of the released token (the token itself never
-// leaves the master). The id tells the N messages of one release (one per
+// 16 hex digits of the SHA-1 of the released token (token.releaseID: the
+// token itself never leaves the master; scripts.Release takes it from the
+// Client, the others compute it). The id tells the N messages of one release (one per
 // master) from those of the next, and the holders of a key on different
 // masters apart. A failed attempt is released quietly
 // (scripts.ReleaseQuiet, scripts.ReleaseMultiQuiet): waiters learn how to

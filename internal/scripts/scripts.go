@@ -75,25 +75,26 @@ func load(name string) Script {
 // the token.
 var (
 	// Release deletes KEYS[1] if it holds the token ARGV[1], then wakes
-	// its waiters: it publishes (SPUBLISH) the release's id (the first 16
-	// hex digits of ARGV[1]'s SHA-1; the token itself never leaves the
-	// master) to the Client that has waited longest, which it takes off
-	// the key's waiters (see LockWait and WaitersSuffix) and names on the
-	// key for NamedMs (see NamedSuffix), on that Client's channel of the
-	// key: the shard channel ReleasedChannelPrefix, the key, a colon and
-	// the Client's id. When no Client waits (or an ACL forbids ZPOPMIN),
-	// it publishes on the key's channel, ReleasedChannelPrefix followed
-	// by the key, which every waiting Client hears. Both are in the key's
-	// slot on a cluster, and an ACL that allows the key's channel
-	// (&volley:released:<keys>*) allows the Clients' channels. So one
-	// release reaches one Client of a fleet, not all. It returns 1,
-	// else 0. With an ARGV[2], a turn's cutoff in unix milliseconds (see
-	// redlock's turns.go), it wakes nobody and returns 3 when the Client
-	// that has waited longest joined after the cutoff; it returns 2 when it
-	// woke one, 1 when none waits. It
-	// touches the waiters and publishes with redis.pcall, so that an ACL
-	// that forbids ZPOPMIN or SPUBLISH costs the waiters their retry
-	// delay, not the release.
+	// its waiters: it publishes (SPUBLISH) the release's id, ARGV[2] (the
+	// first 16 hex digits of the token's SHA-1, which the Client
+	// computes: the token itself never leaves the master) to the Client
+	// that has waited longest, which it takes off the key's waiters (see
+	// LockWait and WaitersSuffix) and names on the key for NamedMs (see
+	// NamedSuffix), on that Client's channel of the key: the shard channel
+	// ReleasedChannelPrefix, the key, a colon and the Client's id. When no
+	// Client waits (the waiters' set does not exist, which it checks
+	// first, or an ACL forbids ZPOPMIN), it publishes on the key's
+	// channel, ReleasedChannelPrefix followed by the key, which every
+	// waiting Client hears. Both are in the key's slot on a cluster, and
+	// an ACL that allows the key's channel (&volley:released:<keys>*)
+	// allows the Clients' channels. So one release reaches one Client of
+	// a fleet, not all. It returns 1, else 0. With an ARGV[3], a turn's
+	// cutoff in unix milliseconds (see redlock's turns.go), it wakes
+	// nobody and returns 3 when the Client that has waited longest joined
+	// after the cutoff; it returns 2 when it woke one, 1 when none waits.
+	// It touches the waiters and publishes with redis.pcall, so that an
+	// ACL that forbids EXISTS, ZPOPMIN or SPUBLISH costs the waiters their
+	// retry delay, not the release.
 	Release = load("release")
 	// ReleaseQuiet is Release without the wake-up: it deletes KEYS[1] if
 	// it holds ARGV[1] and returns 1, else 0. It releases a failed
