@@ -3,6 +3,7 @@ package redlock
 import (
 	"bytes"
 	"context"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/volleylock/volley/internal/pipe"
 	"github.com/volleylock/volley/internal/redistest"
+	"github.com/volleylock/volley/internal/scripts"
 	"github.com/volleylock/volley/resp"
 )
 
@@ -96,6 +98,49 @@ func TestWaiterWokenByRelease(t *testing.T) {
 	require.NoError(t, l.Unlock(bg))
 	require.NoError(t, <-got)
 	assert.Zero(t, waiter.room.waiting.Load(), "the waiter left the room")
+}
+
+// TestReleasePublishesItsHolderID: an Unlock's release publishes the id
+// the masters give its holder (the first 16 hex digits of the SHA-1 of
+// the value it held, as a waiting attempt's answer names the holder, see
+// contention.go): the Client sends it (scripts.Release does not hash the
+// token), and a waiter that already saw that release does not wait for
+// it (waitRoom.released). With nobody waiting, the release does not
+// read the key's waiters' set: it checks that the set exists (EXISTS),
+// which costs a master less than reading it (docs/benchmarks.md).
+func TestReleasePublishesItsHolderID(t *testing.T) {
+	servers := masters(t, 3)
+	c := client(t, servers, Config{DisableNativeCommands: true})
+	const key = "w:published"
+	nc, err := net.Dial("tcp", servers[0].Addr())
+	require.NoError(t, err)
+	defer nc.Close()
+	require.NoError(t, nc.SetDeadline(time.Now().Add(10*time.Second)))
+	rd := resp.NewReader(nc, 4096, resp.Limits{})
+	_, err = nc.Write(resp.AppendCommand(nil, "SSUBSCRIBE", scripts.ReleasedChannelPrefix+key))
+	require.NoError(t, err)
+	_, err = rd.ReadReply() // the subscription's confirmation
+	require.NoError(t, err)
+
+	_, err = redistest.Do(servers[0].Addr(), "CONFIG", "RESETSTAT")
+	require.NoError(t, err)
+	l, err := c.Lock(bg, key, 10*time.Second)
+	require.NoError(t, err)
+	vals, err := redistest.Do(servers[0].Addr(), "GET", key)
+	require.NoError(t, err)
+	held := string(vals[0].Bytes)
+	require.NoError(t, l.Unlock(bg))
+	msg, err := rd.ReadReply() // the header, "smessage", the channel, the id
+	require.NoError(t, err)
+	require.Len(t, msg, 4)
+	assert.Equal(t, scripts.ReleasedChannelPrefix+key, string(msg[2].Bytes))
+	assert.Equal(t, releaseIDOf(held), string(msg[3].Bytes), "the release's id is its holder's")
+
+	vals, err = redistest.Do(servers[0].Addr(), "INFO", "commandstats")
+	require.NoError(t, err)
+	stats := string(vals[0].Bytes)
+	assert.Contains(t, stats, "cmdstat_exists:calls=1,", "the release checked the waiters' set")
+	assert.NotContains(t, stats, "cmdstat_zrange:", "the release read a waiters' set that does not exist")
 }
 
 func TestWaiterWokenByExpiry(t *testing.T) {
