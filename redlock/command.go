@@ -68,7 +68,8 @@ type command struct {
 	// its answer has that form's shape.
 	natives []nativeVerb
 	// wake: the script publishes the release to the key's waiters, so a
-	// native form is followed, in the same write, by that SPUBLISH. The
+	// native form is followed, in the same write, by that SPUBLISH of
+	// the release's id (a command that wakes has id set). The
 	// script publishes only when it deleted the key; the SPUBLISH goes
 	// whatever the delete found, and a release that found the key not its
 	// own wakes a waiter for nothing (an attempt, against a lost wake-up's

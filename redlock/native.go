@@ -194,11 +194,10 @@ func (o *op) encodeNatives(cmd *command, a *args) {
 	n.pub.reset()
 	if cmd.wake {
 		n.pub.place = o.c.placement(key)
-		id := a.tok.releaseID()
 		n.pub.b = resp.AppendArrayHeader(n.pub.b, 3)
 		n.pub.b = resp.AppendBulkString(n.pub.b, "SPUBLISH")
 		n.pub.channel(o.c, key)
-		n.pub.b = resp.AppendBulk(n.pub.b, id[:])
+		n.pub.b = resp.AppendBulk(n.pub.b, a.id) // a command that wakes takes its id (command.id)
 	}
 }
 
