@@ -28,7 +28,7 @@ type op struct {
 	cmd      wire               // the encoded command of the burst
 	nat      nativeForms        // the command's native forms, for the masters that have them (see native.go)
 	num      []byte             // scratch for formatting the TTL
-	relID    [releaseIDLen]byte // scratch for a release's id (command.id)
+	relID    [releaseIDLen]byte // scratch for a release's id (command.wake)
 	fenceNum []byte             // scratch for formatting a fence token
 
 	learn *lessons // where the answer readers note what they learn: its call's

@@ -32,9 +32,6 @@ type command struct {
 	// key, the run key and the unsure hash follow (fenceTail).
 	fenceKey bool
 	vouched  *scripts.Script
-	// id: the release's id (token.releaseID) follows the token, which
-	// the script publishes without hashing the token (scripts.Release).
-	id bool
 	// arg: an argument follows the token, or the id (a TTL, a fence
 	// token, a release's turn cutoff, or the hand-over's next token,
 	// scripts.Handover).
@@ -67,13 +64,14 @@ type command struct {
 	// gets the first it has instead of the script (see native.go), and
 	// its answer has that form's shape.
 	natives []nativeVerb
-	// wake: the script publishes the release to the key's waiters, so a
-	// native form is followed, in the same write, by that SPUBLISH of
-	// the release's id (a command that wakes has id set). The
-	// script publishes only when it deleted the key; the SPUBLISH goes
-	// whatever the delete found, and a release that found the key not its
-	// own wakes a waiter for nothing (an attempt, against a lost wake-up's
-	// RetryDelay).
+	// wake: the command publishes the release to the key's waiters by
+	// the release's id (token.releaseID): the script takes the id after
+	// the token and publishes it without hashing the token
+	// (scripts.Release), and a native form is followed, in the same
+	// write, by the SPUBLISH of that id. The script publishes only when
+	// it deleted the key; the SPUBLISH goes whatever the delete found,
+	// and a release that found the key not its own wakes a waiter for
+	// nothing (an attempt, against a lost wake-up's RetryDelay).
 	wake bool
 }
 
@@ -87,7 +85,7 @@ var (
 	cmdExtend        = command{script: &scripts.Extend, arg: true, guarded: true, answer: answerVote, batch: &scripts.ExtendBatch, natives: extendNatives, restore: restoreAll}
 	cmdExtendMulti   = command{script: &scripts.ExtendMulti, arg: true, guarded: true, answer: answerVote, batch: &scripts.ExtendBatch, restore: restoreAll}
 	cmdHandover      = command{script: &scripts.Handover, arg: true, arg2: true, guarded: true, answer: answerVote}
-	cmdRelease       = command{script: &scripts.Release, release: true, id: true, arg: true, answer: answerRelease, natives: releaseNatives, wake: true} // arg: a turn's cutoff, or none
+	cmdRelease       = command{script: &scripts.Release, release: true, arg: true, answer: answerRelease, natives: releaseNatives, wake: true} // arg: a turn's cutoff, or none
 	cmdWake          = command{script: &scripts.Wake, answer: answerVote}
 	cmdReleaseMulti  = command{script: &scripts.ReleaseMulti, release: true, answer: answerVote}
 	cmdReleaseQuiet  = command{script: &scripts.ReleaseQuiet, release: true, answer: answerVote, natives: releaseNatives}
@@ -180,8 +178,8 @@ type args struct {
 	keys []string
 	// tok is the value's token.
 	tok *token
-	// id is tok's release id, which encode sets for a command that takes
-	// it (command.id).
+	// id is tok's release id, which encode sets for a command that wakes
+	// (command.wake).
 	id []byte
 	// arg, arg2 and proposal follow the token (and id) where the command
 	// takes them (command.arg, command.arg2, command.propose). An enrolling
@@ -207,7 +205,7 @@ func (o *op) encode(cmd *command, a args) {
 		a.proposal = nil
 	}
 	a.id = nil
-	if cmd.id {
+	if cmd.wake {
 		o.relID = a.tok.releaseID()
 		a.id = o.relID[:]
 	}

@@ -197,7 +197,7 @@ func (o *op) encodeNatives(cmd *command, a *args) {
 		n.pub.b = resp.AppendArrayHeader(n.pub.b, 3)
 		n.pub.b = resp.AppendBulkString(n.pub.b, "SPUBLISH")
 		n.pub.channel(o.c, key)
-		n.pub.b = resp.AppendBulk(n.pub.b, a.id) // a command that wakes takes its id (command.id)
+		n.pub.b = resp.AppendBulk(n.pub.b, a.id) // the release's id (command.wake)
 	}
 }
 
