@@ -425,6 +425,7 @@ func aclSet(rules []string) []string {
 // a Sentinel group, also after a failover. The lines are the users that
 // TestMinimalACL and TestClusterMinimalACL run every feature as.
 func TestDeploymentACLLines(t *testing.T) {
+	t.Parallel() // see helpers_test.go: parallel tests
 	standalone, cluster := deploymentACLLines(t)
 	assert.Equal(t, aclSet(minimalACL), aclSet(strings.Fields(standalone)), "the standalone line is TestMinimalACL's user")
 	assert.Equal(t, aclSet(clusterACL()), aclSet(strings.Fields(cluster)), "the cluster line is TestClusterMinimalACL's user")

@@ -41,6 +41,7 @@ func clusterACL() []string {
 // fenced lock work.
 // Without +cluster|slots (the broken variant) New fails, naming NOPERM.
 func TestClusterMinimalACL(t *testing.T) {
+	t.Parallel() // see helpers_test.go: parallel tests
 	cl := redistest.StartClusterT(t, redistest.ClusterOptions{Replicas: -1})
 	for _, n := range cl.Nodes() {
 		require.NoError(t, n.Command(clusterACL()...))

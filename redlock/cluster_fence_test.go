@@ -37,6 +37,7 @@ func counterAt(t *testing.T, c *Client, i int, key string) (n uint64, ok bool) {
 // quorum of them hold at least the last token, and no node has an
 // untagged one.
 func TestClusterFencing(t *testing.T) {
+	t.Parallel() // see helpers_test.go: parallel tests
 	cl := redistest.StartClusterT(t, redistest.ClusterOptions{Replicas: -1})
 	cfg := Config{Fencing: true, RetryDelay: 10 * time.Millisecond}
 	a := clusterClient(t, cl, cfg)

@@ -71,6 +71,7 @@ func unguarded(t *testing.T, c *Client) {
 // multi-key (keys that share a hash tag; others are refused), and Do
 // renews.
 func TestClusterLocks(t *testing.T) {
+	t.Parallel() // see helpers_test.go: parallel tests
 	cl := redistest.StartClusterT(t, redistest.ClusterOptions{})
 	a := clusterClient(t, cl, Config{})
 	b := clusterClient(t, cl, Config{RetryDelay: time.Millisecond})
@@ -142,6 +143,7 @@ func TestClusterLocks(t *testing.T) {
 // Clients that disagree on the number of copies and a cluster entry
 // beside another: each a clear error from New.
 func TestClusterNewRefuses(t *testing.T) {
+	t.Parallel() // see helpers_test.go: parallel tests
 	cl := redistest.StartClusterT(t, redistest.ClusterOptions{Replicas: -1})
 	standalone := redistest.Start(t, redistest.Options{})
 	clusterClient(t, cl, Config{}) // records 3 copies
@@ -176,6 +178,7 @@ func TestClusterNewRefuses(t *testing.T) {
 // the new primary out for MaxTTL + FailoverGrace, locks with the two other
 // copies meanwhile, and counts the moved copy again afterwards.
 func TestClusterFailover(t *testing.T) {
+	t.Parallel() // see helpers_test.go: parallel tests
 	cl := redistest.StartClusterT(t, redistest.ClusterOptions{})
 	cfg := Config{MaxTTL: 3 * time.Second, FailoverGrace: 500 * time.Millisecond, RetryDelay: 10 * time.Millisecond}
 	a := clusterClient(t, cl, cfg)
@@ -228,6 +231,7 @@ func TestClusterFailover(t *testing.T) {
 // with the two other copies while the cluster fails over (logged: how long
 // after the kill), and the Client follows the promoted replica.
 func TestClusterPrimaryKilled(t *testing.T) {
+	t.Parallel() // see helpers_test.go: parallel tests
 	cl := redistest.StartClusterT(t, redistest.ClusterOptions{})
 	cfg := Config{MaxTTL: 2 * time.Second, FailoverGrace: time.Second, RetryDelay: 10 * time.Millisecond, MasterTimeout: 250 * time.Millisecond}
 	a := clusterClient(t, cl, cfg)
@@ -262,6 +266,7 @@ func TestClusterPrimaryKilled(t *testing.T) {
 // to copy 2's primary. The Client follows (MOVED), holds the copy out for
 // the guard, and locks on; the held lock's copy moved with the slot.
 func TestClusterSlotMigrated(t *testing.T) {
+	t.Parallel() // see helpers_test.go: parallel tests
 	cl := redistest.StartClusterT(t, redistest.ClusterOptions{Replicas: -1})
 	c := clusterClient(t, cl, Config{})
 	other := clusterClient(t, cl, Config{})
@@ -290,6 +295,7 @@ func TestClusterSlotMigrated(t *testing.T) {
 // release (each copy publishes on its own channel, heard on its own
 // server), well before its retry delay.
 func TestClusterWakeUps(t *testing.T) {
+	t.Parallel() // see helpers_test.go: parallel tests
 	cl := redistest.StartClusterT(t, redistest.ClusterOptions{Replicas: -1})
 	holder := clusterClient(t, cl, Config{})
 	waiter := clusterClient(t, cl, Config{RetryDelay: 5 * time.Second})
@@ -322,6 +328,7 @@ func TestClusterWakeUps(t *testing.T) {
 // read at New; a user without +config|get gets the 15s default; a given
 // FailoverGrace stands. Three copies by default, however many primaries.
 func TestClusterDefaults(t *testing.T) {
+	t.Parallel() // see helpers_test.go: parallel tests
 	cl := redistest.StartClusterT(t, redistest.ClusterOptions{Shards: 4, Replicas: -1})
 	c := clusterClient(t, cl, Config{})
 	assert.Equal(t, 2*time.Second, c.FailoverGrace(), "cluster-node-timeout 1s + 1s")
@@ -343,6 +350,7 @@ func TestClusterDefaults(t *testing.T) {
 // record that a Client of the earlier layout, which reads it there,
 // would refuse ("spread:3" is not its number).
 func TestClusterRefusesEarlierLayout(t *testing.T) {
+	t.Parallel() // see helpers_test.go: parallel tests
 	cl := redistest.StartClusterT(t, redistest.ClusterOptions{Replicas: -1})
 	clusterClient(t, cl, Config{})
 	for _, tag := range legacyTags(3) {
@@ -426,6 +434,7 @@ func migratingGrants(t *testing.T, broken bool) int {
 // votes from the promoted replica (its keys may have lost writes), but
 // not copy 0's votes from the other primary of the range.
 func TestClusterFailoverGuardsTheMovedNodeOnly(t *testing.T) {
+	t.Parallel() // see helpers_test.go: parallel tests
 	cl := redistest.StartClusterT(t, redistest.ClusterOptions{Shards: 6})
 	c := clusterClient(t, cl, Config{MaxTTL: 3 * time.Second, FailoverGrace: 500 * time.Millisecond})
 	unguarded(t, c)
@@ -469,6 +478,7 @@ func TestClusterFailoverGuardsTheMovedNodeOnly(t *testing.T) {
 // Client says so when it reads the new map (EventCopiesShared, and
 // Masters' SharesWith), and says when they are apart again.
 func TestClusterCopiesSharedEvent(t *testing.T) {
+	t.Parallel() // see helpers_test.go: parallel tests
 	cl := redistest.StartClusterT(t, redistest.ClusterOptions{Replicas: -1})
 	events := make(chan Event, 16)
 	c := clusterClient(t, cl, Config{Hooks: Hooks{Event: func(ev Event, key string) {

@@ -20,6 +20,7 @@ import (
 // most 9*Tries-8 attempts (see "How much a Lock sends"); the log line
 // gives the distribution for the closing note's figure.
 func TestContendedLockAttempts(t *testing.T) {
+	t.Parallel() // see helpers_test.go: parallel tests
 	servers := masters(t, 5)
 	var clients []*Client
 	for range 8 {

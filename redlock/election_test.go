@@ -339,6 +339,7 @@ func electionRoundTrip(t *testing.T, a, b *Client, name string) {
 // masters) and over a Redis Cluster (fenced copies, the election's keys
 // at one place).
 func TestElectionTopologies(t *testing.T) {
+	t.Parallel() // see helpers_test.go: parallel tests
 	t.Run("sentinel", func(t *testing.T) {
 		g := redistest.StartSentinelGroupT(t, redistest.SentinelOptions{Sentinels: 1, Quorum: 1})
 		standalone := masters(t, 2)

@@ -74,6 +74,7 @@ const maxFirstContactCommands = 40
 // meanwhile, and then takes the lock. Its own failed attempts' releases
 // (which publish: the guarded masters took its SET) do not wake it.
 func TestLockOnFreshMastersWaitsForTheGuard(t *testing.T) {
+	t.Parallel() // see helpers_test.go: parallel tests
 	servers := masters(t, 3)
 	c := newClient(t, servers, Config{MaxTTL: 2 * time.Second, Tries: 3})
 	for _, m := range c.Masters() {

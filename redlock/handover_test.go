@@ -232,6 +232,7 @@ func TestHandedLockReleasedWhenNotTaken(t *testing.T) {
 }
 
 func TestHandOversKeepMutualExclusion(t *testing.T) {
+	t.Parallel() // see helpers_test.go: parallel tests
 	// Two Clients, eight goroutines each, one key: hand-overs within each
 	// Client and releases between them; never two holders at once.
 	servers := masters(t, 3)

@@ -14,6 +14,15 @@ import (
 
 func TestMain(m *testing.M) { leakcheck.Main(m) }
 
+// Parallel tests. The package's tests mostly wait on their servers (a
+// whole run used a quarter of its wall time in CPU), so a test that waits
+// for seconds (a failover, a restart guard's window, renewals) calls
+// t.Parallel when it starts servers of its own and sets no package hook
+// (selfWake, noAsking, unvouchedCluster and the other variables that
+// build broken variants), nor calls debug.SetGCPercent or t.Setenv. Go
+// runs the parallel tests after every sequential one has ended, its hooks
+// restored, and -parallel (GOMAXPROCS by default) of them at a time.
+
 // masters starts n real redis-server masters for the test.
 func masters(t *testing.T, n int) []*redistest.Server {
 	t.Helper()

@@ -150,6 +150,7 @@ func TestExtendMultiLostKey(t *testing.T) {
 // TestLockMultiMutualExclusion: goroutines of two clients lock random
 // overlapping pairs of keys; no key is ever held by two at once.
 func TestLockMultiMutualExclusion(t *testing.T) {
+	t.Parallel() // see helpers_test.go: parallel tests
 	servers := masters(t, 3)
 	clients := []*Client{
 		client(t, servers, Config{RetryDelay: 2 * time.Millisecond, Tries: 1000}),

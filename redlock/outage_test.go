@@ -235,6 +235,7 @@ func TestEveryAcquisitionTellsNoQuorum(t *testing.T) {
 // what each master did; one that a quorum no longer holds is lost with
 // ErrNotHeld alone.
 func TestLostToOutageSaysNoQuorum(t *testing.T) {
+	t.Parallel() // see helpers_test.go: parallel tests
 	// The healthy master must answer within MasterTimeout for its outcome
 	// to read OK: 50 ms was missed now and then under make test-stress's
 	// CPU hogs; 200 ms leaves the renewals of a 1 s TTL time to fail.

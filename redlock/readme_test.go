@@ -80,6 +80,7 @@ func readmeQuickStart(t *testing.T, readme string) string {
 // the test's. It must print what the README says, after the restart
 // guard's wait its comment announces.
 func TestReadmeQuickStart(t *testing.T) {
+	t.Parallel() // see helpers_test.go: parallel tests
 	goBin, err := exec.LookPath("go")
 	require.NoError(t, err, "go is needed to run the quick start")
 	readme, err := os.ReadFile("../README.md")

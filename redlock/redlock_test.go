@@ -163,6 +163,7 @@ func TestLockUnlock(t *testing.T) {
 // work in between and must still hold a valid lock when it leaves, so a
 // second holder inside, or a holder working past its validity, fails it.
 func TestMutualExclusion(t *testing.T) {
+	t.Parallel() // see helpers_test.go: parallel tests
 	servers := masters(t, 5)
 	var inside, entries, maxInside atomic.Int32
 	var counter int64 // guarded by the distributed lock alone
@@ -432,6 +433,7 @@ func TestDoReturnsFnError(t *testing.T) {
 // forget it. Without the guard, b takes the lock while a's validity lasts.
 // With it, b is refused until the restarted masters have been up MaxTTL.
 func TestRestartGuard(t *testing.T) {
+	t.Parallel() // see helpers_test.go: parallel tests
 	const maxTTL = 2 * time.Second
 	servers := masters(t, 3)
 	waitUptime(t, servers, maxTTL+time.Second)
@@ -600,6 +602,7 @@ func TestUnlockWaitsForLateMasters(t *testing.T) {
 // MaxTTL), master 0 holds a stale copy of the key for 500 ms; masters 0
 // and 1 are a quorum once it expires, long before the guard ends.
 func TestGuardNotWaitedOutWhileAQuorumFrees(t *testing.T) {
+	t.Parallel() // see helpers_test.go: parallel tests
 	const maxTTL = 3 * time.Second
 	servers := masters(t, 3)
 	waitUptime(t, servers, maxTTL+time.Second)

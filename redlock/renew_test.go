@@ -18,6 +18,7 @@ import (
 // handful of script calls per master per period instead of one per held
 // value, and each value is still extended.
 func TestDoRenewalsShareBatches(t *testing.T) {
+	t.Parallel() // see helpers_test.go: parallel tests
 	servers := masters(t, 3)
 	for _, kind := range []string{"locks", "permits", "read locks"} {
 		t.Run(kind, func(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 // reconnect, so the key (TTL 30 s) is gone from every master soon after,
 // not 30 s later.
 func TestUnlockDroppedByResetIsReplayed(t *testing.T) {
+	t.Parallel() // see helpers_test.go: parallel tests
 	servers := masters(t, 3)
 	c := client(t, servers, Config{})
 	l, err := c.TryLock(bg, "replayed", 30*time.Second)

@@ -112,6 +112,7 @@ func doUnderRotatingLoss(t *testing.T) bool {
 // Do's renewer restores the copies that masters lost, so rotating losses
 // on a minority do not wear the lock away.
 func TestDoKeepsItsCopiesUnderRotatingLoss(t *testing.T) {
+	t.Parallel() // see helpers_test.go: parallel tests
 	assert.True(t, doUnderRotatingLoss(t), "the Do lock was lost though a quorum kept it at every moment")
 }
 
@@ -126,6 +127,7 @@ func TestDoWithoutRestoredCopiesLosesTheLock(t *testing.T) {
 
 // A leadership keeps its election key's copies the same way.
 func TestLeadershipKeepsItsCopiesUnderRotatingLoss(t *testing.T) {
+	t.Parallel() // see helpers_test.go: parallel tests
 	servers := masters(t, 3)
 	c := client(t, servers, Config{Fencing: true})
 	e, err := c.Election("restored-election", 600*time.Millisecond)

@@ -162,6 +162,7 @@ func TestRWMutexWakeUps(t *testing.T) {
 }
 
 func TestRWMutexDo(t *testing.T) {
+	t.Parallel() // see helpers_test.go: parallel tests
 	servers := masters(t, 3)
 	c := client(t, servers, Config{})
 	rw, err := c.RWMutex("do")
@@ -266,6 +267,7 @@ func TestRWMutexFencedWriter(t *testing.T) {
 // two Clients share it, a writer excludes them and each other, and a
 // waiting writer gets it once the readers are gone.
 func TestClusterRWMutex(t *testing.T) {
+	t.Parallel() // see helpers_test.go: parallel tests
 	cl := redistest.StartClusterT(t, redistest.ClusterOptions{Shards: 6, Replicas: -1})
 	a := clusterClient(t, cl, Config{})
 	b := clusterClient(t, cl, Config{RetryDelay: 10 * time.Millisecond})

@@ -382,6 +382,7 @@ func TestSemaphoreOneMasterDown(t *testing.T) {
 // permits, and a waiter is woken by a release through the copy's shard
 // channel.
 func TestClusterSemaphore(t *testing.T) {
+	t.Parallel() // see helpers_test.go: parallel tests
 	cl := redistest.StartClusterT(t, redistest.ClusterOptions{})
 	var failed atomic.Int32
 	a := clusterClient(t, cl, Config{})

@@ -99,6 +99,7 @@ func sentinelAddr(g *redistest.SentinelGroup) string {
 // stays exclusive; the Client follows the new primary, holds it out for
 // MaxTTL + FailoverGrace, and wakes its waiters through it afterwards.
 func TestSentinelMaster(t *testing.T) {
+	t.Parallel() // see helpers_test.go: parallel tests
 	g := redistest.StartSentinelGroupT(t, redistest.SentinelOptions{Sentinels: 1, Quorum: 1})
 	standalone := masters(t, 2)
 	cfg := Config{

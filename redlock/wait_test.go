@@ -395,6 +395,7 @@ func TestWaiterWithMessagesDropped(t *testing.T) {
 // out on every master within the 50 ms default, and their Locks waited
 // until ctx ended; this test is about wake-ups, not timeouts.
 func TestWaitersNeverStall(t *testing.T) {
+	t.Parallel() // see helpers_test.go: parallel tests
 	for _, tc := range []struct {
 		name             string
 		clients, perEach int
