@@ -163,8 +163,10 @@ fmt-check:
 # then the real-server tests of internal/pipe, redlock and the launchers
 # (standalone, Cluster, Sentinel) on the newest Redis and the newest
 # Valkey (SERVERS_NEWEST), those two passes side by side: each mostly
-# waits (about 200 s of wall time each on the 2-core VM, 2026-11-29), so
-# together they take about as long as one. Then the allocation and
+# waits (about 140-160 s of wall time each on the 2-core VM, 2026-11-30,
+# redlock's slow tests running two at a time), so together they take
+# about as long as one. In the first step the torture package's short
+# passes (about 220 s) are the longest. Then the allocation and
 # telemetry tests (unit-allocs, about 40 s) and the fuzz smoke (about
 # 30 s) beside the bench module's tests (unit-bench, about 80 s), after
 # the passes: beside the passes (make -j3) make test took 9m23s
