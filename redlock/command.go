@@ -189,7 +189,7 @@ type args struct {
 }
 
 // encode makes cmd the op's command and writes it with a (and its native
-// forms, see encodeNatives; a master that lost the script, NOSCRIPT, gets
+// forms when a master's server runs one, see encodeNatives; a master that lost the script, NOSCRIPT, gets
 // its EVAL form from the connection, see conn.Options.Scripts). The
 // arguments cmd does not take are left out.
 func (o *op) encode(cmd *command, a args) {
@@ -210,9 +210,6 @@ func (o *op) encode(cmd *command, a args) {
 		a.id = o.relID[:]
 	}
 	o.nat.cmd = nil
-	if len(cmd.natives) > 0 && a.keys == nil && !o.c.cfg.DisableNativeCommands {
-		o.encodeNatives(cmd, &a)
-	}
 	var tail []string
 	script := cmd.script
 	if cmd.fenceKey {
@@ -227,6 +224,9 @@ func (o *op) encode(cmd *command, a args) {
 		o.cmd.setNX(o.c, a.key, a.tok, a.arg)
 	default:
 		o.cmd.script(o.c, script.SHA, &a, tail)
+	}
+	if len(cmd.natives) > 0 && a.keys == nil && !o.c.cfg.DisableNativeCommands && o.c.anyNative(cmd, o.cmd.place) {
+		o.encodeNatives(cmd, &a)
 	}
 }
 

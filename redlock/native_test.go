@@ -309,3 +309,35 @@ func TestNativeMixedMasters(t *testing.T) {
 	}, 5*time.Second, time.Millisecond, "released on every master")
 	require.Zero(t, c.nativeOff.Load(), "no native form refused")
 }
+
+// TestNativeFormsOnlyForServersThatRunThem: a burst encodes its command's
+// native forms only when a master's server runs one of them (see
+// anyNative); on older servers alone it encodes none.
+func TestNativeFormsOnlyForServersThatRunThem(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		versions []string // of "redis" servers, then one "valkey" 9.1.2 when native
+		native   bool
+	}{
+		{"redis 7 alone", []string{"7.0.15", "7.0.15", "7.0.15"}, false},
+		{"one valkey 9", []string{"7.0.15", "7.0.15"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var addrs []string
+			for _, v := range tc.versions {
+				addrs = append(addrs, fakeredis.StartT(t, fakeredis.Options{Server: "redis", Version: v}).Addr())
+			}
+			if tc.native {
+				addrs = append(addrs, fakeredis.StartT(t, fakeredis.Options{Server: "valkey", Version: "9.1.2"}).Addr())
+			}
+			c := fakeClient(t, addrs, Config{})
+			o := c.getOp()
+			defer c.putOp(o)
+			tok := newToken()
+			o.encode(&cmdRelease, args{key: "forms", tok: &tok})
+			assert.Equal(t, tc.native, o.natives() != nil, "native forms encoded")
+			o.encode(&cmdExtend, args{key: "forms", tok: &tok, arg: o.ttlArg(time.Second)})
+			assert.Equal(t, tc.native, o.natives() != nil, "native forms encoded")
+		})
+	}
+}
