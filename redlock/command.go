@@ -189,9 +189,9 @@ type args struct {
 }
 
 // encode makes cmd the op's command and writes it with a (and its native
-// forms when a master's server runs one, see encodeNatives; a master that lost the script, NOSCRIPT, gets
-// its EVAL form from the connection, see conn.Options.Scripts). The
-// arguments cmd does not take are left out.
+// forms when a master's server runs one, see encodeNatives; a master that
+// lost the script, NOSCRIPT, gets its EVAL form from the connection, see
+// conn.Options.Scripts). The arguments cmd does not take are left out.
 func (o *op) encode(cmd *command, a args) {
 	o.command = cmd
 	o.cmd.reset()
