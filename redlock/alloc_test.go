@@ -468,3 +468,59 @@ func TestAllocsNative(t *testing.T) {
 	require.NoError(t, held.Unlock(bg))
 	require.Zero(t, c.nativeOff.Load()+other.nativeOff.Load(), "no native command refused")
 }
+
+// TestAllocsDriven pins the steady-state allocations of the lock
+// operations served by the Group's driver (as under load, when a lone
+// caller's claim is not to be had): zero, as on the lone caller's path.
+func TestAllocsDriven(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer func() { alwaysDriven = false }()
+	alwaysDriven = true
+	servers := masters(t, 5)
+	c := client(t, servers, Config{MasterTimeout: time.Second})
+	other := client(t, servers, Config{MasterTimeout: time.Second})
+	const ttl = 10 * time.Second
+
+	lockUnlock := func() {
+		l, err := c.TryLock(bg, "alloc", ttl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Unlock(bg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	steady(lockUnlock)
+	require.Zero(t, allocs(lockUnlock), "TryLock+Unlock")
+
+	held, err := c.TryLock(bg, "alloc", ttl)
+	require.NoError(t, err)
+	extend := func() {
+		if err := held.Extend(bg, ttl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	steady(extend)
+	require.Zero(t, allocs(extend), "Extend")
+	taken := func() {
+		if _, err := other.TryLock(bg, "alloc", ttl); err != ErrNotAcquired {
+			t.Fatal(err)
+		}
+	}
+	steady(taken)
+	require.Zero(t, allocs(taken), "TryLock on a taken key")
+	require.NoError(t, held.Unlock(bg))
+
+	keys := []string{"alloc:d", "alloc:b", "alloc:c", "alloc:a"}
+	lockUnlockMulti := func() {
+		l, err := c.TryLockMulti(bg, keys, ttl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Unlock(bg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	steady(lockUnlockMulti)
+	require.Zero(t, allocs(lockUnlockMulti), "TryLockMulti+Unlock of 4 keys")
+}

@@ -32,6 +32,14 @@ type op struct {
 	fenceNum []byte             // scratch for formatting a fence token
 
 	learn *lessons // where the answer readers note what they learn: its call's
+
+	// A driven burst's tally (see runDriven), kept by hear on the
+	// goroutine that reads the answers, read by the caller after the
+	// round's End.
+	br        burstResult
+	awaited   int  // awaited masters yet to answer
+	hung      bool // the burst was woken undecided (known once hungKnown)
+	hungKnown bool
 }
 
 // A call is the pooled working set of one call on the masters (the
@@ -77,6 +85,7 @@ func (c *Client) newCall() *call {
 		last:    make([]MasterResult, n),
 	}
 	o.learn = &o.lessons
+	o.fan.b.Hear = o.hear
 	return o
 }
 
@@ -113,13 +122,6 @@ func (o *op) run(done <-chan struct{}) burstResult {
 		o.learn.hasCounter[i] = false
 		o.slow[i] = cn.ReplyLatency() > wait
 	}
-	// Alone on the masters' connections, the burst reads its replies
-	// itself (see pipe.Batch.Claim): no reader goroutine, no hand-over.
-	o.fan.begin(wait, c.claimable(o.cmd.place), answers[o.command.answer].fits)
-	o.fan.b.ReplayUntil = o.replayUntil(o.fan.start)
-	o.fan.nat = o.natives()
-	o.fan.sendAll(&o.cmd)
-	br := burstResult{start: o.fan.start}
 	// A master whose latest reply came later than the burst's patience
 	// (MasterTimeout, unless a quorum is slow) is slow: its
 	// answer to this burst will most likely come too late as well, so the
@@ -137,6 +139,19 @@ func (o *op) run(done <-chan struct{}) burstResult {
 		awaited = n
 		clear(o.slow)
 	}
+	// Alone on the masters' connections, the burst reads its replies
+	// itself (see pipe.Batch.Claim): no reader goroutine, no hand-over.
+	// Otherwise the Group's driver serves it with the other callers'
+	// bursts (see runDriven).
+	claim := c.claimable(o.cmd.place)
+	claimed := o.fan.begin(wait, claim && !alwaysDriven, answers[o.command.answer].fits)
+	o.fan.b.ReplayUntil = o.replayUntil(o.fan.start)
+	o.fan.nat = o.natives()
+	if claim && !claimed && o.fan.nat == nil && c.cluster == nil && !noDriver {
+		return o.runDriven(awaited, done)
+	}
+	o.fan.sendAll(&o.cmd)
+	br := burstResult{start: o.fan.start}
 	timedOut := false
 	// A waiting Lock's failed attempt hears every awaited master out: it
 	// then knows who holds the key where (see contention).
@@ -161,6 +176,61 @@ func (o *op) run(done <-chan struct{}) burstResult {
 	br.took = time.Since(br.start)
 	return br
 }
+
+// runDriven is run through the Group's driver (see pipe.Batch.Drive):
+// the burst's commands go out with the other callers' in one write per
+// master, and hear tallies the answers where they are read, waking the
+// caller once, at the decision (or the deadline, or done).
+func (o *op) runDriven(awaited int, done <-chan struct{}) burstResult {
+	f := &o.fan
+	for i := range o.c.masters {
+		f.queue(i, &o.cmd)
+	}
+	o.br = burstResult{start: f.start}
+	o.awaited = awaited
+	o.hungKnown = false
+	f.b.Drive(f.deadline)
+	why := f.b.Await(done)
+	f.b.End(nil) // hear runs no more: o is the caller's again
+	br := o.br
+	br.cancelled = why == pipe.WokeDone
+	hung := !decided(&br, len(o.res), o.c.quorum)
+	if o.hungKnown {
+		hung = o.hung
+	}
+	o.unanswered(why == pipe.WokeDeadline, hung, &br)
+	br.took = time.Since(br.start)
+	return br
+}
+
+// hear is a driven burst's answer function (pipe.Batch.Hear): it reads
+// and tallies master r.Tag's answer as run's loop does, and reports
+// whether the outcome is decided. An answer after the caller was woken
+// (late) counts only when the burst hung, as in settle.
+func (o *op) hear(r *pipe.Request, late bool) bool {
+	out := o.answer(r)
+	n, q := len(o.res), o.c.quorum
+	if late {
+		if !o.hungKnown {
+			o.hungKnown = true
+			o.hung = !decided(&o.br, n, q)
+		}
+		if o.hung {
+			o.br.count(out)
+		}
+		return false
+	}
+	if !o.slow[r.Tag] {
+		o.awaited--
+	}
+	o.br.count(out)
+	return !(o.awaited > 0 && !decided(&o.br, n, q) || o.waiting && o.awaited > 0 && o.br.ok < q)
+}
+
+// noDriver and alwaysDriven, set by tests only: every burst is served
+// without the driver, or by the driver where it may be (no lone caller's
+// claim).
+var noDriver, alwaysDriven bool
 
 // undecidable returns how many more answers the burst needs before its
 // outcome may be decided: a quorum's yes, or one too many no's, whichever
@@ -211,6 +281,12 @@ func (o *op) settle(timedOut bool, br *burstResult) {
 			br.count(out)
 		}
 	})
+	o.unanswered(timedOut, hung, br)
+}
+
+// unanswered gives the masters that had not answered at the decision
+// their outcome: a timeout, a cancelled wait, or slow.
+func (o *op) unanswered(timedOut, hung bool, br *burstResult) {
 	for i := range o.res {
 		if o.res[i].Outcome != OutcomeNone {
 			continue

@@ -56,17 +56,26 @@ func newFanout(c *Client, slots int) fanout {
 // round's sends must then go to the Group's connections only (see
 // Client.claimable). check, when not nil, vets each reply's shape before
 // it is handed out (see replycheck.go).
-func (f *fanout) begin(timeout time.Duration, claim bool, check func([]resp.Value) bool) {
+func (f *fanout) begin(timeout time.Duration, claim bool, check func([]resp.Value) bool) (claimed bool) {
 	f.b.Check = check
 	f.check = check
 	f.nat = nil
 	clear(f.asked)
 	clear(f.form)
 	if claim {
-		f.b.Claim()
+		claimed = f.b.Claim()
 	}
 	f.start = time.Now()
 	f.deadline = f.start.Add(timeout)
+	return claimed
+}
+
+// queue fills master i's slot of a driven round with cmd (see
+// pipe.Batch.Queue), for the server of master i's copy at cmd's place.
+func (f *fanout) queue(i int, cmd *wire) {
+	cn := f.c.connFor(i, cmd.place)
+	f.sentTo[i] = cn
+	f.b.Queue(i, cn, f.c.forMaster(cmd, i, &f.scratch))
 }
 
 // sendAll sends cmd to every master, master i in slot i.

@@ -1,6 +1,7 @@
 package pipe
 
 import (
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -18,6 +19,9 @@ import (
 // slot, then Next until the answers needed have come, then End, which
 // gives up on what is left. Send a slot again once its answer has come (a
 // retry) or in the next round. Release when done with the Batch for good.
+// A driven round (drive.go) is Queue to each slot, Drive, Await, End: the
+// Group's driver writes it with other callers' rounds and Hear reads its
+// answers where they are read; rounds of both kinds may follow each other.
 //
 // Ownership: the creator owns the Batch and every Request in it, except
 // those pending at End, which go to their Conns. A Request that Next
@@ -53,6 +57,24 @@ type Batch struct {
 	// them all; 0 when none is taken yet.
 	stamp int64
 
+	// Hear reads each answer of a driven round (see Drive), on the
+	// goroutine that reads it, with the Batch's mu held: r's reply is
+	// valid during the call only. late says that the round is woken
+	// already (decided, past its deadline, or given up), and its caller
+	// not yet at End. It reports whether the round is decided: its caller
+	// is woken then. Set by the Batch's creator, once.
+	Hear func(r *Request, late bool) (decided bool)
+
+	// A driven round's state, guarded by mu (listed by the driver's).
+	mu       sync.Mutex
+	driven   bool    // the round is driven (Drive until End)
+	queued   []int   // slots the driver has yet to write
+	conns    []*Conn // per slot, the Conn of a driven round's command
+	woken    bool    // the caller is woken, or gave up
+	why      uint8   // why it was woken: see Await
+	deadline int64   // a monoNow reading
+	listed   bool    // in the driver's rounds (see driver.submit)
+
 	group   *Group      // nil for a Batch made by NewBatch
 	claimed bool        // this round holds the group's claim
 	timer   *time.Timer // made at the first Next with a deadline and no claim
@@ -65,6 +87,7 @@ func NewBatch(slots int) *Batch {
 		reqs:   make([]*Request, slots),
 		sent:   make([]bool, slots),
 		notify: make(chan *Request, slots),
+		conns:  make([]*Conn, slots),
 		wake:   make(chan struct{}, 1),
 	}
 }
@@ -93,6 +116,7 @@ func (b *Batch) SendWith(slot int, c *Conn, cmd, then []byte, thenCheck func(rep
 	r.check = b.Check
 	r.ReplayUntil = b.ReplayUntil
 	r.batch = b
+	r.driven = false
 	b.sent[slot] = true
 	b.pending++
 	if b.stamp == 0 {
@@ -270,6 +294,9 @@ func (b *Batch) unclaim() {
 // have returned them. Afterwards nothing is pending.
 func (b *Batch) End(late func(r *Request)) {
 	b.stamp = 0
+	if b.driven {
+		b.endDriven()
+	}
 	if b.pending > 0 {
 		raced := 0
 		for i, r := range b.reqs {

@@ -243,11 +243,7 @@ func (c *Conn) send(r *Request, notify chan *Request, then *Request, at int64) {
 		}
 		notify = r.own
 	}
-	r.notify = notify
-	r.err = nil
-	r.sent, r.arrived = at, 0
-	r.replayBy = replayDeadline(r.ReplayUntil)
-	r.state.Store(statePending)
+	r.arm(notify, at)
 	n := 1
 	if then != nil {
 		then.notify, then.err, then.sent, then.arrived = nil, nil, r.sent, 0
@@ -321,6 +317,99 @@ func (c *Conn) send(r *Request, notify chan *Request, then *Request, at int64) {
 	c.mu.Unlock()
 	if more {
 		s.wakeWriter()
+	}
+}
+
+// sendRound is send for the requests of a driver's round to this Conn
+// (armed, see Request.arm), with send's checks (down, stalled,
+// MaxPending): one write for all of them when the socket is detached and
+// free, else the queue. The driver serves every master: it never waits
+// for one socket's room. What a detached socket's buffer does not take
+// at once goes to the writer goroutine (see socket.rest), as does every
+// write to a socket that is not detached (TLS). The requests that fail,
+// fail after c.mu is let go.
+func (c *Conn) sendRound(reqs []*Request, at int64) {
+	c.mu.Lock()
+	if !c.up {
+		err := c.err
+		if !c.closed {
+			for _, r := range reqs {
+				c.keepForReplay(r, at)
+			}
+		}
+		c.mu.Unlock()
+		failAll(reqs, err)
+		return
+	}
+	s := c.sock
+	if c.stalled(at) {
+		for _, r := range reqs {
+			c.keepForReplay(r, at)
+		}
+		c.mu.Unlock()
+		err := c.lagError()
+		c.fail(s, err)
+		failAll(reqs, err)
+		return
+	}
+	room := c.opts.MaxPending - c.inflight.len() - len(c.queue)
+	over := reqs[min(max(room, 0), len(reqs)):]
+	reqs = reqs[:len(reqs)-len(over)]
+	s.needReader()
+	if s.det == nil || s.writing || len(c.queue) > 0 || c.late(at) {
+		c.queue = append(c.queue, reqs...)
+		c.mu.Unlock()
+		s.wakeWriter()
+		c.failOver(over)
+		return
+	}
+	s.writing = true
+	buf := s.wbuf[:0]
+	for _, r := range reqs {
+		if r.unwanted() {
+			r.recycle()
+			continue
+		}
+		buf = append(buf, r.Cmd...)
+		c.inflight.push(r)
+	}
+	c.mu.Unlock()
+	c.failOver(over)
+
+	n, err := s.det.writeSome(buf)
+	c.mu.Lock()
+	if err == nil && n < len(buf) {
+		// The socket's buffer is full: the writer writes the rest, and
+		// everything after it, waiting for room (s.writing stays set).
+		s.rest = append(s.rest[:0], buf[n:]...)
+		c.mu.Unlock()
+		s.wakeWriter()
+		return
+	}
+	if cap(buf) <= maxKeptBuffer {
+		s.wbuf = buf[:0]
+	}
+	s.writing = false
+	more := c.sock == s && len(c.queue) > 0
+	c.mu.Unlock()
+	if err != nil {
+		c.fail(s, &Error{Addr: c.opts.Addr, Op: OpWrite, Err: err})
+	} else if more {
+		s.wakeWriter()
+	}
+}
+
+// failOver fails the requests past MaxPending (see sendRound).
+func (c *Conn) failOver(over []*Request) {
+	if len(over) > 0 {
+		failAll(over, &Error{Addr: c.opts.Addr, Op: OpLimit, Err: ErrTooManyPending})
+	}
+}
+
+// failAll fails each of reqs with err.
+func failAll(reqs []*Request, err error) {
+	for _, r := range reqs {
+		r.complete(nil, err)
 	}
 }
 

@@ -208,6 +208,31 @@ func (d *detached) Write(p []byte) (int, error) {
 	return n, nil
 }
 
+// writeSome writes what of p the socket's buffer takes now, without
+// waiting, and returns how much that was; an error only for a failed
+// socket.
+func (d *detached) writeSome(p []byte) (int, error) {
+	if !d.acquire() {
+		return 0, net.ErrClosed
+	}
+	defer d.release()
+	n := 0
+	for n < len(p) {
+		m, err := unix.Write(d.fd, p[n:])
+		if m > 0 {
+			n += m
+		}
+		switch {
+		case err == nil || err == unix.EINTR:
+		case err == unix.EAGAIN:
+			return n, nil
+		default:
+			return n, err
+		}
+	}
+	return n, nil
+}
+
 // watchInput makes the reader's epoll set report input (on) or only
 // hang-ups (off). The caller holds the Conn's mutex, so the changes are
 // made in the order of the decisions.

@@ -22,6 +22,7 @@ func (*detached) release()                      {}
 func (*detached) shutdown()                     {}
 func (*detached) Read([]byte) (int, error)      { return 0, net.ErrClosed }
 func (*detached) Write([]byte) (int, error)     { return 0, net.ErrClosed }
+func (*detached) writeSome([]byte) (int, error) { return 0, net.ErrClosed }
 func (*detached) watchInput(bool)               {}
 func (*detached) park(func(uintptr) bool) error { return net.ErrClosed }
 func (*detached) hungUp(uintptr) bool           { return false }

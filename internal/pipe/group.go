@@ -16,6 +16,7 @@ import "time"
 // a time holds the claim.
 type Group struct {
 	p *poller
+	d *driver
 }
 
 // NewGroup returns a Group over conns (the Group keeps its own copy; see
@@ -31,7 +32,8 @@ type Group struct {
 // passes less than that timeout (the redlock package passes half its
 // MasterTimeout).
 func NewGroup(conns []*Conn, lateBound time.Duration) *Group {
-	return &Group{p: newPoller(append([]*Conn(nil), conns...), lateBound)}
+	p := newPoller(append([]*Conn(nil), conns...), lateBound)
+	return &Group{p: p, d: newDriver(p)}
 }
 
 // Replace makes c the Group's Conn i (in NewGroup's conns order) from the
@@ -50,4 +52,7 @@ func (g *Group) NewBatch(slots int) *Batch {
 
 // Close ends the Group, waiting for a claim in progress to end; claims fail
 // from then on. It does not close the Conns. Safe to call more than once.
-func (g *Group) Close() { g.p.close() }
+func (g *Group) Close() {
+	g.d.close()
+	g.p.close()
+}

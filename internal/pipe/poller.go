@@ -30,6 +30,9 @@ type poller struct {
 	closed  bool          // guarded by claim
 	waited  time.Duration // in this claim's polls so far
 	set     pollSet       // the epoll set (Linux)
+	// wanted counts the replace and close calls waiting for the claim: a
+	// driver that holds it lets go (see driver.drive).
+	wanted atomic.Int32
 
 	// late hands to their reader goroutines the answers that nobody
 	// waits for and that no claim has read by lateBound after they were
@@ -67,7 +70,13 @@ func newPoller(conns []*Conn, lateBound time.Duration) *poller {
 // is up, detached, and has no other reader (nothing is owed on it but
 // answers nobody waits for): true, and the caller must release. Otherwise
 // it changes nothing and reports false.
-func (p *poller) tryClaim() bool {
+func (p *poller) tryClaim() bool { return p.claimFor(false) }
+
+// claimFor is tryClaim; for a driver (see driver.drive), a Conn owing
+// replies that others wait for is claimed too, when its reader goroutine
+// is not reading just then: a driver reads every reply for as long as it
+// holds the claim, and release gives the rest back to the readers.
+func (p *poller) claimFor(driver bool) bool {
 	if !p.claim.TryLock() {
 		return false
 	}
@@ -78,7 +87,7 @@ func (p *poller) tryClaim() bool {
 	for i, c := range p.conns {
 		c.mu.Lock()
 		s := c.sock
-		free := c.up && s != nil && s.det != nil && len(c.queue) == 0 && s.claimable()
+		free := c.up && s != nil && s.det != nil && (driver || len(c.queue) == 0) && s.claimable(driver)
 		if free {
 			s.reading = readByCaller
 			s.det.watchInput(false) // replies wake the caller alone
@@ -126,6 +135,23 @@ func (p *poller) poll(wait time.Duration) bool {
 		}
 	}
 	return true
+}
+
+// read is poll for a driver (see driver.drive): it waits up to wait for
+// input, with no bound on the claim's waits in all, and reads what came.
+// It reports false when a claimed socket failed (its Conn reconnects,
+// and the new socket is not claimed).
+func (p *poller) read(wait time.Duration) bool {
+	ok := true
+	n := p.set.wait(wait)
+	for k := range n {
+		i := p.set.index(k)
+		if s := p.claimed[i]; s != nil && !s.readAvailable(false) {
+			p.claimed[i] = nil
+			ok = false
+		}
+	}
+	return ok
 }
 
 // release ends the claim. Each Conn's replies still owed go to its reader
@@ -233,7 +259,9 @@ var claiming atomic.Bool
 // replace makes c the poller's Conn i from the next claim on, waiting for
 // a claim in progress to end.
 func (p *poller) replace(i int, c *Conn) {
+	p.wanted.Add(1)
 	p.claim.Lock()
+	p.wanted.Add(-1)
 	defer p.claim.Unlock()
 	p.lateMu.Lock()
 	defer p.lateMu.Unlock()
@@ -245,7 +273,9 @@ func (p *poller) replace(i int, c *Conn) {
 // close frees the poller, waiting for a claim in progress to end; tryClaim
 // reports false from then on. Safe to call more than once.
 func (p *poller) close() {
+	p.wanted.Add(1)
 	p.claim.Lock()
+	p.wanted.Add(-1)
 	defer p.claim.Unlock()
 	if !p.closed {
 		p.closed = true

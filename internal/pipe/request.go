@@ -68,6 +68,7 @@ type Request struct {
 	own      chan *Request // the Request's own notify channel, capacity 1; made by Send when needed
 	forget   bool          // sent by SendForget: no one is notified of its completion
 	batch    *Batch        // the Batch that sent it, told of its completion; nil for others
+	driven   bool          // sent in a driven round of batch: completes through Batch.heard
 
 	err  error        // connection error, nil when a reply arrived
 	vals []resp.Value // the reply, flattened; Bytes point into buf
@@ -96,7 +97,7 @@ func (r *Request) recycle() {
 		r.buf = nil
 	}
 	r.Cmd, r.buf, r.vals = r.Cmd[:0], r.buf[:0], r.vals[:0]
-	r.Tag, r.check, r.err, r.notify, r.own, r.forget, r.batch = 0, nil, nil, nil, nil, false, nil
+	r.Tag, r.check, r.err, r.notify, r.own, r.forget, r.batch, r.driven = 0, nil, nil, nil, nil, false, nil, false
 	r.ReplayUntil, r.replayBy = time.Time{}, 0
 	r.state.Store(stateIdle)
 	requestPool.Put(r)
@@ -154,9 +155,23 @@ func (r *Request) Err() error { return r.err }
 // and its bytes belong to r: valid until r is sent again or released.
 func (r *Request) Reply() []resp.Value { return r.vals }
 
+// arm makes r pending, sent at at, announcing its completion on notify
+// (see Conn.send).
+func (r *Request) arm(notify chan *Request, at int64) {
+	r.notify = notify
+	r.err = nil
+	r.sent, r.arrived = at, 0
+	r.replayBy = replayDeadline(r.ReplayUntil)
+	r.state.Store(statePending)
+}
+
 // complete stores a reply (vals, copied) or a failure (err) and announces it.
 // It is called by the Conn only, once per Send.
 func (r *Request) complete(vals []resp.Value, err error) {
+	if r.driven {
+		r.batch.heard(r, vals, err)
+		return
+	}
 	if r.state.Load() == stateAbandoned {
 		r.recycle()
 		return

@@ -28,6 +28,10 @@ type socket struct {
 	w    io.Writer    // where commands are written: nc, or det
 	rd   *resp.Reader // owned by whoever reads (the handshake, then see reading)
 	wbuf []byte       // owned by whoever set writing
+	// rest is what a driver's write left for the writer goroutine when the
+	// socket's buffer was full (see Conn.sendRound); guarded by c.mu, and
+	// writing stays set until the writer has written it.
+	rest []byte
 
 	writing bool                    // guarded by c.mu: someone is copying to or writing nc
 	reading readerRole              // guarded by c.mu: who reads a detached socket
@@ -88,15 +92,15 @@ func (s *socket) detachFrom() {
 
 // claimable reports whether a claim may take the socket (c.mu held):
 // nobody reads it, or the reader goroutine is between reads and only
-// answers nobody waits for are owed (those of an earlier claim, handed
+// answers nobody waits for are owed (or any, for a driver's claim) (those of an earlier claim, handed
 // to the reader by the poller's late timer or by a claim that could not
 // be made).
-func (s *socket) claimable() bool {
+func (s *socket) claimable(driver bool) bool {
 	switch s.reading {
 	case readNone, readLazily:
 		return true
 	case readByLoop:
-		return !s.inRead && s.c.inflight.unwaited()
+		return !s.inRead && (driver || s.c.inflight.unwaited())
 	}
 	return false
 }
@@ -140,6 +144,21 @@ func (s *socket) writeLoop() {
 		case <-s.wake:
 		case <-s.dead:
 			return
+		}
+		c.mu.Lock()
+		rest := s.rest
+		s.rest = nil
+		c.mu.Unlock()
+		if rest != nil {
+			_, err := s.w.Write(rest)
+			c.mu.Lock()
+			s.rest = rest[:0]
+			s.writing = false
+			c.mu.Unlock()
+			if err != nil {
+				c.fail(s, &Error{Addr: c.opts.Addr, Op: OpWrite, Err: err})
+				return
+			}
 		}
 		c.mu.Lock()
 		queued := len(c.queue)
@@ -227,20 +246,20 @@ func (s *socket) readLoop() {
 		} else if isPush(vals) {
 			continue // out-of-band RESP3 data: no request waits for it
 		}
-		if !s.deliver(vals) {
+		if !s.deliver(vals, monoNow()) {
 			return
 		}
 	}
 }
 
-// deliver completes the oldest pending request with the reply vals, and
+// deliver completes the oldest pending request with the reply vals, read
+// at now (a monoNow reading), and
 // reports false when it did not: the socket is no longer current, or
 // failed because no request waited for the reply or the request's Check
 // refused it. The failure comes before the reader reads on, so no later
 // reply reaches a request when the replies are out of step.
-func (s *socket) deliver(vals []resp.Value) bool {
+func (s *socket) deliver(vals []resp.Value, now int64) bool {
 	c := s.c
-	now := monoNow()
 	c.mu.Lock()
 	if c.sock != s {
 		c.mu.Unlock()
@@ -366,13 +385,23 @@ func (s *socket) readStep(epfd uintptr) (done bool) {
 	}
 }
 
+// clockEvery is how many replies readAvailable reads with one clock
+// reading.
+const clockEvery = 64
+
 // readAvailable reads the replies that have arrived on a detached socket,
 // without waiting, and completes their requests; false when the socket
 // failed. The reader goroutine (byLoop) stops reading, and hands the
 // socket back to nobody, once nothing is owed.
 func (s *socket) readAvailable(byLoop bool) bool {
 	c := s.c
-	for {
+	// One clock reading for what is there now (the replies read in one
+	// look arrived by then), taken again every clockEvery replies.
+	now := monoNow()
+	for n := 1; ; n++ {
+		if n%clockEvery == 0 {
+			now = monoNow()
+		}
 		vals, err := s.rd.ReadReply()
 		if err == errWouldBlock {
 			return true
@@ -384,7 +413,7 @@ func (s *socket) readAvailable(byLoop bool) bool {
 		if isPush(vals) {
 			continue // out-of-band RESP3 data: no request waits for it
 		}
-		if !s.deliver(vals) {
+		if !s.deliver(vals, now) {
 			return false
 		}
 		if byLoop {

@@ -1,0 +1,175 @@
+package pipe
+
+import (
+	"time"
+
+	"github.com/volleylock/volley/resp"
+)
+
+// Why Await returned.
+const (
+	woke         = iota // nothing yet
+	WokeDecided         // Hear said the round is decided
+	WokeDeadline        // the round's deadline passed first
+	WokeDone            // done closed first
+)
+
+// Queue fills slot's request of a driven round with cmd (copied), for c:
+// the command Drive hands to the Group's driver. The slot must not be
+// pending. Check and ReplayUntil apply as for Send.
+func (b *Batch) Queue(slot int, c *Conn, cmd []byte) {
+	if b.sent[slot] {
+		panic("conn: Batch.Queue to a pending slot")
+	}
+	r := b.reqs[slot]
+	if r == nil {
+		r = NewRequest()
+		b.reqs[slot] = r
+	}
+	r.Cmd = append(r.Cmd[:0], cmd...)
+	r.Tag = slot
+	r.check = b.Check
+	r.ReplayUntil = b.ReplayUntil
+	r.batch = b
+	r.driven = true
+	b.conns[slot] = c
+	b.sent[slot] = true
+	b.pending++
+}
+
+// Drive hands the round's queued slots (see Queue) to the Group's driver,
+// which writes them with other callers' commands and gives each answer
+// to Hear, until deadline; then Await waits for the decision. A Batch
+// without a Group, or whose Group is closed, writes them itself.
+func (b *Batch) Drive(deadline time.Time) {
+	b.mu.Lock()
+	b.driven = true
+	b.woken = false
+	b.why = woke
+	b.deadline = int64(deadline.Sub(epoch))
+	for i, sent := range b.sent {
+		if sent {
+			b.queued = append(b.queued, i)
+		}
+	}
+	b.mu.Unlock()
+	if b.group != nil && b.group.d.submit(b) {
+		return
+	}
+	now := monoNow()
+	b.mu.Lock()
+	queued := append([]int(nil), b.queued...)
+	b.queued = b.queued[:0]
+	for _, slot := range queued {
+		b.reqs[slot].arm(nil, now)
+	}
+	b.mu.Unlock()
+	for _, slot := range queued {
+		b.conns[slot].sendRound([]*Request{b.reqs[slot]}, now)
+	}
+}
+
+// Await waits until the driven round is decided (Hear said so), its
+// deadline passes, or done closes (nil: never), and says which
+// (WokeDecided, WokeDeadline, WokeDone). Hear may still run for answers
+// that come after it returns, until End.
+func (b *Batch) Await(done <-chan struct{}) int {
+	for {
+		signalled := false
+		if done == nil {
+			<-b.wake
+			signalled = true
+		} else {
+			select {
+			case <-b.wake:
+				signalled = true
+			case <-done:
+			}
+		}
+		b.mu.Lock()
+		switch {
+		case signalled && !b.woken:
+			// Stale: left by a completion of an earlier round that was
+			// not driven (see NextOf).
+			b.mu.Unlock()
+			continue
+		case !signalled && b.woken:
+			<-b.wake // sent as it was woken: not for the next round
+		case !signalled:
+			b.woken = true
+			b.why = WokeDone
+		}
+		why := int(b.why)
+		b.mu.Unlock()
+		return why
+	}
+}
+
+// heard completes r, a driven round's request, with a reply (vals, valid
+// during the call) or a failure (err): Hear reads it, and wakes the
+// caller when it says the round is decided. An abandoned r is recycled.
+func (b *Batch) heard(r *Request, vals []resp.Value, err error) {
+	b.mu.Lock()
+	if !r.state.CompareAndSwap(statePending, stateDone) {
+		b.mu.Unlock()
+		r.recycle() // abandoned at End: nobody reads it
+		return
+	}
+	r.err = err
+	own := r.vals
+	r.vals = vals
+	decided := b.Hear(r, b.woken)
+	r.vals = own[:0]
+	b.sent[r.Tag] = false
+	b.pending--
+	if decided && !b.woken {
+		b.wake1(WokeDecided)
+	}
+	b.mu.Unlock()
+}
+
+// wake1 wakes the caller of a driven round for why (b.mu held).
+func (b *Batch) wake1(why uint8) {
+	b.woken = true
+	b.why = why
+	select {
+	case b.wake <- struct{}{}:
+	default:
+	}
+}
+
+// expire wakes the caller of a driven round whose deadline is at or
+// before now.
+func (b *Batch) expire(now int64) {
+	b.mu.Lock()
+	if b.driven && !b.woken && b.deadline <= now {
+		b.wake1(WokeDeadline)
+	}
+	b.mu.Unlock()
+}
+
+// endDriven ends a driven round (see End): the requests still pending go
+// to their Conns, which recycle them; those never written stay the
+// Batch's; Hear runs no more.
+func (b *Batch) endDriven() {
+	b.mu.Lock()
+	b.queued = b.queued[:0]
+	for i, sent := range b.sent {
+		if !sent {
+			continue
+		}
+		if b.reqs[i].Abandon() {
+			b.reqs[i] = nil
+		}
+		b.sent[i] = false
+		b.pending--
+	}
+	b.driven = false
+	b.woken = true
+	select {
+	case <-b.wake:
+	default:
+	}
+	clear(b.conns)
+	b.mu.Unlock()
+}

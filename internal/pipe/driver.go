@@ -1,0 +1,276 @@
+package pipe
+
+import (
+	"runtime"
+	"sync"
+	"time"
+)
+
+// driver is a Group's driver goroutine: it writes the commands of every
+// driven round (see Batch.Drive) to their Conns, several callers' in one
+// write per Conn, and, holding the Group's claim while it has rounds in
+// flight, reads every reply itself and hands it to its round's answer
+// function (Batch.Hear) in place, on its own goroutine. A caller is woken
+// once, when its answer function says the round is decided, or at the
+// round's deadline; it sets no timer and takes no reply off a channel.
+// Under load that replaces, per command, the hand-overs between the
+// caller, the Conn's writer and its reader goroutine (a mutex, a copy of
+// the reply, a channel operation and a wake-up each) with one entry in a
+// round.
+//
+// Everything else stays the Conn's: its queue when the socket is busy
+// being written or the master is behind (the lag policy), MaxPending, the
+// sticky error and reconnects, the replay of releases a reset dropped,
+// the NOSCRIPT answer and the reply checks (see Conn.sendRound and
+// socket.deliver). When the driver cannot take the claim (a lone caller
+// holds it, a socket is not detached or owes replies to someone else),
+// it writes its rounds all the same and the Conns' reader goroutines
+// deliver their replies to the answer functions.
+//
+// Ownership: its Group starts it at the first Drive and stops it at
+// Close. incoming is guarded by mu; the rest is the driver goroutine's.
+type driver struct {
+	p *poller
+
+	mu       sync.Mutex
+	incoming []*Batch // rounds submitted since the driver last took them; listed set
+	started  bool
+	stopped  bool
+	poke     chan struct{} // capacity 1: incoming is not empty
+	stop     chan struct{} // closed by close
+	done     chan struct{} // closed when the goroutine ends
+
+	active  []*Batch // rounds the driver serves: listed
+	outConn []*Conn  // per write of a round, its Conn
+	out     [][]*Request
+	timer   *time.Timer // for the deadlines of a round without the claim
+}
+
+func newDriver(p *poller) *driver {
+	return &driver{p: p, poke: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+}
+
+// submit hands round b to the driver; false when the driver is stopped.
+func (d *driver) submit(b *Batch) bool {
+	d.mu.Lock()
+	if d.stopped {
+		d.mu.Unlock()
+		return false
+	}
+	if !d.started {
+		d.started = true
+		d.timer = time.NewTimer(time.Hour)
+		d.timer.Stop()
+		go d.loop()
+	}
+	if !b.listed {
+		b.listed = true
+		d.incoming = append(d.incoming, b)
+	}
+	d.mu.Unlock()
+	select {
+	case d.poke <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// close stops the driver and waits for it. The rounds it served are woken
+// as timed out; their Conns' answers still reach them until they End.
+func (d *driver) close() {
+	d.mu.Lock()
+	started := d.started
+	if !d.stopped {
+		d.stopped = true
+		close(d.stop)
+	}
+	d.mu.Unlock()
+	if started {
+		<-d.done
+	}
+}
+
+func (d *driver) loop() {
+	defer close(d.done)
+	for {
+		select {
+		case <-d.poke:
+		case <-d.stop:
+		}
+		select {
+		case <-d.stop:
+			d.take()
+			for _, b := range d.active {
+				b.expire(1<<63 - 1)
+			}
+			return
+		default:
+		}
+		d.drive()
+	}
+}
+
+// maxDriveWait bounds one wait of a driver that holds the claim: a round
+// submitted meanwhile is written no later than that (an epoll wait
+// cannot select on the poke channel).
+const maxDriveWait = time.Millisecond
+
+// drive serves rounds until none is left.
+func (d *driver) drive() {
+	claimed := d.p.claimFor(true)
+	defer func() {
+		if claimed {
+			d.p.release()
+		}
+	}()
+	for {
+		d.gather()
+		d.take()
+		if len(d.active) == 0 {
+			return
+		}
+		deadline := d.write(monoNow())
+		if claimed {
+			wait := maxDriveWait
+			if deadline > 0 {
+				wait = min(wait, time.Duration(deadline-monoNow()))
+			}
+			if !d.p.read(wait) || d.p.wanted.Load() > 0 {
+				// A socket failed (its Conn reconnects, and the new one
+				// is not claimed) or Replace or Close waits for the
+				// claim: let go, and claim again on the next round.
+				d.p.release()
+				claimed = false
+			}
+		} else {
+			d.idle(deadline)
+			claimed = d.p.wanted.Load() == 0 && d.p.claimFor(true)
+		}
+		d.prune(monoNow())
+		select {
+		case <-d.stop:
+			return
+		default:
+		}
+	}
+}
+
+// gather lets the callers that the last replies woke submit their next
+// rounds before the driver takes them (see socket.writeLoop's yields).
+func (d *driver) gather() {
+	d.mu.Lock()
+	n := len(d.incoming)
+	d.mu.Unlock()
+	if n == 0 {
+		return
+	}
+	for range maxWriteYields {
+		runtime.Gosched()
+		d.mu.Lock()
+		m := len(d.incoming)
+		d.mu.Unlock()
+		if m <= n {
+			break
+		}
+		n = m
+	}
+}
+
+// take moves the submitted rounds to active.
+func (d *driver) take() {
+	d.mu.Lock()
+	d.active = append(d.active, d.incoming...)
+	clear(d.incoming)
+	d.incoming = d.incoming[:0]
+	d.mu.Unlock()
+}
+
+// write sends every active round's unsent commands, one write per Conn,
+// and returns the earliest deadline of the rounds not yet woken (a monoNow
+// reading), 0 for none.
+func (d *driver) write(now int64) (soonest int64) {
+	for _, b := range d.active {
+		b.mu.Lock()
+		if !b.woken {
+			for _, slot := range b.queued {
+				r := b.reqs[slot]
+				r.arm(nil, now)
+				d.add(b.conns[slot], r)
+			}
+			if soonest == 0 || b.deadline < soonest {
+				soonest = b.deadline
+			}
+		}
+		b.queued = b.queued[:0]
+		b.mu.Unlock()
+	}
+	for j, c := range d.outConn {
+		c.sendRound(d.out[j], now)
+		clear(d.out[j])
+		d.out[j] = d.out[j][:0]
+		d.outConn[j] = nil
+	}
+	d.outConn = d.outConn[:0]
+	return soonest
+}
+
+func (d *driver) add(c *Conn, r *Request) {
+	for j, oc := range d.outConn {
+		if oc == c {
+			d.out[j] = append(d.out[j], r)
+			return
+		}
+	}
+	j := len(d.outConn)
+	d.outConn = append(d.outConn, c)
+	if j == len(d.out) {
+		d.out = append(d.out, nil)
+	}
+	d.out[j] = append(d.out[j], r)
+}
+
+// idle waits, without the claim, for a submitted round or the deadline
+// (0: none) while the Conns' readers deliver the replies.
+func (d *driver) idle(deadline int64) {
+	wait := time.Duration(1<<63 - 1)
+	if deadline > 0 {
+		if wait = time.Duration(deadline - monoNow()); wait <= 0 {
+			return
+		}
+	}
+	d.timer.Reset(wait)
+	select {
+	case <-d.poke:
+	case <-d.timer.C:
+	case <-d.stop:
+	}
+	d.timer.Stop()
+	select {
+	case <-d.timer.C:
+	default:
+	}
+}
+
+// prune wakes the callers of the rounds whose deadline is at or before
+// now, and drops the rounds that are woken and have nothing left to
+// write; a round its caller submits again stays or comes back (see
+// submit).
+func (d *driver) prune(now int64) {
+	kept := d.active[:0]
+	d.mu.Lock()
+	for _, b := range d.active {
+		b.mu.Lock()
+		if !b.woken && b.deadline <= now {
+			b.wake1(WokeDeadline)
+		}
+		if b.woken && len(b.queued) == 0 {
+			b.listed = false
+		} else {
+			kept = append(kept, b)
+		}
+		b.mu.Unlock()
+	}
+	d.mu.Unlock()
+	clear(d.active[len(kept):])
+	d.active = kept
+}
