@@ -156,14 +156,16 @@ func (d *driver) drive() {
 }
 
 // gather lets the callers that the last replies woke submit their next
-// rounds before the driver takes them (see socket.writeLoop's yields).
+// rounds before the driver takes them (see socket.writeLoop's yields):
+// it yields once, and again while that brought more, up to
+// maxWriteYields. It yields with nothing submitted too: the callers just
+// woken have not run yet, and a driver that went on to wait in epoll
+// would write their rounds only after the next reply (with few callers,
+// that is most of a round trip).
 func (d *driver) gather() {
 	d.mu.Lock()
 	n := len(d.incoming)
 	d.mu.Unlock()
-	if n == 0 {
-		return
-	}
 	for range maxWriteYields {
 		runtime.Gosched()
 		d.mu.Lock()
