@@ -74,12 +74,25 @@
 // and pub/sub connections stay in the runtime's poller; elsewhere than
 // Linux nothing is detached and Claim always declines.
 //
+// # Driven rounds
+//
+// Callers that fan out at the same time (the redlock package under load)
+// hand their rounds to their Group's driver goroutine instead (see
+// Batch.Drive and driver.go): it writes the rounds queued by then in one
+// write per Conn, takes the claim from the reader goroutines while it has
+// rounds in flight, gives each reply to its round's Hear where it reads
+// it, and wakes each caller once, at its decision or deadline. The Conns
+// keep their queue, checks, replay and reconnects; a socket that is not
+// detached is written and read by its own goroutines, its answers going
+// to Hear all the same.
+//
 // # Concurrency
 //
 // A Conn is safe for concurrent use by any number of goroutines. It owns one
 // goroutine for its whole life (connect, liveness check, reconnect) and two
 // per socket (reader, writer); Close stops all of them before it returns.
-// A Request is owned by one goroutine at a time, as its documentation says.
-// A Batch is used by one goroutine at a time; one Batch at a time holds a
-// claim (see Batch.Claim).
+// A Group owns its driver goroutine, started at its first driven round
+// and stopped by Close. A Request is owned by one goroutine at a time, as
+// its documentation says. A Batch is used by one goroutine at a time; one
+// Batch at a time, or the driver, holds a claim (see Batch.Claim).
 package pipe
