@@ -142,11 +142,18 @@ func (d *driver) drive() {
 				d.p.release()
 				claimed = false
 			}
+			d.prune(monoNow())
 		} else {
+			// The readers deliver: a deadline counts deadlineGrace more,
+			// as NextOf's does, for replies that reached the sockets in
+			// time while the readers were off the processor.
+			if deadline > 0 {
+				deadline += int64(deadlineGrace)
+			}
 			d.idle(deadline)
+			d.prune(monoNow() - int64(deadlineGrace))
 			claimed = d.p.wanted.Load() == 0 && d.p.claimFor(true)
 		}
-		d.prune(monoNow())
 		select {
 		case <-d.stop:
 			return

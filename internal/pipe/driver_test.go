@@ -305,3 +305,47 @@ func TestDriverNeverWaitsForOneSocket(t *testing.T) {
 		ty.mu.Unlock()
 	}
 }
+
+// TestDriverReadsRepliesThatCameByTheDeadline: without the claim (another
+// Group's caller holds the process's one claim), the Conns' readers
+// deliver a driven round's replies; replies that reached the sockets by
+// the round's deadline while the readers were off the processor (one
+// processor, held by the caller) decide the round, as NextOf's grace
+// does for a Batch. Without the grace the driver's timer, due first,
+// judges them lost.
+func TestDriverReadsRepliesThatCameByTheDeadline(t *testing.T) {
+	defer func(g time.Duration) { deadlineGrace = g }(deadlineGrace)
+	deadlineGrace = time.Second // the readers' chance, on a loaded machine too
+	conns, _ := pollerConns(t, 3)
+	other, _ := pollerConns(t, 1)
+	holder := NewGroup(other, 0)
+	defer holder.Close()
+	claim := holder.NewBatch(1)
+	defer claim.Release()
+	if runtime.GOOS == "linux" {
+		require.Eventually(t, claim.Claim, 5*time.Second, time.Millisecond)
+	}
+	g := NewGroup(conns, 0)
+	defer g.Close()
+	b := g.NewBatch(len(conns))
+	defer b.Release()
+	ty := newTally(len(conns))
+	b.Hear = ty.hear
+
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	for round := range 3 {
+		ty.reset(len(conns))
+		for i, c := range conns {
+			b.Queue(i, c, resp.AppendCommand(nil, "PING"))
+		}
+		start := time.Now()
+		b.Drive(start.Add(5 * time.Millisecond))
+		time.Sleep(200 * time.Microsecond) // the driver writes the round
+		// Hold the one processor past the deadline while the replies
+		// come (well under the runtime's 10 ms preemption).
+		for time.Since(start) < 8*time.Millisecond {
+		}
+		assert.Equal(t, WokeDecided, b.Await(nil), "round %d: replies in the sockets by the deadline", round)
+		b.End(nil)
+	}
+}
