@@ -53,15 +53,11 @@ func allocs(op func()) float64 {
 	return best
 }
 
-// TestAllocs pins the steady-state allocations of the lock operations on
-// five real masters: zero, on success and on a plain "taken" failure.
-func TestAllocs(t *testing.T) {
-	defer debug.SetGCPercent(debug.SetGCPercent(100))
-	servers := masters(t, 5)
-	c := client(t, servers, Config{MasterTimeout: time.Second})
-	other := client(t, servers, Config{MasterTimeout: time.Second})
-	const ttl = 10 * time.Second
-
+// lockAllocs pins, for TestAllocs and TestAllocsDriven, the allocations
+// of c's TryLock+Unlock, Extend, TryLockMulti+Unlock and of other's
+// TryLock on a key c holds: zero. It returns the multi-lock's keys.
+func lockAllocs(t *testing.T, c, other *Client, ttl time.Duration) []string {
+	t.Helper()
 	lockUnlock := func() {
 		l, err := c.TryLock(bg, "alloc", ttl)
 		if err != nil {
@@ -105,6 +101,19 @@ func TestAllocs(t *testing.T) {
 	}
 	steady(lockUnlockMulti)
 	require.Zero(t, allocs(lockUnlockMulti), "TryLockMulti+Unlock of 4 keys")
+
+	return keys
+}
+
+// TestAllocs pins the steady-state allocations of the lock operations on
+// five real masters: zero, on success and on a plain "taken" failure.
+func TestAllocs(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	servers := masters(t, 5)
+	c := client(t, servers, Config{MasterTimeout: time.Second})
+	other := client(t, servers, Config{MasterTimeout: time.Second})
+	const ttl = 10 * time.Second
+	keys := lockAllocs(t, c, other, ttl)
 
 	heldMulti, err := c.TryLockMulti(bg, keys, ttl)
 	require.NoError(t, err)
@@ -479,48 +488,5 @@ func TestAllocsDriven(t *testing.T) {
 	servers := masters(t, 5)
 	c := client(t, servers, Config{MasterTimeout: time.Second})
 	other := client(t, servers, Config{MasterTimeout: time.Second})
-	const ttl = 10 * time.Second
-
-	lockUnlock := func() {
-		l, err := c.TryLock(bg, "alloc", ttl)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := l.Unlock(bg); err != nil {
-			t.Fatal(err)
-		}
-	}
-	steady(lockUnlock)
-	require.Zero(t, allocs(lockUnlock), "TryLock+Unlock")
-
-	held, err := c.TryLock(bg, "alloc", ttl)
-	require.NoError(t, err)
-	extend := func() {
-		if err := held.Extend(bg, ttl); err != nil {
-			t.Fatal(err)
-		}
-	}
-	steady(extend)
-	require.Zero(t, allocs(extend), "Extend")
-	taken := func() {
-		if _, err := other.TryLock(bg, "alloc", ttl); err != ErrNotAcquired {
-			t.Fatal(err)
-		}
-	}
-	steady(taken)
-	require.Zero(t, allocs(taken), "TryLock on a taken key")
-	require.NoError(t, held.Unlock(bg))
-
-	keys := []string{"alloc:d", "alloc:b", "alloc:c", "alloc:a"}
-	lockUnlockMulti := func() {
-		l, err := c.TryLockMulti(bg, keys, ttl)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := l.Unlock(bg); err != nil {
-			t.Fatal(err)
-		}
-	}
-	steady(lockUnlockMulti)
-	require.Zero(t, allocs(lockUnlockMulti), "TryLockMulti+Unlock of 4 keys")
+	lockAllocs(t, c, other, 10*time.Second)
 }

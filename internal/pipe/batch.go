@@ -103,22 +103,7 @@ func (b *Batch) Send(slot int, c *Conn, cmd []byte) { b.SendWith(slot, c, cmd, n
 // answer nobody reads (see Conn.SendWith), vetted by thenCheck when not
 // nil.
 func (b *Batch) SendWith(slot int, c *Conn, cmd, then []byte, thenCheck func(reply []resp.Value) bool) {
-	if b.sent[slot] {
-		panic("conn: Batch.Send to a pending slot")
-	}
-	r := b.reqs[slot]
-	if r == nil {
-		r = NewRequest()
-		b.reqs[slot] = r
-	}
-	r.Cmd = append(r.Cmd[:0], cmd...)
-	r.Tag = slot
-	r.check = b.Check
-	r.ReplayUntil = b.ReplayUntil
-	r.batch = b
-	r.driven = false
-	b.sent[slot] = true
-	b.pending++
+	r := b.fill(slot, cmd, false)
 	if b.stamp == 0 {
 		b.stamp = monoNow()
 	}
@@ -130,6 +115,29 @@ func (b *Batch) SendWith(slot int, c *Conn, cmd, then []byte, thenCheck func(rep
 	t.Cmd = append(t.Cmd[:0], then...)
 	t.check = thenCheck
 	c.sendWith(r, b.notify, t, b.stamp)
+}
+
+// fill makes slot's request, for Send or Queue (driven), hold cmd
+// (copied) and the Batch's Check and ReplayUntil, and counts the slot
+// pending. The slot must not be pending.
+func (b *Batch) fill(slot int, cmd []byte, driven bool) *Request {
+	if b.sent[slot] {
+		panic("conn: Batch.Send or Queue to a pending slot")
+	}
+	r := b.reqs[slot]
+	if r == nil {
+		r = NewRequest()
+		b.reqs[slot] = r
+	}
+	r.Cmd = append(r.Cmd[:0], cmd...)
+	r.Tag = slot
+	r.check = b.Check
+	r.ReplayUntil = b.ReplayUntil
+	r.batch = b
+	r.driven = driven
+	b.sent[slot] = true
+	b.pending++
+	return r
 }
 
 // Claim, before a round's first Send, makes this Batch the reader of its

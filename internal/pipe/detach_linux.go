@@ -180,7 +180,15 @@ func (d *detached) Read(p []byte) (int, error) {
 
 // Write writes all of p, waiting for room in the socket's buffer when it
 // is full (a shutdown ends the wait with an error).
-func (d *detached) Write(p []byte) (int, error) {
+func (d *detached) Write(p []byte) (int, error) { return d.write(p, true) }
+
+// writeSome writes what of p the socket's buffer takes now, without
+// waiting, and returns how much that was; an error only for a failed
+// socket.
+func (d *detached) writeSome(p []byte) (int, error) { return d.write(p, false) }
+
+// write is Write, or writeSome without wait.
+func (d *detached) write(p []byte, wait bool) (int, error) {
 	if !d.acquire() {
 		return 0, net.ErrClosed
 	}
@@ -193,6 +201,8 @@ func (d *detached) Write(p []byte) (int, error) {
 		}
 		switch {
 		case err == nil || err == unix.EINTR:
+		case err == unix.EAGAIN && !wait:
+			return n, nil
 		case err == unix.EAGAIN:
 			pfd := []unix.PollFd{{Fd: int32(d.fd), Events: unix.POLLOUT}}
 			if _, err := unix.Poll(pfd, -1); err != nil && err != unix.EINTR {
@@ -201,31 +211,6 @@ func (d *detached) Write(p []byte) (int, error) {
 			if d.closing.Load() {
 				return n, net.ErrClosed
 			}
-		default:
-			return n, err
-		}
-	}
-	return n, nil
-}
-
-// writeSome writes what of p the socket's buffer takes now, without
-// waiting, and returns how much that was; an error only for a failed
-// socket.
-func (d *detached) writeSome(p []byte) (int, error) {
-	if !d.acquire() {
-		return 0, net.ErrClosed
-	}
-	defer d.release()
-	n := 0
-	for n < len(p) {
-		m, err := unix.Write(d.fd, p[n:])
-		if m > 0 {
-			n += m
-		}
-		switch {
-		case err == nil || err == unix.EINTR:
-		case err == unix.EAGAIN:
-			return n, nil
 		default:
 			return n, err
 		}

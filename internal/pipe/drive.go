@@ -18,23 +18,8 @@ const (
 // the command Drive hands to the Group's driver. The slot must not be
 // pending. Check and ReplayUntil apply as for Send.
 func (b *Batch) Queue(slot int, c *Conn, cmd []byte) {
-	if b.sent[slot] {
-		panic("conn: Batch.Queue to a pending slot")
-	}
-	r := b.reqs[slot]
-	if r == nil {
-		r = NewRequest()
-		b.reqs[slot] = r
-	}
-	r.Cmd = append(r.Cmd[:0], cmd...)
-	r.Tag = slot
-	r.check = b.Check
-	r.ReplayUntil = b.ReplayUntil
-	r.batch = b
-	r.driven = true
+	b.fill(slot, cmd, true)
 	b.conns[slot] = c
-	b.sent[slot] = true
-	b.pending++
 }
 
 // Drive hands the round's queued slots (see Queue) to the Group's driver,
