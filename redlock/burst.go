@@ -147,7 +147,7 @@ func (o *op) run(done <-chan struct{}) burstResult {
 	claimed := o.fan.begin(wait, claim && !alwaysDriven, answers[o.command.answer].fits)
 	o.fan.b.ReplayUntil = o.replayUntil(o.fan.start)
 	o.fan.nat = o.natives()
-	if claim && !claimed && o.fan.nat == nil && c.cluster == nil && !noDriver {
+	if claim && !claimed && o.fan.nat == nil && c.cluster == nil {
 		return o.runDriven(awaited, done)
 	}
 	o.fan.sendAll(&o.cmd)
@@ -227,10 +227,9 @@ func (o *op) hear(r *pipe.Request, late bool) bool {
 	return !(o.awaited > 0 && !decided(&o.br, n, q) || o.waiting && o.awaited > 0 && o.br.ok < q)
 }
 
-// noDriver and alwaysDriven, set by tests only: every burst is served
-// without the driver, or by the driver where it may be (no lone caller's
-// claim).
-var noDriver, alwaysDriven bool
+// alwaysDriven, set by tests only: every burst the driver may serve goes
+// to it, none takes a lone caller's claim (see TestAllocsDriven).
+var alwaysDriven bool
 
 // undecidable returns how many more answers the burst needs before its
 // outcome may be decided: a quorum's yes, or one too many no's, whichever
