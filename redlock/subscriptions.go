@@ -462,6 +462,19 @@ func (kw *keyWaiters) release(id [releaseIDLen]byte) *seenRelease {
 	return nil
 }
 
+// lastRelease sets *id to the release of key whose message reached this
+// Client last, and reports whether there is one.
+func (room *waitRoom) lastRelease(key string, id *[releaseIDLen]byte) bool {
+	room.mu.Lock()
+	defer room.mu.Unlock()
+	kw := room.keys[key]
+	if kw == nil || kw.nseen == 0 {
+		return false
+	}
+	*id = kw.seen[(kw.nseen-1)%seenReleases].id
+	return true
+}
+
 // onConnect learns that a pub/sub socket was (re)opened, without
 // subscriptions: it wakes the longest waiting waiter of every key, which
 // attempts, subscribes again (see wait), and attempts once more before it

@@ -6,7 +6,6 @@ import (
 	"strconv"
 
 	"github.com/volleylock/volley/internal/pipe"
-	"github.com/volleylock/volley/internal/scripts"
 )
 
 // The waiters of a key across Clients. A Lock that waits makes its
@@ -105,11 +104,18 @@ func (o *call) enrolment(cmd *command) []byte {
 // (see waitRoom.wakeChannel): a colon and the Client's id.
 func wakeSuffix(id [waiterIDLen]byte) string { return ":" + string(id[:]) }
 
-// leaveWaiters takes this Client off key's waiters, without waiting: on
-// every master when won is nil (its last waiter of key left without the
-// lock); else after won's waiting attempt took the key, on the masters
-// where it did not (see above), but for those whose replies come late
-// (op.slow: a master behind on its replies gets no more to send back).
+// leaveWaiters takes this Client off key's waiters, without waiting
+// (scripts.Leave): on every master when won is nil (its last waiter of
+// key left without the lock); else after won's waiting attempt took the
+// key, on the masters where it did not (see above), but for those whose
+// replies come late (op.slow: a master behind on its replies gets no
+// more to send back). A master where the key still holds the holder
+// whose release this Client heard last keeps it: that release has yet
+// to run there (the release reached the other masters first, or the
+// attempt did), and when it runs it takes this Client off and names it,
+// as it did on the others; leaving first would have it name the next
+// Client on that master alone, whose one message wakes it for an
+// attempt that fails.
 func (c *Client) leaveWaiters(key string, won *op) {
 	skip := func(i int) bool { return won != nil && (won.res[i].Outcome == OutcomeOK || won.slow[i]) }
 	sends := 0
@@ -121,9 +127,14 @@ func (c *Client) leaveWaiters(key string, won *op) {
 	if sends == 0 {
 		return // it won everywhere (the script took it off every set), or the rest are slow
 	}
+	var heard [releaseIDLen]byte
+	var release []byte
+	if won != nil && c.room.lastRelease(key, &heard) {
+		release = heard[:]
+	}
 	var w wire
 	w.place = c.placement(key)
-	w.zrem(c, key, scripts.WaitersSuffix, c.waiterID[:])
+	w.leave(c, key, c.waiterID[:], release)
 	var scratch []byte
 	for i := range c.masters {
 		if skip(i) {

@@ -117,13 +117,20 @@ func (w *wire) setNX(c *Client, key string, tok *token, ttl []byte) {
 	w.b = resp.AppendBulk(w.b, ttl)
 }
 
-// zrem appends "ZREM key+suffix member" (a Client leaving a key's
-// waiters, see waiters.go).
-func (w *wire) zrem(c *Client, key, suffix string, member []byte) {
-	w.b = resp.AppendArrayHeader(w.b, 3)
-	w.b = resp.AppendBulkString(w.b, "ZREM")
-	w.key(c, key, suffix)
-	w.b = resp.AppendBulk(w.b, member)
+// leave appends "EVAL <scripts.Leave> 1 key id release": a Client, id,
+// leaving a key's waiters unless the key still holds the holder whose
+// release woke it (see leaveWaiters); release is empty when none did.
+// It goes with SendForget and no ReplayUntil (a replay after a reset
+// could take off a Client that has enrolled again), and the Conn answers
+// NOSCRIPT with EVAL only for requests with one: hence EVAL, not EVALSHA.
+func (w *wire) leave(c *Client, key string, id, release []byte) {
+	w.b = resp.AppendArrayHeader(w.b, 6)
+	w.b = resp.AppendBulkString(w.b, "EVAL")
+	w.b = resp.AppendBulkString(w.b, scripts.Leave.Source)
+	w.b = resp.AppendBulkString(w.b, "1")
+	w.key(c, key, "")
+	w.b = resp.AppendBulk(w.b, id)
+	w.b = resp.AppendBulk(w.b, release)
 }
 
 // appendShardSub appends "verb channel" to dst: an SSUBSCRIBE or

@@ -547,7 +547,7 @@ func unsubscribeAllShape(resp3 bool, kind string, channels ...string) func(t *te
 func diffPubSubScript() []step {
 	rel, relM, quiet := scripts.Release.Source, scripts.ReleaseMulti.Source, scripts.ReleaseQuiet.Source
 	wake := scripts.Wake.Source
-	wait, lockM := scripts.LockWait.Source, scripts.LockMulti.Source
+	wait, lockM, leave := scripts.LockWait.Source, scripts.LockMulti.Source, scripts.Leave.Source
 	relSHA, relMSHA, waitSHA := sha1Hex([]byte(rel)), sha1Hex([]byte(relM)), sha1Hex([]byte(wait))
 	return []step{
 		// RESP2: confirmations, PING, and every other command refused
@@ -753,6 +753,25 @@ func diffPubSubScript() []step {
 		cmd("EVAL", wait, "1", "lock", "x", "30000", "4:fourth"),
 		cmd("EXISTS", "lock:volley:waiters"),
 		cmd("DEL", "lock"),
+
+		// Leave: a Client stays while the key holds the value whose
+		// release woke it, and leaves otherwise
+		cmd("SET", "lock", "tok", "PX", "30000"),
+		shaped(holderShape("tok", 29000, 30000), "EVAL", wait, "1", "lock", "x", "30000", "5:fifth"),
+		cmd("EVAL", leave, "1", "lock", "fifth", holderID([]byte("tok"))),
+		cmd("ZCARD", "lock:volley:waiters"),
+		cmd("EVAL", leave, "1", "lock", "fifth", holderID([]byte("other"))),
+		cmd("EVAL", leave, "1", "lock", "fifth", ""),
+		cmd("EXISTS", "lock:volley:waiters"),
+		shaped(holderShape("tok", 29000, 30000), "EVAL", wait, "1", "lock", "x", "30000", "5:fifth"),
+		cmd("DEL", "lock"),
+		cmd("EVAL", leave, "1", "lock", "fifth", holderID([]byte("tok"))),
+		cmd("EXISTS", "lock:volley:waiters"),
+		cmd("HSET", "lock", "f", "v"),
+		cmd("EVAL", leave, "1", "lock", "fifth", holderID([]byte("tok"))),
+		cmd("SET", "lock:volley:waiters", "x"),
+		cmd("EVAL", leave, "1", "lock", "fifth", ""),
+		cmd("DEL", "lock:volley:waiters", "lock"),
 
 		// turns: Release with a cutoff answers 1 with no waiter, 3 (waking
 		// nobody) while the longest waiter joined after the cutoff, 2 when
@@ -1462,6 +1481,7 @@ var scriptCalls = []struct {
 	{name: "release_multi", args: []string{"2", "m1", "m2", "tok"}},
 	{name: "release_multi_quiet", args: []string{"2", "n1", "n2", "tok"}},
 	{name: "lock_wait", args: []string{"1", "w", "tok", "30000"}},
+	{name: "leave", args: []string{"1", "w", "x", ""}},
 	{name: "wake", args: []string{"1", "r", "tok"}},
 	{name: "lock_multi", args: []string{"2", "l1", "l2", "tok", "30000"}},
 	{name: "extend", args: []string{"1", "w", "tok", "60000"}},

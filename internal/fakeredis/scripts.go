@@ -28,6 +28,7 @@ const (
 	scriptExtend
 	scriptHandover
 	scriptLockWait
+	scriptLeave
 	scriptWake
 	scriptLockMulti
 	scriptReleaseMulti
@@ -83,6 +84,7 @@ var scriptTable = []struct {
 	{scripts.LockWait, scriptLockWait, func(c *client, sha string, keys, argv [][]byte) {
 		c.out = c.s.lockWaitLocked(c.out, c.db, sha, keys, argv)
 	}},
+	{scripts.Leave, scriptLeave, func(c *client, sha string, keys, argv [][]byte) { c.leaveLocked(sha, keys, argv) }},
 	{scripts.LockMulti, scriptLockMulti, func(c *client, sha string, keys, argv [][]byte) {
 		c.out = c.s.lockMultiLocked(c.out, c.db, sha, keys, argv)
 	}},
@@ -414,6 +416,34 @@ func (c *client) wakeLocked(sha string, keys, argv [][]byte) {
 	}
 	next := c.s.wakeLongestLocked(c.db, keys[0], now)
 	c.publishReleaseLocked(keys[0], argv[0], next)
+	c.out = append(c.out, replyOne...)
+}
+
+// leaveLocked runs scripts.Leave: unless KEYS[1] holds a string whose
+// holder id is ARGV[2] (not empty), ARGV[1] leaves the key's waiters and
+// the answer is how many left (ZREM's); else 0. As the script's
+// redis.pcall, a key or a waiters' key of another type is no error.
+func (c *client) leaveLocked(sha string, keys, argv [][]byte) {
+	now := c.s.nowMs()
+	if len(keys) == 0 || len(argv) < 2 {
+		c.out = appendScriptError(c.out, errScriptArgs, sha)
+		return
+	}
+	if e, ok := c.s.lookupLocked(c.db, keys[0], now); ok && e.isString() && len(argv[1]) > 0 && holderID([]byte(e.val)) == string(argv[1]) {
+		c.out = append(c.out, replyZero...)
+		return
+	}
+	wk := waitersKey(keys[0])
+	z, wrongType := c.s.lookupZsetLocked(c.db, wk, now)
+	if wrongType {
+		c.out = appendError(c.out, errWrongType) // redis.pcall's error, returned: not the script's
+		return
+	}
+	if z == nil || !z.has(argv[0]) {
+		c.out = append(c.out, replyZero...)
+		return
+	}
+	c.s.scriptZremLocked(c.db, wk, argv[0], now)
 	c.out = append(c.out, replyOne...)
 }
 

@@ -138,6 +138,14 @@ var (
 	// waking of one Client per release (deleting the name of a key it
 	// takes uses redis.call).
 	LockWait = load("lock_wait")
+	// Leave takes a Client, ARGV[1], off KEYS[1]'s waiters (ZREM, and
+	// returns its reply), unless KEYS[1] holds a string whose SHA-1
+	// begins with ARGV[2], the id of the release that woke the Client:
+	// that release has yet to run on this master, and will take the
+	// Client off and name it there, as on the masters where it ran
+	// first; then it returns 0. An empty ARGV[2] always leaves. It reads
+	// and removes with redis.pcall.
+	Leave = load("leave")
 	// Wake is what a release that woke nobody (Release with a cutoff
 	// answering 3) sends later, when its Client did not take the key
 	// back: if KEYS[1] does not exist, it wakes the key's longest waiter
@@ -414,7 +422,7 @@ var (
 
 // All is every script, one entry each.
 var All = []Script{
-	Release, ReleaseQuiet, Extend, Handover, LockWait, Wake,
+	Release, ReleaseQuiet, Extend, Handover, LockWait, Leave, Wake,
 	LockMulti, ReleaseMulti, ReleaseMultiQuiet, ExtendMulti, ExtendBatch,
 	FenceCheck, FenceLock, FenceWrite, FenceState, FenceRepair,
 	SemAcquire, SemRelease, SemExtend, SemExtendBatch,
