@@ -71,12 +71,8 @@ func (f *fanout) begin(timeout time.Duration, claim bool, check func([]resp.Valu
 }
 
 // queue fills master i's slot of a driven round with cmd (see
-// pipe.Batch.Queue), for the server of master i's copy at cmd's place.
-func (f *fanout) queue(i int, cmd *wire) {
-	cn := f.c.connFor(i, cmd.place)
-	f.sentTo[i] = cn
-	f.b.Queue(i, cn, f.c.forMaster(cmd, i, &f.scratch))
-}
+// pipe.Batch.Queue), as sendTo sends it.
+func (f *fanout) queue(i int, cmd *wire) { f.put(i, i, cmd, true) }
 
 // sendAll sends cmd to every master, master i in slot i.
 func (f *fanout) sendAll(cmd *wire) {
@@ -88,17 +84,22 @@ func (f *fanout) sendAll(cmd *wire) {
 // sendTo sends cmd to master i in slot: to the server of master i's copy
 // at cmd's place. When cmd is the command of the round's native forms and
 // that server has one, it gets that form instead (see native.go).
-func (f *fanout) sendTo(slot, i int, cmd *wire) {
+func (f *fanout) sendTo(slot, i int, cmd *wire) { f.put(slot, i, cmd, false) }
+
+// put is sendTo, or queue when driven.
+func (f *fanout) put(slot, i int, cmd *wire, driven bool) {
 	cn := f.c.connFor(i, cmd.place)
 	f.sentTo[slot] = cn
 	form, b, then := f.c.formFor(f.nat, cmd, cn, i, &f.scratch, &f.scratch2)
 	f.form[slot] = form
-	if form == 0 {
-		f.b.Send(slot, cn, b)
-		return
+	if form != 0 {
+		f.b.Check = f.c.natCheck[form-1]
 	}
-	f.b.Check = f.c.natCheck[form-1]
-	f.b.SendWith(slot, cn, b, then, fitsInteger)
+	if driven {
+		f.b.QueueWith(slot, cn, b, then, fitsInteger)
+	} else {
+		f.b.SendWith(slot, cn, b, then, fitsInteger)
+	}
 	f.b.Check = f.check
 }
 

@@ -213,7 +213,19 @@ func TestNativeRefused(t *testing.T) {
 // commands after New (the probe at New saw them allowed): the Unlock that
 // meets the refusal releases with the script in the same call, and the
 // Client uses the script from then on.
-func TestNativeRefusedLater(t *testing.T) {
+func TestNativeRefusedLater(t *testing.T) { nativeRefusedLater(t) }
+
+// TestNativeRefusedLaterDriven is TestNativeRefusedLater with every burst
+// served by the Group's driver, which sends the script again from where
+// it reads the refusal (op.hear).
+func TestNativeRefusedLaterDriven(t *testing.T) {
+	alwaysDriven = true
+	t.Cleanup(func() { alwaysDriven = false })
+	nativeRefusedLater(t)
+}
+
+func nativeRefusedLater(t *testing.T) {
+	t.Helper()
 	servers := masters(t, 3)
 	for _, s := range servers {
 		require.NoError(t, s.Command("ACL", "SETUSER", "volley", "on", ">volley-pw", "~*", "&*", "+@all"))

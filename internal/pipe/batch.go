@@ -62,7 +62,10 @@ type Batch struct {
 	// valid during the call only. late says that the round is woken
 	// already (decided, past its deadline, or given up), and its caller
 	// not yet at End. It reports whether the round is decided: its caller
-	// is woken then. Set by the Batch's creator, once.
+	// is woken then. Before it is late, it may Queue (or QueueWith) r's
+	// slot again, to the same or another Conn: the driver writes that as
+	// it writes the round's other slots (a refused form sent again in
+	// another). Set by the Batch's creator, once.
 	Hear func(r *Request, late bool) (decided bool)
 
 	// A driven round's state, guarded by mu (listed by the driver's).
@@ -135,6 +138,7 @@ func (b *Batch) fill(slot int, cmd []byte, driven bool) *Request {
 	r.ReplayUntil = b.ReplayUntil
 	r.batch = b
 	r.driven = driven
+	r.dropThen()
 	b.sent[slot] = true
 	b.pending++
 	return r

@@ -84,7 +84,10 @@
 // it, and wakes each caller once, at its decision or deadline. The Conns
 // keep their queue, checks, replay and reconnects; a socket that is not
 // detached is written and read by its own goroutines, its answers going
-// to Hear all the same.
+// to Hear all the same. A round's slot may carry a second command written
+// right behind it whose answer nobody reads (Batch.QueueWith, as
+// SendWith), and Hear may queue a slot again (a form the server refused,
+// sent again in another), which the driver writes in the same round.
 //
 // # Concurrency
 //

@@ -17,9 +17,36 @@ const (
 // Queue fills slot's request of a driven round with cmd (copied), for c:
 // the command Drive hands to the Group's driver. The slot must not be
 // pending. Check and ReplayUntil apply as for Send.
-func (b *Batch) Queue(slot int, c *Conn, cmd []byte) {
-	b.fill(slot, cmd, true)
+func (b *Batch) Queue(slot int, c *Conn, cmd []byte) { b.QueueWith(slot, c, cmd, nil, nil) }
+
+// QueueWith is Queue of cmd followed by then (copied, when not nil) in
+// the same write, whose answer nobody reads, vetted by thenCheck when not
+// nil: SendWith for a driven round.
+func (b *Batch) QueueWith(slot int, c *Conn, cmd, then []byte, thenCheck func(reply []resp.Value) bool) {
+	r := b.fill(slot, cmd, true)
 	b.conns[slot] = c
+	if then != nil {
+		t := NewRequest()
+		t.Cmd = append(t.Cmd[:0], then...)
+		t.check = thenCheck
+		t.forget = true
+		r.then = t
+	}
+}
+
+// armRound arms slot's request of a driven round, sent at now, and hands
+// it to out with c, followed by the command queued behind it (QueueWith),
+// which goes to the Conn (b.mu held).
+func (b *Batch) armRound(slot int, now int64, out func(c *Conn, r *Request)) {
+	r, c := b.reqs[slot], b.conns[slot]
+	r.arm(nil, now)
+	out(c, r)
+	if t := r.then; t != nil {
+		r.then = nil
+		t.arm(nil, now)
+		t.state.Store(stateAbandoned) // the Conn's from now on: it recycles it once answered or failed
+		out(c, t)
+	}
 }
 
 // Drive hands the round's queued slots (see Queue) to the Group's driver,
@@ -38,19 +65,35 @@ func (b *Batch) Drive(deadline time.Time) {
 		}
 	}
 	b.mu.Unlock()
+	b.dispatch()
+}
+
+// dispatch hands the round's queued slots to the Group's driver, or
+// writes them itself when there is none (no Group, or it is closed).
+func (b *Batch) dispatch() {
 	if b.group != nil && b.group.d.submit(b) {
 		return
 	}
 	now := monoNow()
-	b.mu.Lock()
-	queued := append([]int(nil), b.queued...)
-	b.queued = b.queued[:0]
-	for _, slot := range queued {
-		b.reqs[slot].arm(nil, now)
+	type out struct {
+		c    *Conn
+		reqs []*Request
 	}
+	var outs []out
+	b.mu.Lock()
+	for _, slot := range b.queued {
+		b.armRound(slot, now, func(c *Conn, r *Request) {
+			if n := len(outs); n > 0 && outs[n-1].c == c {
+				outs[n-1].reqs = append(outs[n-1].reqs, r)
+				return
+			}
+			outs = append(outs, out{c, []*Request{r}})
+		})
+	}
+	b.queued = b.queued[:0]
 	b.mu.Unlock()
-	for _, slot := range queued {
-		b.conns[slot].sendRound([]*Request{b.reqs[slot]}, now)
+	for _, o := range outs {
+		o.c.sendRound(o.reqs, now)
 	}
 }
 
@@ -103,14 +146,21 @@ func (b *Batch) heard(r *Request, vals []resp.Value, err error) {
 	r.err = err
 	own := r.vals
 	r.vals = vals
-	decided := b.Hear(r, b.woken)
-	r.vals = own[:0]
 	b.sent[r.Tag] = false
 	b.pending--
+	decided := b.Hear(r, b.woken)
+	r.vals = own[:0]
+	again := b.sent[r.Tag] // Hear queued the slot again (see Hear)
+	if again {
+		b.queued = append(b.queued, r.Tag)
+	}
 	if decided && !b.woken {
 		b.wake1(WokeDecided)
 	}
 	b.mu.Unlock()
+	if again {
+		b.dispatch()
+	}
 }
 
 // wake1 wakes the caller of a driven round for why (b.mu held).

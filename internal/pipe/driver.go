@@ -202,9 +202,7 @@ func (d *driver) write(now int64) (soonest int64) {
 		b.mu.Lock()
 		if !b.woken {
 			for _, slot := range b.queued {
-				r := b.reqs[slot]
-				r.arm(nil, now)
-				d.add(b.conns[slot], r)
+				b.armRound(slot, now, d.add)
 			}
 			if soonest == 0 || b.deadline < soonest {
 				soonest = b.deadline

@@ -349,3 +349,39 @@ func TestDriverReadsRepliesThatCameByTheDeadline(t *testing.T) {
 		b.End(nil)
 	}
 }
+
+// TestDriverQueueWithAndAgain: QueueWith's second command goes right
+// behind the first, and its answer to no one (the next answer is still
+// the first's); a slot that Hear queues again is written by the driver
+// in the same round, and its answer decides it.
+func TestDriverQueueWithAndAgain(t *testing.T) {
+	c, _, p := newPipeConn(t, Options{})
+	g := NewGroup([]*Conn{c}, 0)
+	defer g.Close()
+	b := g.NewBatch(1)
+	defer b.Release()
+	var heard []string
+	b.Hear = func(r *Request, late bool) bool {
+		if late || r.Err() != nil {
+			return false
+		}
+		got := string(r.Reply()[0].Bytes)
+		heard = append(heard, got)
+		if got == "refused" {
+			b.Queue(r.Tag, c, resp.AppendCommand(nil, "ECHO", "again"))
+			return false
+		}
+		return true
+	}
+
+	b.QueueWith(0, c, resp.AppendCommand(nil, "ECHO", "first"), resp.AppendCommand(nil, "ECHO", "then"), nil)
+	b.Drive(time.Now().Add(10 * time.Second))
+	p.expect("ECHO", "first")
+	p.expect("ECHO", "then")
+	p.send("$7\r\nrefused\r\n$4\r\nthen\r\n")
+	p.expect("ECHO", "again")
+	p.send("$5\r\nagain\r\n")
+	assert.Equal(t, WokeDecided, b.Await(nil))
+	b.End(nil)
+	assert.Equal(t, []string{"refused", "again"}, heard, "what Hear read, in order")
+}

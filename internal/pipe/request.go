@@ -69,6 +69,7 @@ type Request struct {
 	forget   bool          // sent by SendForget: no one is notified of its completion
 	batch    *Batch        // the Batch that sent it, told of its completion; nil for others
 	driven   bool          // sent in a driven round of batch: completes through Batch.heard
+	then     *Request      // queued behind it in a driven round (Batch.QueueWith), until the round is written
 
 	err  error        // connection error, nil when a reply arrived
 	vals []resp.Value // the reply, flattened; Bytes point into buf
@@ -90,6 +91,7 @@ func (r *Request) Release() {
 }
 
 func (r *Request) recycle() {
+	r.dropThen()
 	if cap(r.Cmd) > maxKeptBuffer {
 		r.Cmd = nil
 	}
@@ -101,6 +103,15 @@ func (r *Request) recycle() {
 	r.ReplayUntil, r.replayBy = time.Time{}, 0
 	r.state.Store(stateIdle)
 	requestPool.Put(r)
+}
+
+// dropThen recycles the command queued behind r (Batch.QueueWith) that
+// was never written: its round was dropped before the driver wrote it.
+func (r *Request) dropThen() {
+	if r.then != nil {
+		r.then.recycle()
+		r.then = nil
+	}
 }
 
 // unwanted reports whether nobody waits for r any more and nothing is
