@@ -94,17 +94,24 @@ func rotateLoss(ctx context.Context, t *testing.T, servers []*redistest.Server, 
 // masters while its copy is lost on one master after another, one every
 // 700 ms (more than its TTL): after two such losses without restored
 // copies, one master of three holds the lock and the renewal loses it. It
-// reports whether the Do's work kept its context to the end.
+// reports whether the Do's work kept its context to the end, and logs
+// how it ended when it did not (a failure then says whether the lock was
+// lost or never taken).
 func doUnderRotatingLoss(t *testing.T) bool {
 	servers := masters(t, 3)
 	c := client(t, servers, Config{})
-	kept := false
+	kept, ran := false, time.Duration(-1)
+	start := time.Now()
 	err := c.Do(bg, "rotated", 600*time.Millisecond, func(ctx context.Context) error {
+		taken := time.Now()
 		kept = rotateLoss(ctx, t, servers, "rotated", 5, 700*time.Millisecond)
+		ran = time.Since(taken)
 		return nil
 	})
 	if kept {
 		assert.NoError(t, err)
+	} else {
+		t.Logf("the Do returned after %v, its work ran for %v (-1: never): %v", time.Since(start), ran, err)
 	}
 	return kept
 }
