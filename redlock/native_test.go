@@ -43,6 +43,19 @@ func resetStats(t *testing.T, servers []*redistest.Server) {
 	}
 }
 
+// settled waits until every master holds key: a lock returns at its
+// quorum, and the last master's command may run after that (it would
+// count in statistics reset after the lock).
+func settled(t *testing.T, servers []*redistest.Server, key string) {
+	t.Helper()
+	for _, s := range servers {
+		require.Eventually(t, func() bool {
+			v, _ := value(t, s, key)
+			return v != ""
+		}, 5*time.Second, time.Millisecond, "%s holds %s", s.Addr(), key)
+	}
+}
+
 // nativeOf returns the native forms the server of cn has, by their
 // names in verbs.
 func nativeOf(cn *pipe.Conn) map[string]bool {
@@ -95,8 +108,10 @@ func TestNativeCommands(t *testing.T) {
 		t.Run("DisableNativeCommands="+strconv.FormatBool(off), func(t *testing.T) {
 			c := client(t, servers, Config{DisableNativeCommands: off})
 			has := nativeOf(c.masters[0].conn())
+			warm(t, c)
 			l, err := c.TryLock(bg, "native", 10*time.Second)
 			require.NoError(t, err)
+			settled(t, servers, "native")
 			resetStats(t, servers)
 			require.NoError(t, l.Extend(bg, 10*time.Second))
 			require.NoError(t, l.Unlock(bg))

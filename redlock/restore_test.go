@@ -100,6 +100,7 @@ func rotateLoss(ctx context.Context, t *testing.T, servers []*redistest.Server, 
 func doUnderRotatingLoss(t *testing.T) bool {
 	servers := masters(t, 3)
 	c := client(t, servers, Config{})
+	warm(t, c) // every master takes its copy: a quorum keeps it at every moment
 	kept, ran := false, time.Duration(-1)
 	start := time.Now()
 	err := c.Do(bg, "rotated", 600*time.Millisecond, func(ctx context.Context) error {
