@@ -184,15 +184,12 @@ func (f *fanout) askAgain(r *pipe.Request) bool {
 	if cn == nil {
 		return false
 	}
-	asking := pipe.NewRequest()
-	asking.Cmd = append(asking.Cmd[:0], askingCmd...)
-	cn.SendForget(asking)
 	f.scratch = append(f.scratch[:0], r.Cmd...)
 	f.sentTo[r.Tag] = cn
 	if v := f.form[r.Tag]; v != 0 {
 		f.b.Check = f.c.natCheck[v-1]
 	}
-	f.b.Send(r.Tag, cn, f.scratch)
+	f.b.SendAfter(r.Tag, cn, askingCmd, f.scratch)
 	f.b.Check = f.check
 	return true
 }

@@ -106,18 +106,32 @@ func (b *Batch) Send(slot int, c *Conn, cmd []byte) { b.SendWith(slot, c, cmd, n
 // answer nobody reads (see Conn.SendWith), vetted by thenCheck when not
 // nil.
 func (b *Batch) SendWith(slot int, c *Conn, cmd, then []byte, thenCheck func(reply []resp.Value) bool) {
+	b.sendPair(slot, c, cmd, then, thenCheck, false)
+}
+
+// SendAfter is Send of cmd right after first (copied), whose answer nobody
+// reads: nothing comes between them on the connection, as for a command
+// that prepares the next one (a cluster's ASKING before the command an
+// -ASK redirected).
+func (b *Batch) SendAfter(slot int, c *Conn, first, cmd []byte) {
+	b.sendPair(slot, c, cmd, first, nil, true)
+}
+
+// sendPair is Send of cmd with mate (when not nil) right behind it, or
+// right before it when mateFirst.
+func (b *Batch) sendPair(slot int, c *Conn, cmd, mate []byte, mateCheck func(reply []resp.Value) bool, mateFirst bool) {
 	r := b.fill(slot, cmd, false)
 	if b.stamp == 0 {
 		b.stamp = monoNow()
 	}
-	if then == nil {
-		c.send(r, b.notify, nil, b.stamp)
+	if mate == nil {
+		c.send(r, b.notify, nil, false, b.stamp)
 		return
 	}
 	t := NewRequest()
-	t.Cmd = append(t.Cmd[:0], then...)
-	t.check = thenCheck
-	c.sendWith(r, b.notify, t, b.stamp)
+	t.Cmd = append(t.Cmd[:0], mate...)
+	t.check = mateCheck
+	c.sendWith(r, b.notify, t, mateFirst, b.stamp)
 }
 
 // fill makes slot's request, for Send or Queue (driven), hold cmd

@@ -2,8 +2,10 @@ package pipe
 
 import (
 	"context"
+	"net"
 	"runtime"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -262,4 +264,82 @@ func TestBatchReadsRepliesThatCameByItsDeadline(t *testing.T) {
 		}
 		collect(plain, "readers starved, round "+strconv.Itoa(round))
 	}
+}
+
+// TestBatchSendAfter: SendAfter writes its first command right before the
+// slot's, in one write on an idle socket, and the slot gets the second
+// answer, not the first.
+func TestBatchSendAfter(t *testing.T) {
+	var writes atomic.Int32
+	d := newPipeDialer()
+	c, err := New(Options{Addr: "pipe:1", Dialer: func(ctx context.Context, n, a string) (net.Conn, error) {
+		nc, err := d.dial(ctx, n, a)
+		return countingConn{nc, &writes}, err
+	}})
+	require.NoError(t, err)
+	defer c.Close()
+	p := d.accept(t)
+	p.handshake()
+	require.NoError(t, c.WaitReady(context.Background()))
+	writes.Store(0)
+
+	batch := NewBatch(1)
+	defer batch.Release()
+	go func() {
+		p.expect("ASKING")
+		p.expect("GET", "k")
+		p.send("+OK\r\n$1\r\nv\r\n")
+	}()
+	batch.SendAfter(0, c, resp.AppendCommand(nil, "ASKING"), resp.AppendCommand(nil, "GET", "k"))
+	r := batch.Next(time.Now().Add(5*time.Second), nil)
+	require.NotNil(t, r, "the GET was not answered")
+	require.NoError(t, r.Err())
+	assert.Equal(t, "v", string(r.Reply()[0].Bytes), "the slot got the first command's answer")
+	assert.Equal(t, int32(1), writes.Load(), "the pair took more than one write")
+}
+
+// TestBatchSendAfterDropsThePairTogether: on a late socket the pair waits
+// in the queue; when the slot's caller gives up meanwhile, neither is
+// written (a lone ASKING would prepare the next caller's command), and a
+// pair whose caller still waits is written whole.
+func TestBatchSendAfterDropsThePairTogether(t *testing.T) {
+	c, _, p := newPipeConn(t, Options{ReadTimeout: time.Hour})
+	answer := make(chan struct{})
+	peerDone := make(chan struct{})
+	go func() {
+		defer close(peerDone)
+		p.expect("PING")
+		<-answer
+		p.send("+PONG\r\n")
+		p.expect("ASKING") // the kept pair's, not the abandoned one's
+		p.expect("GET", "kept")
+		p.send("+OK\r\n$4\r\nkept\r\n")
+	}()
+	r := NewRequest()
+	r.Cmd = resp.AppendCommand(r.Cmd[:0], "PING")
+	c.Send(r, nil)
+	c.mu.Lock()
+	c.inflight.peek().sent = monoNow() - int64(2*time.Hour) // late, but not stalled
+	c.progress = monoNow()
+	c.mu.Unlock()
+
+	asking := resp.AppendCommand(nil, "ASKING")
+	gaveUp, kept := NewBatch(1), NewBatch(1)
+	defer kept.Release()
+	gaveUp.SendAfter(0, c, asking, resp.AppendCommand(nil, "GET", "abandoned"))
+	kept.SendAfter(0, c, asking, resp.AppendCommand(nil, "GET", "kept"))
+	c.mu.Lock()
+	held := len(c.queue)
+	c.mu.Unlock()
+	require.Equal(t, 4, held, "the pairs did not wait in the late socket's queue")
+	gaveUp.End(nil) // abandons its GET, still queued
+	gaveUp.Release()
+	close(answer)
+	<-peerDone
+	require.NoError(t, c.Wait(context.Background(), r))
+	got := kept.Next(time.Now().Add(5*time.Second), nil)
+	require.NotNil(t, got, "the kept pair's GET was not answered")
+	require.NoError(t, got.Err())
+	assert.Equal(t, "kept", string(got.Reply()[0].Bytes))
+	r.Release()
 }

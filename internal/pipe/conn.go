@@ -212,7 +212,7 @@ func (c *Conn) Close() error {
 // When a reply is owed and none has come for ReadTimeout, the master is
 // hung: r fails at once with ErrReadTimeout, and the socket is reset and
 // reconnected (see Options.ReadTimeout).
-func (c *Conn) Send(r *Request, notify chan *Request) { c.send(r, notify, nil, monoNow()) }
+func (c *Conn) Send(r *Request, notify chan *Request) { c.send(r, notify, nil, false, monoNow()) }
 
 // SendWith is Send of r followed by then, a command whose answer nobody
 // reads (as SendForget sends it: the Conn recycles then, and the caller
@@ -221,22 +221,27 @@ func (c *Conn) Send(r *Request, notify chan *Request) { c.send(r, notify, nil, m
 // that announces what r did, such as the PUBLISH of a release. then's
 // answer is read and dropped; its Check, when set, still vets it.
 func (c *Conn) SendWith(r *Request, notify chan *Request, then *Request) {
-	c.sendWith(r, notify, then, monoNow())
+	c.sendWith(r, notify, then, false, monoNow())
 }
 
 // sendWith is SendWith with the clock reading at, which a Batch takes once
-// for the requests of a fan-out (see Batch.SendWith).
-func (c *Conn) sendWith(r *Request, notify chan *Request, then *Request, at int64) {
-	then.forget = true
-	c.send(r, notify, then, at)
-	if !then.Abandon() {
-		then.recycle() // completed already (failed fast, or answered at once)
+// for the requests of a fan-out (see Batch.SendWith); with first, mate
+// goes right before r instead of right after it (see Batch.SendAfter).
+func (c *Conn) sendWith(r *Request, notify chan *Request, mate *Request, first bool, at int64) {
+	mate.forget = true
+	if first {
+		mate.prepares = r
+	}
+	c.send(r, notify, mate, first, at)
+	if !mate.Abandon() {
+		mate.recycle() // completed already (failed fast, or answered at once)
 	}
 }
 
-// send is Send, with then (when not nil) right behind r, stamped at (a
-// reading of monoNow taken at or just before the call).
-func (c *Conn) send(r *Request, notify chan *Request, then *Request, at int64) {
+// send is Send, with mate (when not nil) right behind r, or right before
+// it when first, stamped at (a reading of monoNow taken at or just before
+// the call).
+func (c *Conn) send(r *Request, notify chan *Request, mate *Request, first bool, at int64) {
 	if notify == nil && !r.forget {
 		if r.own == nil {
 			r.own = make(chan *Request, 1) // kept until r is released
@@ -245,9 +250,9 @@ func (c *Conn) send(r *Request, notify chan *Request, then *Request, at int64) {
 	}
 	r.arm(notify, at)
 	n := 1
-	if then != nil {
-		then.notify, then.err, then.sent, then.arrived = nil, nil, r.sent, 0
-		then.state.Store(statePending)
+	if mate != nil {
+		mate.notify, mate.err, mate.sent, mate.arrived = nil, nil, r.sent, 0
+		mate.state.Store(statePending)
 		n = 2
 	}
 
@@ -258,7 +263,7 @@ func (c *Conn) send(r *Request, notify chan *Request, then *Request, at int64) {
 			c.keepForReplay(r, at)
 		}
 		c.mu.Unlock()
-		failBoth(r, then, err)
+		failBoth(r, mate, err)
 		return
 	}
 	s := c.sock
@@ -270,12 +275,12 @@ func (c *Conn) send(r *Request, notify chan *Request, then *Request, at int64) {
 		c.mu.Unlock()
 		err := c.lagError()
 		c.fail(s, err)
-		failBoth(r, then, err)
+		failBoth(r, mate, err)
 		return
 	}
 	if c.inflight.len()+len(c.queue)+n > c.opts.MaxPending {
 		c.mu.Unlock()
-		failBoth(r, then, &Error{Addr: c.opts.Addr, Op: OpLimit, Err: ErrTooManyPending})
+		failBoth(r, mate, &Error{Addr: c.opts.Addr, Op: OpLimit, Err: ErrTooManyPending})
 		return
 	}
 	s.needReader()
@@ -285,24 +290,26 @@ func (c *Conn) send(r *Request, notify chan *Request, then *Request, at int64) {
 		// by then in one syscall. (One pending reply is the common straggler
 		// of a lock decided at quorum; it does not make the socket busy.)
 		// Or the master is behind: the writer holds the queue (see late).
-		c.queue = append(c.queue, r)
-		if then != nil {
-			c.queue = append(c.queue, then)
-		}
+		c.queue = appendPair(c.queue, r, mate, first)
 		c.mu.Unlock()
 		s.wakeWriter()
 		return
 	}
 	// Idle socket: write it ourselves, sparing a hand-off to the writer.
+	// The write buffer is ours while s.writing is set (as it is the
+	// writer's, see writeLoop); a pair is copied in under the lock, as
+	// the writer does, since a failure may complete them at once.
 	s.writing = true
-	c.inflight.push(r)
 	cmd := r.Cmd
-	if then != nil {
-		c.inflight.push(then)
-		// The write buffer is ours while s.writing is set (as it is the
-		// writer's, see writeLoop); both are copied in under the lock, as
-		// the writer does, since a failure may complete them at once.
-		cmd = append(append(s.wbuf[:0], r.Cmd...), then.Cmd...)
+	if mate == nil {
+		c.inflight.push(r)
+	} else {
+		cmd = s.wbuf[:0]
+		var two [2]*Request
+		for _, q := range appendPair(two[:0], r, mate, first) {
+			c.inflight.push(q)
+			cmd = append(cmd, q.Cmd...)
+		}
 		s.wbuf = cmd[:0]
 	}
 	c.mu.Unlock()
@@ -413,11 +420,24 @@ func failAll(reqs []*Request, err error) {
 	}
 }
 
-// failBoth fails r and, when not nil, then (see send).
-func failBoth(r, then *Request, err error) {
+// failBoth fails r and, when not nil, mate (see send).
+func failBoth(r, mate *Request, err error) {
 	r.complete(nil, err)
-	if then != nil {
-		then.complete(nil, err)
+	if mate != nil {
+		mate.complete(nil, err)
+	}
+}
+
+// appendPair appends r and mate (when not nil) to q in the order send
+// writes them: mate first when first.
+func appendPair(q []*Request, r, mate *Request, first bool) []*Request {
+	switch {
+	case mate == nil:
+		return append(q, r)
+	case first:
+		return append(q, mate, r)
+	default:
+		return append(q, r, mate)
 	}
 }
 

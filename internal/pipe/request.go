@@ -70,6 +70,7 @@ type Request struct {
 	batch    *Batch        // the Batch that sent it, told of its completion; nil for others
 	driven   bool          // sent in a driven round of batch: completes through Batch.heard
 	then     *Request      // queued behind it in a driven round (Batch.QueueWith), until the round is written
+	prepares *Request      // sent right before this one (Batch.SendAfter): written only if that one is
 
 	err  error        // connection error, nil when a reply arrived
 	vals []resp.Value // the reply, flattened; Bytes point into buf
@@ -99,7 +100,7 @@ func (r *Request) recycle() {
 		r.buf = nil
 	}
 	r.Cmd, r.buf, r.vals = r.Cmd[:0], r.buf[:0], r.vals[:0]
-	r.Tag, r.check, r.err, r.notify, r.own, r.forget, r.batch, r.driven = 0, nil, nil, nil, nil, false, nil, false
+	r.Tag, r.check, r.err, r.notify, r.own, r.forget, r.batch, r.driven, r.prepares = 0, nil, nil, nil, nil, false, nil, false, nil
 	r.ReplayUntil, r.replayBy = time.Time{}, 0
 	r.state.Store(stateIdle)
 	requestPool.Put(r)
