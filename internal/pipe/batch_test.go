@@ -2,10 +2,8 @@ package pipe
 
 import (
 	"context"
-	"net"
 	"runtime"
 	"strconv"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -270,18 +268,7 @@ func TestBatchReadsRepliesThatCameByItsDeadline(t *testing.T) {
 // slot's, in one write on an idle socket, and the slot gets the second
 // answer, not the first.
 func TestBatchSendAfter(t *testing.T) {
-	var writes atomic.Int32
-	d := newPipeDialer()
-	c, err := New(Options{Addr: "pipe:1", Dialer: func(ctx context.Context, n, a string) (net.Conn, error) {
-		nc, err := d.dial(ctx, n, a)
-		return countingConn{nc, &writes}, err
-	}})
-	require.NoError(t, err)
-	defer c.Close()
-	p := d.accept(t)
-	p.handshake()
-	require.NoError(t, c.WaitReady(context.Background()))
-	writes.Store(0)
+	c, p, writes := newCountedConn(t)
 
 	batch := NewBatch(1)
 	defer batch.Release()
@@ -303,25 +290,11 @@ func TestBatchSendAfter(t *testing.T) {
 // written (a lone ASKING would prepare the next caller's command), and a
 // pair whose caller still waits is written whole.
 func TestBatchSendAfterDropsThePairTogether(t *testing.T) {
-	c, _, p := newPipeConn(t, Options{ReadTimeout: time.Hour})
-	answer := make(chan struct{})
-	peerDone := make(chan struct{})
-	go func() {
-		defer close(peerDone)
-		p.expect("PING")
-		<-answer
-		p.send("+PONG\r\n")
+	c, catchUp := newLateConn(t, func(p *peer) {
 		p.expect("ASKING") // the kept pair's, not the abandoned one's
 		p.expect("GET", "kept")
 		p.send("+OK\r\n$4\r\nkept\r\n")
-	}()
-	r := NewRequest()
-	r.Cmd = resp.AppendCommand(r.Cmd[:0], "PING")
-	c.Send(r, nil)
-	c.mu.Lock()
-	c.inflight.peek().sent = monoNow() - int64(2*time.Hour) // late, but not stalled
-	c.progress = monoNow()
-	c.mu.Unlock()
+	})
 
 	asking := resp.AppendCommand(nil, "ASKING")
 	gaveUp, kept := NewBatch(1), NewBatch(1)
@@ -334,12 +307,9 @@ func TestBatchSendAfterDropsThePairTogether(t *testing.T) {
 	require.Equal(t, 4, held, "the pairs did not wait in the late socket's queue")
 	gaveUp.End(nil) // abandons its GET, still queued
 	gaveUp.Release()
-	close(answer)
-	<-peerDone
-	require.NoError(t, c.Wait(context.Background(), r))
+	catchUp()
 	got := kept.Next(time.Now().Add(5*time.Second), nil)
 	require.NotNil(t, got, "the kept pair's GET was not answered")
 	require.NoError(t, got.Err())
 	assert.Equal(t, "kept", string(got.Reply()[0].Bytes))
-	r.Release()
 }

@@ -8,7 +8,6 @@ import (
 	"net"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -163,18 +162,7 @@ func TestFIFOUnderConcurrency(t *testing.T) {
 }
 
 func TestCoalescesPendingIntoOneWrite(t *testing.T) {
-	var writes atomic.Int32
-	d := newPipeDialer()
-	c, err := New(Options{Addr: "pipe:1", Dialer: func(ctx context.Context, n, a string) (net.Conn, error) {
-		nc, err := d.dial(ctx, n, a)
-		return countingConn{nc, &writes}, err
-	}})
-	require.NoError(t, err)
-	defer c.Close()
-	p := d.accept(t)
-	p.handshake()
-	require.NoError(t, c.WaitReady(context.Background()))
-	writes.Store(0)
+	c, p, writes := newCountedConn(t)
 
 	// The first request is written by its caller, which blocks in Write on
 	// the pipe until the peer reads; the next 99 queue up behind it.
@@ -480,18 +468,7 @@ func TestReplyCheckStopsRepliesOutOfStep(t *testing.T) {
 // follows it in one write on an idle socket; the follower's answer is read
 // and dropped, and the next request gets its own answer.
 func TestSendWithOneWrite(t *testing.T) {
-	var writes atomic.Int32
-	d := newPipeDialer()
-	c, err := New(Options{Addr: "pipe:1", Dialer: func(ctx context.Context, n, a string) (net.Conn, error) {
-		nc, err := d.dial(ctx, n, a)
-		return countingConn{nc, &writes}, err
-	}})
-	require.NoError(t, err)
-	defer c.Close()
-	p := d.accept(t)
-	p.handshake()
-	require.NoError(t, c.WaitReady(context.Background()))
-	writes.Store(0)
+	c, p, writes := newCountedConn(t)
 
 	notify := make(chan *Request, 2)
 	r, then := NewRequest(), NewRequest()

@@ -114,6 +114,56 @@ func newPipeConn(t *testing.T, opts Options) (*Conn, *pipeDialer, *peer) {
 	return c, d, p
 }
 
+// newCountedConn is newPipeConn (with default Options) whose writes to
+// the socket are counted, from 0 after the handshake.
+func newCountedConn(t *testing.T) (*Conn, *peer, *atomic.Int32) {
+	t.Helper()
+	writes := new(atomic.Int32)
+	d := newPipeDialer()
+	c, err := New(Options{Addr: "pipe:1", Dialer: func(ctx context.Context, n, a string) (net.Conn, error) {
+		nc, err := d.dial(ctx, n, a)
+		return countingConn{nc, writes}, err
+	}})
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	p := d.accept(t)
+	p.handshake()
+	require.NoError(t, c.WaitReady(context.Background()))
+	writes.Store(0)
+	return c, p, writes
+}
+
+// newLateConn returns a Conn on a scripted peer that is late (see
+// Conn.late): its PING (sent) waits for an answer that the peer gives,
+// followed by what then reads and answers, only when catchUp is called;
+// catchUp returns once the peer is done, and the PING answered.
+func newLateConn(t *testing.T, then func(p *peer)) (c *Conn, catchUp func()) {
+	t.Helper()
+	c, _, p := newPipeConn(t, Options{ReadTimeout: time.Hour})
+	answer := make(chan struct{})
+	peerDone := make(chan struct{})
+	go func() {
+		defer close(peerDone)
+		p.expect("PING")
+		<-answer
+		p.send("+PONG\r\n")
+		then(p)
+	}()
+	ping := NewRequest()
+	ping.Cmd = resp.AppendCommand(ping.Cmd[:0], "PING")
+	c.Send(ping, nil)
+	c.mu.Lock()
+	c.inflight.peek().sent = monoNow() - int64(2*time.Hour) // late, but not stalled
+	c.progress = monoNow()
+	c.mu.Unlock()
+	return c, func() {
+		close(answer)
+		<-peerDone
+		require.NoError(t, c.Wait(context.Background(), ping))
+		ping.Release()
+	}
+}
+
 // countingConn counts the Write calls on a net.Conn.
 type countingConn struct {
 	net.Conn

@@ -260,24 +260,10 @@ func TestStalledFailsFastAndReconnects(t *testing.T) {
 // kept. Once a reply comes they are written, in order, except those
 // whose callers abandoned them meanwhile, which are never sent.
 func TestLateHoldsTheQueueAndKeepsTheSocket(t *testing.T) {
-	c, _, p := newPipeConn(t, Options{ReadTimeout: time.Hour})
-	answer := make(chan struct{})
-	peerDone := make(chan struct{})
-	go func() {
-		defer close(peerDone)
-		p.expect("PING")
-		<-answer
-		p.send("+PONG\r\n")
+	c, catchUp := newLateConn(t, func(p *peer) {
 		p.expect("ECHO", "queued") // not "abandoned": it was never sent
 		p.send("$6\r\nqueued\r\n")
-	}()
-	r := NewRequest()
-	r.Cmd = resp.AppendCommand(r.Cmd[:0], "PING")
-	c.Send(r, nil)
-	c.mu.Lock()
-	c.inflight.peek().sent = monoNow() - int64(2*time.Hour) // late, but not stalled
-	c.progress = monoNow()
-	c.mu.Unlock()
+	})
 
 	gaveUp := NewRequest()
 	gaveUp.Cmd = resp.AppendCommand(gaveUp.Cmd[:0], "ECHO", "abandoned")
@@ -290,13 +276,10 @@ func TestLateHoldsTheQueueAndKeepsTheSocket(t *testing.T) {
 	held := len(c.queue)
 	c.mu.Unlock()
 	assert.Equal(t, 2, held, "the writer wrote to a late socket")
-	close(answer)
-	<-peerDone
-	require.NoError(t, c.Wait(context.Background(), r))
+	catchUp()
 	require.NoError(t, c.Wait(context.Background(), queued))
 	assert.Equal(t, "queued", string(queued.Reply()[0].Bytes))
 	assert.NoError(t, c.Err())
 	assert.Equal(t, uint64(1), c.Info().Generation, "a socket that still answered was reset")
-	r.Release()
 	queued.Release()
 }
