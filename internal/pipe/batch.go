@@ -125,13 +125,24 @@ func (b *Batch) sendPair(slot int, c *Conn, cmd, mate []byte, mateCheck func(rep
 		b.stamp = monoNow()
 	}
 	if mate == nil {
-		c.send(r, b.notify, nil, false, b.stamp)
+		c.send(r, b.notify, nil, b.stamp)
 		return
 	}
+	c.sendWith(r, b.notify, mateOf(r, mate, mateCheck, mateFirst), b.stamp)
+}
+
+// mateOf returns a Request of mate (copied), the command that goes with
+// r: right behind it, or right before it when first (it prepares r).
+// Nobody reads its answer; check, when not nil, vets it.
+func mateOf(r *Request, mate []byte, check func(reply []resp.Value) bool, first bool) *Request {
 	t := NewRequest()
 	t.Cmd = append(t.Cmd[:0], mate...)
-	t.check = mateCheck
-	c.sendWith(r, b.notify, t, mateFirst, b.stamp)
+	t.check = check
+	t.forget = true
+	if first {
+		t.prepares = r
+	}
+	return t
 }
 
 // fill makes slot's request, for Send or Queue (driven), hold cmd
@@ -152,7 +163,7 @@ func (b *Batch) fill(slot int, cmd []byte, driven bool) *Request {
 	r.ReplayUntil = b.ReplayUntil
 	r.batch = b
 	r.driven = driven
-	r.dropThen()
+	r.dropMate()
 	b.sent[slot] = true
 	b.pending++
 	return r

@@ -212,7 +212,7 @@ func (c *Conn) Close() error {
 // When a reply is owed and none has come for ReadTimeout, the master is
 // hung: r fails at once with ErrReadTimeout, and the socket is reset and
 // reconnected (see Options.ReadTimeout).
-func (c *Conn) Send(r *Request, notify chan *Request) { c.send(r, notify, nil, false, monoNow()) }
+func (c *Conn) Send(r *Request, notify chan *Request) { c.send(r, notify, nil, monoNow()) }
 
 // SendWith is Send of r followed by then, a command whose answer nobody
 // reads (as SendForget sends it: the Conn recycles then, and the caller
@@ -221,27 +221,25 @@ func (c *Conn) Send(r *Request, notify chan *Request) { c.send(r, notify, nil, f
 // that announces what r did, such as the PUBLISH of a release. then's
 // answer is read and dropped; its Check, when set, still vets it.
 func (c *Conn) SendWith(r *Request, notify chan *Request, then *Request) {
-	c.sendWith(r, notify, then, false, monoNow())
+	c.sendWith(r, notify, then, monoNow())
 }
 
 // sendWith is SendWith with the clock reading at, which a Batch takes once
-// for the requests of a fan-out (see Batch.SendWith); with first, mate
-// goes right before r instead of right after it (see Batch.SendAfter).
-func (c *Conn) sendWith(r *Request, notify chan *Request, mate *Request, first bool, at int64) {
+// for the requests of a fan-out (see Batch.SendWith); mate goes right
+// before r instead of right after it when it prepares r (see
+// Batch.SendAfter).
+func (c *Conn) sendWith(r *Request, notify chan *Request, mate *Request, at int64) {
 	mate.forget = true
-	if first {
-		mate.prepares = r
-	}
-	c.send(r, notify, mate, first, at)
+	c.send(r, notify, mate, at)
 	if !mate.Abandon() {
 		mate.recycle() // completed already (failed fast, or answered at once)
 	}
 }
 
 // send is Send, with mate (when not nil) right behind r, or right before
-// it when first, stamped at (a reading of monoNow taken at or just before
-// the call).
-func (c *Conn) send(r *Request, notify chan *Request, mate *Request, first bool, at int64) {
+// it when it prepares r (see Request.prepares), stamped at (a reading of
+// monoNow taken at or just before the call).
+func (c *Conn) send(r *Request, notify chan *Request, mate *Request, at int64) {
 	if notify == nil && !r.forget {
 		if r.own == nil {
 			r.own = make(chan *Request, 1) // kept until r is released
@@ -290,7 +288,7 @@ func (c *Conn) send(r *Request, notify chan *Request, mate *Request, first bool,
 		// by then in one syscall. (One pending reply is the common straggler
 		// of a lock decided at quorum; it does not make the socket busy.)
 		// Or the master is behind: the writer holds the queue (see late).
-		c.queue = appendPair(c.queue, r, mate, first)
+		c.queue = appendPair(c.queue, r, mate)
 		c.mu.Unlock()
 		s.wakeWriter()
 		return
@@ -306,7 +304,7 @@ func (c *Conn) send(r *Request, notify chan *Request, mate *Request, first bool,
 	} else {
 		cmd = s.wbuf[:0]
 		var two [2]*Request
-		for _, q := range appendPair(two[:0], r, mate, first) {
+		for _, q := range appendPair(two[:0], r, mate) {
 			c.inflight.push(q)
 			cmd = append(cmd, q.Cmd...)
 		}
@@ -359,9 +357,11 @@ func (c *Conn) sendRound(reqs []*Request, at int64) {
 		failAll(reqs, err)
 		return
 	}
-	room := c.opts.MaxPending - c.inflight.len() - len(c.queue)
-	over := reqs[min(max(room, 0), len(reqs)):]
-	reqs = reqs[:len(reqs)-len(over)]
+	keep := min(max(c.opts.MaxPending-c.inflight.len()-len(c.queue), 0), len(reqs))
+	if keep > 0 && keep < len(reqs) && reqs[keep-1].prepares == reqs[keep] {
+		keep-- // a command that prepares the next goes with it, or not at all
+	}
+	reqs, over := reqs[:keep], reqs[keep:]
 	s.needReader()
 	if s.det == nil || s.writing || len(c.queue) > 0 || c.late(at) {
 		c.queue = append(c.queue, reqs...)
@@ -371,15 +371,7 @@ func (c *Conn) sendRound(reqs []*Request, at int64) {
 		return
 	}
 	s.writing = true
-	buf := s.wbuf[:0]
-	for _, r := range reqs {
-		if r.unwanted() {
-			r.recycle()
-			continue
-		}
-		buf = append(buf, r.Cmd...)
-		c.inflight.push(r)
-	}
+	buf := c.admit(s.wbuf[:0], reqs)
 	c.mu.Unlock()
 	c.failOver(over)
 
@@ -406,6 +398,32 @@ func (c *Conn) sendRound(reqs []*Request, at int64) {
 	}
 }
 
+// admit appends the commands of reqs, in order, to buf, and puts their
+// requests in flight, all but those nobody wants any more (see
+// Request.unwanted), which it recycles: the master is spared the work
+// (under load, most of a backlog). A command that prepares the next (see
+// Batch.SendAfter) goes with it, decided once for both: a lone ASKING
+// would apply to whatever came next. c.mu must be held.
+func (c *Conn) admit(buf []byte, reqs []*Request) []byte {
+	prepared := false // the request before this one prepared it and was admitted
+	for _, r := range reqs {
+		drop := r.unwanted()
+		if r.prepares != nil {
+			drop = r.prepares.unwanted()
+		} else if prepared {
+			drop = false
+		}
+		prepared = !drop && r.prepares != nil
+		if drop {
+			r.recycle()
+			continue
+		}
+		buf = append(buf, r.Cmd...)
+		c.inflight.push(r)
+	}
+	return buf
+}
+
 // failOver fails the requests past MaxPending (see sendRound).
 func (c *Conn) failOver(over []*Request) {
 	if len(over) > 0 {
@@ -429,12 +447,12 @@ func failBoth(r, mate *Request, err error) {
 }
 
 // appendPair appends r and mate (when not nil) to q in the order send
-// writes them: mate first when first.
-func appendPair(q []*Request, r, mate *Request, first bool) []*Request {
+// writes them: mate first when it prepares r.
+func appendPair(q []*Request, r, mate *Request) []*Request {
 	switch {
 	case mate == nil:
 		return append(q, r)
-	case first:
+	case mate.prepares == r:
 		return append(q, mate, r)
 	default:
 		return append(q, r, mate)

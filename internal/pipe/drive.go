@@ -23,29 +23,44 @@ func (b *Batch) Queue(slot int, c *Conn, cmd []byte) { b.QueueWith(slot, c, cmd,
 // the same write, whose answer nobody reads, vetted by thenCheck when not
 // nil: SendWith for a driven round.
 func (b *Batch) QueueWith(slot int, c *Conn, cmd, then []byte, thenCheck func(reply []resp.Value) bool) {
+	b.queuePair(slot, c, cmd, then, thenCheck, false)
+}
+
+// QueueAfter is Queue of cmd right after first (copied), whose answer
+// nobody reads: SendAfter for a driven round. Nothing comes between them
+// on the connection, and neither is written without the other.
+func (b *Batch) QueueAfter(slot int, c *Conn, first, cmd []byte) {
+	b.queuePair(slot, c, cmd, first, nil, true)
+}
+
+// queuePair is Queue of cmd with mate (when not nil) right behind it, or
+// right before it when mateFirst.
+func (b *Batch) queuePair(slot int, c *Conn, cmd, mate []byte, mateCheck func(reply []resp.Value) bool, mateFirst bool) {
 	r := b.fill(slot, cmd, true)
 	b.conns[slot] = c
-	if then != nil {
-		t := NewRequest()
-		t.Cmd = append(t.Cmd[:0], then...)
-		t.check = thenCheck
-		t.forget = true
-		r.then = t
+	if mate != nil {
+		r.mate = mateOf(r, mate, mateCheck, mateFirst)
 	}
 }
 
 // armRound arms slot's request of a driven round, sent at now, and hands
-// it to out with c, followed by the command queued behind it (QueueWith),
-// which goes to the Conn (b.mu held).
+// it to out with c, with the command queued with it (QueueWith,
+// QueueAfter), which goes to the Conn, in the order they are written
+// (b.mu held).
 func (b *Batch) armRound(slot int, now int64, out func(c *Conn, r *Request)) {
 	r, c := b.reqs[slot], b.conns[slot]
 	r.arm(nil, now)
-	out(c, r)
-	if t := r.then; t != nil {
-		r.then = nil
-		t.arm(nil, now)
-		t.state.Store(stateAbandoned) // the Conn's from now on: it recycles it once answered or failed
-		out(c, t)
+	t := r.mate
+	if t == nil {
+		out(c, r)
+		return
+	}
+	r.mate = nil
+	t.arm(nil, now)
+	t.state.Store(stateAbandoned) // the Conn's from now on: it recycles it once answered or failed
+	var two [2]*Request
+	for _, q := range appendPair(two[:0], r, t) {
+		out(c, q)
 	}
 }
 

@@ -385,3 +385,95 @@ func TestDriverQueueWithAndAgain(t *testing.T) {
 	b.End(nil)
 	assert.Equal(t, []string{"refused", "again"}, heard, "what Hear read, in order")
 }
+
+// TestDriverQueueAfter: QueueAfter's first command goes right before
+// its command, with nothing of another round between them, and its
+// answer to no one: the slot gets the second command's.
+func TestDriverQueueAfter(t *testing.T) {
+	c, _, p := newPipeConn(t, Options{})
+	g := NewGroup([]*Conn{c}, 0)
+	defer g.Close()
+	other, asked := g.NewBatch(1), g.NewBatch(1)
+	defer other.Release()
+	defer asked.Release()
+	tyOther, tyAsked := newTally(1), newTally(1)
+	other.Hear, asked.Hear = tyOther.hear, tyAsked.hear
+
+	other.Queue(0, c, resp.AppendCommand(nil, "ECHO", "other"))
+	asked.QueueAfter(0, c, resp.AppendCommand(nil, "ASKING"), resp.AppendCommand(nil, "ECHO", "asked"))
+	deadline := time.Now().Add(10 * time.Second)
+	other.Drive(deadline)
+	asked.Drive(deadline)
+	p.expect("ECHO", "other")
+	p.expect("ASKING")
+	p.expect("ECHO", "asked")
+	p.send("$5\r\nother\r\n+OK\r\n$5\r\nasked\r\n")
+	assert.Equal(t, WokeDecided, other.Await(nil))
+	assert.Equal(t, WokeDecided, asked.Await(nil))
+	other.End(nil)
+	asked.End(nil)
+	assert.Equal(t, map[int]string{0: "asked"}, tyAsked.replies, "the slot got the first command's answer")
+	assert.Equal(t, map[int]string{0: "other"}, tyOther.replies)
+}
+
+// TestDriverQueueAfterPairsStayWhole: a pair that MaxPending has room
+// for only half of fails whole (a lone ASKING would apply to whatever
+// came next), and one whose caller gave up before it was written is
+// left out whole.
+func TestDriverQueueAfterPairsStayWhole(t *testing.T) {
+	asking := resp.AppendCommand(nil, "ASKING")
+	t.Run("MaxPending", func(t *testing.T) {
+		c, _, p := newPipeConn(t, Options{MaxPending: 1})
+		g := NewGroup([]*Conn{c}, 0)
+		defer g.Close()
+		b := g.NewBatch(1)
+		defer b.Release()
+		ty := newTally(1)
+		b.Hear = ty.hear
+
+		b.QueueAfter(0, c, asking, resp.AppendCommand(nil, "ECHO", "cut"))
+		b.Drive(time.Now().Add(10 * time.Second))
+		assert.Equal(t, WokeDecided, b.Await(nil))
+		b.End(nil)
+		assert.ErrorIs(t, ty.errs[0], ErrTooManyPending)
+
+		ty.reset(1)
+		b.Queue(0, c, resp.AppendCommand(nil, "ECHO", "next"))
+		b.Drive(time.Now().Add(10 * time.Second))
+		p.expect("ECHO", "next") // not the cut pair's ASKING
+		p.send("$4\r\nnext\r\n")
+		assert.Equal(t, WokeDecided, b.Await(nil))
+		b.End(nil)
+		assert.Equal(t, map[int]string{0: "next"}, ty.replies)
+	})
+	t.Run("GaveUp", func(t *testing.T) {
+		c, catchUp := newLateConn(t, func(p *peer) {
+			p.expect("ASKING") // the kept pair's, not the abandoned one's
+			p.expect("ECHO", "kept")
+			p.send("+OK\r\n$4\r\nkept\r\n")
+		})
+		g := NewGroup([]*Conn{c}, 0)
+		defer g.Close()
+		gaveUp, kept := g.NewBatch(1), g.NewBatch(1)
+		defer gaveUp.Release()
+		defer kept.Release()
+		tyGaveUp, tyKept := newTally(1), newTally(1)
+		gaveUp.Hear, kept.Hear = tyGaveUp.hear, tyKept.hear
+
+		deadline := time.Now().Add(10 * time.Second)
+		gaveUp.QueueAfter(0, c, asking, resp.AppendCommand(nil, "ECHO", "abandoned"))
+		gaveUp.Drive(deadline)
+		kept.QueueAfter(0, c, asking, resp.AppendCommand(nil, "ECHO", "kept"))
+		kept.Drive(deadline)
+		require.Eventually(t, func() bool {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			return len(c.queue) == 4
+		}, 5*time.Second, time.Millisecond, "the pairs did not wait in the late socket's queue")
+		gaveUp.End(nil) // abandons its ECHO, still queued
+		catchUp()
+		assert.Equal(t, WokeDecided, kept.Await(nil))
+		kept.End(nil)
+		assert.Equal(t, map[int]string{0: "kept"}, tyKept.replies)
+	})
+}

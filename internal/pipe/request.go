@@ -69,8 +69,8 @@ type Request struct {
 	forget   bool          // sent by SendForget: no one is notified of its completion
 	batch    *Batch        // the Batch that sent it, told of its completion; nil for others
 	driven   bool          // sent in a driven round of batch: completes through Batch.heard
-	then     *Request      // queued behind it in a driven round (Batch.QueueWith), until the round is written
-	prepares *Request      // sent right before this one (Batch.SendAfter): written only if that one is
+	mate     *Request      // queued with it in a driven round (Batch.QueueWith, QueueAfter), until the round is written
+	prepares *Request      // the one sent right after it (Batch.SendAfter, QueueAfter): written only if that one is
 
 	err  error        // connection error, nil when a reply arrived
 	vals []resp.Value // the reply, flattened; Bytes point into buf
@@ -92,7 +92,7 @@ func (r *Request) Release() {
 }
 
 func (r *Request) recycle() {
-	r.dropThen()
+	r.dropMate()
 	if cap(r.Cmd) > maxKeptBuffer {
 		r.Cmd = nil
 	}
@@ -106,12 +106,13 @@ func (r *Request) recycle() {
 	requestPool.Put(r)
 }
 
-// dropThen recycles the command queued behind r (Batch.QueueWith) that
-// was never written: its round was dropped before the driver wrote it.
-func (r *Request) dropThen() {
-	if r.then != nil {
-		r.then.recycle()
-		r.then = nil
+// dropMate recycles the command queued with r (Batch.QueueWith,
+// QueueAfter) that was never written: its round was dropped before the
+// driver wrote it.
+func (r *Request) dropMate() {
+	if r.mate != nil {
+		r.mate.recycle()
+		r.mate = nil
 	}
 }
 

@@ -185,29 +185,8 @@ func (s *socket) writeLoop() {
 			s.writing = true
 			// Copy under the lock: once a request is in inflight a failure may
 			// complete it, and its owner may then reuse its Cmd.
-			buf := s.wbuf[:0]
-			prepared := false // the request before this one prepared it and was written
-			for i, r := range c.queue {
-				c.queue[i] = nil
-				// A request its caller gave up on before it left is not
-				// written: the master is spared the work (under load, most
-				// of the backlog). A command that prepares the next (see
-				// Batch.SendAfter) goes with it, decided once for both: a
-				// lone ASKING would apply to whatever came next.
-				drop := r.unwanted()
-				if r.prepares != nil {
-					drop = r.prepares.unwanted()
-				} else if prepared {
-					drop = false
-				}
-				prepared = !drop && r.prepares != nil
-				if drop {
-					r.recycle()
-					continue
-				}
-				buf = append(buf, r.Cmd...)
-				c.inflight.push(r)
-			}
+			buf := c.admit(s.wbuf[:0], c.queue)
+			clear(c.queue)
 			c.queue = c.queue[:0]
 			if len(buf) == 0 {
 				s.writing = false
