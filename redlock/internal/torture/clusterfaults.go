@@ -2,6 +2,8 @@ package torture
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/volleylock/volley/internal/redistest"
@@ -79,7 +81,9 @@ func (in *injection) failoverLosingWrites() {
 }
 
 // moveSlot moves the slot of a lock copy, with its keys, from one shard
-// to another; the heal moves it back.
+// to another; the heal moves it back. The detail says how many ASKINGs
+// the importing node ran during each move: the ASKs the clients
+// followed (see moveCounted).
 func (in *injection) moveSlot() {
 	rc := in.r.cl.rc
 	from := in.shard()
@@ -89,16 +93,60 @@ func (in *injection) moveSlot() {
 		return
 	}
 	to := (from + 1 + in.rng.IntN(in.r.cfg.Masters-1)) % in.r.cfg.Masters
-	if err := rc.MoveSlot(sl, to); err != nil {
+	asked, err := in.moveCounted(sl, to)
+	if err != nil {
 		in.r.errorf("moving slot %d from shard %d to %d: %v", sl, from, to, err)
 		return
 	}
-	in.detail = fmt.Sprintf("slot %d moved from shard %d to shard %d", sl, from, to)
+	in.detail = fmt.Sprintf("slot %d moved from shard %d to shard %d (%d ASKINGs)", sl, from, to, asked)
 	in.heal = func() {
-		if err := rc.MoveSlot(sl, from); err != nil {
+		back, err := in.moveCounted(sl, from)
+		if err != nil {
 			in.r.errorf("moving slot %d back to shard %d: %v", sl, from, err)
+			return
 		}
+		in.detail += fmt.Sprintf(" and back (%d ASKINGs)", back)
 	}
+}
+
+// moveCounted moves slot sl to shard to, and returns how many ASKING
+// commands that shard's primary ran meanwhile (INFO commandstats): the
+// ASKs the clients followed there while the slot was migrating. It adds
+// them to the run's count (Report.AskingsInSlotMoves).
+func (in *injection) moveCounted(sl, to int) (uint64, error) {
+	rc := in.r.cl.rc
+	dst := rc.Primary(to).Addr()
+	before := in.askings(dst)
+	if err := rc.MoveSlot(sl, to); err != nil {
+		return 0, err
+	}
+	asked := max(in.askings(dst), before) - before // 0 if it restarted meanwhile
+	in.r.askings.Add(asked)
+	return asked, nil
+}
+
+// askings returns how many ASKING commands the server at addr has run
+// since it started, or since its statistics were reset (0 on error,
+// which it records).
+func (in *injection) askings(addr string) uint64 {
+	vals, err := redistest.Do(addr, "INFO", "commandstats")
+	if err != nil {
+		in.r.errorf("INFO commandstats on %s: %v", addr, err)
+		return 0
+	}
+	if len(vals) == 0 {
+		return 0
+	}
+	for line := range strings.Lines(string(vals[0].Bytes)) {
+		rest, ok := strings.CutPrefix(line, "cmdstat_asking:calls=")
+		if !ok {
+			continue
+		}
+		calls, _, _ := strings.Cut(rest, ",")
+		n, _ := strconv.ParseUint(calls, 10, 64)
+		return n
+	}
+	return 0
 }
 
 // copySlot returns the slot of a lock key (a copy's "{vs...}" tag first)

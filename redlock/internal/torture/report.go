@@ -50,7 +50,11 @@ type Report struct {
 	DoLost            int             `json:"do_lost,omitempty"`
 	MajorityGrantList []MajorityGrant `json:"majority_grant_list,omitempty"`
 	Unrecovered       int             `json:"unrecovered_faults"`
-	Errors            []string        `json:"errors,omitempty"`
+	// AskingsInSlotMoves counts the ASKING commands the importing nodes
+	// ran while the move-slot faults moved a slot: the ASKs the clients
+	// followed (one ASKING before each command sent again).
+	AskingsInSlotMoves uint64   `json:"askings_in_slot_moves"`
+	Errors             []string `json:"errors,omitempty"`
 
 	GoroutinesBefore int    `json:"goroutines_before"`
 	GoroutinesAfter  int    `json:"goroutines_after"`
@@ -175,6 +179,9 @@ func (r *Report) WriteTable(w io.Writer) {
 		row("fencing tokens", "%d holders had one; %d REGRESSIONS (not greater than an earlier holder's)", r.Checker.Fenced, r.Checker.FenceRegressions)
 	}
 	row("majority grants", "%d", r.MajorityGrants)
+	if slices.Contains(r.Faults, FaultMoveSlot) {
+		row("ASKs followed", "%d (ASKINGs the importing nodes ran during slot moves)", r.AskingsInSlotMoves)
+	}
 	if r.DoHolds > 0 {
 		row("Do holds", "%d (%d LOST: context cancelled before the hold was over)", r.DoHolds, r.DoLost)
 	}

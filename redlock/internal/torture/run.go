@@ -30,7 +30,8 @@ type run struct {
 	lastLive     atomic.Int64
 	majorityFrom atomic.Int64 // offset+1 of the current majority partition, 0 if none
 
-	crashes int // FaultCrashImmediate injections so far (nemesis only)
+	crashes int           // FaultCrashImmediate injections so far (nemesis only)
+	askings atomic.Uint64 // see Report.AskingsInSlotMoves
 
 	mu     sync.Mutex
 	phases []Phase
@@ -311,8 +312,9 @@ func (r *run) report(elapsed time.Duration) *Report {
 		Masters: cfg.Masters, Clients: cfg.Clients, Goroutines: cfg.Goroutines, Keys: cfg.Keys,
 		Permits: cfg.Permits, ReadShare: cfg.ReadShare,
 		TTL: cfg.TTL, MaxTTL: cfg.MaxTTL, MasterTimeout: cfg.MasterTimeout,
-		Elapsed:      elapsed,
-		Acquisitions: r.acquired.Load(),
+		Elapsed:            elapsed,
+		Acquisitions:       r.acquired.Load(),
+		AskingsInSlotMoves: r.askings.Load(),
 	}
 	if elapsed > 0 {
 		rep.PerSecond = float64(rep.Acquisitions) / elapsed.Seconds()
