@@ -331,9 +331,11 @@ func TestAllocsRWMutex(t *testing.T) {
 // TestAllocsCluster pins TryLock+Unlock over a 3-primary Redis Cluster,
 // unfenced and fenced (the cluster forms of the fencing scripts, the
 // counter and the check's keys behind the copy's tag), at zero
-// allocations in steady state, as over standalone masters.
+// allocations in steady state, as over standalone masters, on the lone
+// caller's path and on the driver's.
 func TestAllocsCluster(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer func() { alwaysDriven = false }()
 	cl := redistest.StartClusterT(t, redistest.ClusterOptions{Replicas: -1})
 	const ttl = 10 * time.Second
 	for _, fencing := range []bool{false, true} {
@@ -352,8 +354,12 @@ func TestAllocsCluster(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		steady(lockUnlock)
-		require.Zero(t, allocs(lockUnlock), "TryLock+Unlock over a cluster, fencing %v", fencing)
+		for _, driven := range []bool{false, true} {
+			alwaysDriven = driven
+			steady(lockUnlock)
+			require.Zero(t, allocs(lockUnlock), "TryLock+Unlock over a cluster, fencing %v, driven %v", fencing, driven)
+		}
+		alwaysDriven = false
 	}
 }
 

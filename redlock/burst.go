@@ -147,7 +147,7 @@ func (o *op) run(done <-chan struct{}) burstResult {
 	claimed := o.fan.begin(wait, claim && !alwaysDriven, answers[o.command.answer].fits)
 	o.fan.b.ReplayUntil = o.replayUntil(o.fan.start)
 	o.fan.nat = o.natives()
-	if claim && !claimed && c.cluster == nil {
+	if claim && !claimed {
 		return o.runDriven(awaited, done)
 	}
 	o.fan.sendAll(&o.cmd)
@@ -208,9 +208,11 @@ func (o *op) runDriven(awaited int, done <-chan struct{}) burstResult {
 // whether the outcome is decided. An answer after the caller was woken
 // (late) counts only when the burst hung, as in settle.
 func (o *op) hear(r *pipe.Request, late bool) bool {
-	if i := r.Tag; !late && o.fan.form[i] != 0 && r.Err() == nil && refusal(r.Reply()) {
-		// As in fanout.nextOf: the script instead, in this round.
-		o.fan.queue(i, o.fan.nat.base)
+	if late {
+		if o.c.locate != nil && movedOrDown(r) {
+			o.c.locate.touch()
+		}
+	} else if o.fan.heard(r, true) {
 		return false
 	}
 	out := o.answer(r)

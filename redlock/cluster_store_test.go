@@ -372,9 +372,14 @@ func TestClusterRefusesEarlierLayout(t *testing.T) {
 // again, behind ASKING, and copy 1 votes. Each of 100 keys is taken on
 // copy 0 by a stranger, so that a lock needs copy 1's vote: all 100 are
 // granted; the broken variant without the retry (noAsking) grants none.
+// Each also with every burst served by the Group's driver, which sends
+// the command again from where it reads the ASK (op.hear).
 func TestClusterSlotMigrating(t *testing.T) {
-	for _, broken := range []bool{false, true} {
-		t.Run(fmt.Sprint("noAsking=", broken), func(t *testing.T) {
+	for _, tc := range []struct{ broken, driven bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		broken := tc.broken
+		t.Run(fmt.Sprintf("noAsking=%v/driven=%v", tc.broken, tc.driven), func(t *testing.T) {
+			alwaysDriven = tc.driven
+			defer func() { alwaysDriven = false }()
 			granted := migratingGrants(t, broken)
 			t.Logf("locks granted with copy 1's slot migrating and copy 0 taken: %d of 100", granted)
 			if broken {

@@ -124,21 +124,34 @@ func (f *fanout) nextOf(n int, done <-chan struct{}) (*pipe.Request, int) {
 		default:
 			return nil, fanTimeout
 		}
-		if f.c.locate != nil && movedOrDown(r) {
-			f.c.locate.touch()
-		}
-		if i := r.Tag; f.form[i] != 0 && r.Err() == nil && refusal(r.Reply()) {
-			// The master's server does not run the native form (its
-			// check has turned that form off): the script instead.
-			f.sendTo(i, i, f.nat.base)
-			continue
-		}
-		if i := r.Tag; f.c.cluster != nil && !f.asked[i] && !noAsking && f.askAgain(r) {
-			f.asked[i] = true
+		if f.heard(r, false) {
 			continue
 		}
 		return r, fanReply
 	}
+}
+
+// heard is what every answer of the round goes through before it is
+// read as a vote, driven or not: a sign that a cluster copy moved
+// touches the locator, and an answer that asks for the command again
+// gets it, in the same round (queued again when driven): a refused
+// native form (its check has turned that form off) as the script, an
+// ASK to the node it names (see askAgain). It reports whether it sent
+// the command again, so that the answer is no vote.
+func (f *fanout) heard(r *pipe.Request, driven bool) bool {
+	if f.c.locate != nil && movedOrDown(r) {
+		f.c.locate.touch()
+	}
+	i := r.Tag
+	if f.form[i] != 0 && r.Err() == nil && refusal(r.Reply()) {
+		f.put(i, i, f.nat.base, driven)
+		return true
+	}
+	if f.c.cluster != nil && !f.asked[i] && !noAsking && f.askAgain(r, driven) {
+		f.asked[i] = true
+		return true
+	}
+	return false
 }
 
 // end ends the round: it gives up on the requests still pending (their
@@ -169,7 +182,7 @@ func (f *fanout) release() { f.b.Release() }
 // round's deadline. It reports whether it sent it: not for another answer,
 // nor for a node the Client's view does not know (the answer then stands,
 // a failed vote, and the locator reads the map again).
-func (f *fanout) askAgain(r *pipe.Request) bool {
+func (f *fanout) askAgain(r *pipe.Request, driven bool) bool {
 	vals := r.Reply()
 	if r.Err() != nil || len(vals) == 0 || !vals[0].IsError() || string(vals[0].ErrorPrefix()) != "ASK" {
 		return false
@@ -189,7 +202,11 @@ func (f *fanout) askAgain(r *pipe.Request) bool {
 	if v := f.form[r.Tag]; v != 0 {
 		f.b.Check = f.c.natCheck[v-1]
 	}
-	f.b.SendAfter(r.Tag, cn, askingCmd, f.scratch)
+	if driven {
+		f.b.QueueAfter(r.Tag, cn, askingCmd, f.scratch)
+	} else {
+		f.b.SendAfter(r.Tag, cn, askingCmd, f.scratch)
+	}
 	f.b.Check = f.check
 	return true
 }
