@@ -50,6 +50,16 @@ func (ty *tally) hear(r *Request, late bool) bool {
 	return ty.got >= ty.want
 }
 
+// newTalliedBatch returns a Batch of g with one slot, whose answers a
+// tally that decides at the first one hears; the test's end releases it.
+func newTalliedBatch(t *testing.T, g *Group) (*Batch, *tally) {
+	b := g.NewBatch(1)
+	t.Cleanup(b.Release)
+	ty := newTally(1)
+	b.Hear = ty.hear
+	return b, ty
+}
+
 func (ty *tally) reset(want int) {
 	ty.mu.Lock()
 	defer ty.mu.Unlock()
@@ -393,11 +403,8 @@ func TestDriverQueueAfter(t *testing.T) {
 	c, _, p := newPipeConn(t, Options{})
 	g := NewGroup([]*Conn{c}, 0)
 	defer g.Close()
-	other, asked := g.NewBatch(1), g.NewBatch(1)
-	defer other.Release()
-	defer asked.Release()
-	tyOther, tyAsked := newTally(1), newTally(1)
-	other.Hear, asked.Hear = tyOther.hear, tyAsked.hear
+	other, tyOther := newTalliedBatch(t, g)
+	asked, tyAsked := newTalliedBatch(t, g)
 
 	other.Queue(0, c, resp.AppendCommand(nil, "ECHO", "other"))
 	asked.QueueAfter(0, c, resp.AppendCommand(nil, "ASKING"), resp.AppendCommand(nil, "ECHO", "asked"))
@@ -426,10 +433,7 @@ func TestDriverQueueAfterPairsStayWhole(t *testing.T) {
 		c, _, p := newPipeConn(t, Options{MaxPending: 1})
 		g := NewGroup([]*Conn{c}, 0)
 		defer g.Close()
-		b := g.NewBatch(1)
-		defer b.Release()
-		ty := newTally(1)
-		b.Hear = ty.hear
+		b, ty := newTalliedBatch(t, g)
 
 		b.QueueAfter(0, c, asking, resp.AppendCommand(nil, "ECHO", "cut"))
 		b.Drive(time.Now().Add(10 * time.Second))
@@ -454,11 +458,8 @@ func TestDriverQueueAfterPairsStayWhole(t *testing.T) {
 		})
 		g := NewGroup([]*Conn{c}, 0)
 		defer g.Close()
-		gaveUp, kept := g.NewBatch(1), g.NewBatch(1)
-		defer gaveUp.Release()
-		defer kept.Release()
-		tyGaveUp, tyKept := newTally(1), newTally(1)
-		gaveUp.Hear, kept.Hear = tyGaveUp.hear, tyKept.hear
+		gaveUp, _ := newTalliedBatch(t, g)
+		kept, tyKept := newTalliedBatch(t, g)
 
 		deadline := time.Now().Add(10 * time.Second)
 		gaveUp.QueueAfter(0, c, asking, resp.AppendCommand(nil, "ECHO", "abandoned"))
