@@ -209,9 +209,7 @@ func (o *op) runDriven(awaited int, done <-chan struct{}) burstResult {
 // (late) counts only when the burst hung, as in settle.
 func (o *op) hear(r *pipe.Request, late bool) bool {
 	if late {
-		if o.c.locate != nil && movedOrDown(r) {
-			o.c.locate.touch()
-		}
+		o.fan.noteMoved(r)
 	} else if o.fan.heard(r, true) {
 		return false
 	}

@@ -139,9 +139,7 @@ func (f *fanout) nextOf(n int, done <-chan struct{}) (*pipe.Request, int) {
 // ASK to the node it names (see askAgain). It reports whether it sent
 // the command again, so that the answer is no vote.
 func (f *fanout) heard(r *pipe.Request, driven bool) bool {
-	if f.c.locate != nil && movedOrDown(r) {
-		f.c.locate.touch()
-	}
+	f.noteMoved(r)
 	i := r.Tag
 	if f.form[i] != 0 && r.Err() == nil && refusal(r.Reply()) {
 		f.put(i, i, f.nat.base, driven)
@@ -163,13 +161,19 @@ func (f *fanout) end(late func(r *pipe.Request)) {
 		return
 	}
 	f.b.End(func(r *pipe.Request) {
-		if movedOrDown(r) {
-			f.c.locate.touch()
-		}
+		f.noteMoved(r)
 		if late != nil {
 			late(r)
 		}
 	})
+}
+
+// noteMoved touches the locator when r says that a cluster copy moved
+// (see movedOrDown), so that it reads the map again.
+func (f *fanout) noteMoved(r *pipe.Request) {
+	if f.c.locate != nil && movedOrDown(r) {
+		f.c.locate.touch()
+	}
 }
 
 // release ends the fanout for good; its owner must not use it afterwards.
