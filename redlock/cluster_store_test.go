@@ -233,7 +233,10 @@ func TestClusterFailover(t *testing.T) {
 func TestClusterPrimaryKilled(t *testing.T) {
 	t.Parallel() // see helpers_test.go: parallel tests
 	cl := redistest.StartClusterT(t, redistest.ClusterOptions{})
-	cfg := Config{MaxTTL: 2 * time.Second, FailoverGrace: time.Second, RetryDelay: 10 * time.Millisecond, MasterTimeout: 250 * time.Millisecond}
+	// MasterTimeout 1s: a master whose reply came later than that is not
+	// awaited by the next burst, and the Unlock below needs both living
+	// copies; under make test-stress a reply can take 250ms.
+	cfg := Config{MaxTTL: 2 * time.Second, FailoverGrace: time.Second, RetryDelay: 10 * time.Millisecond, MasterTimeout: time.Second}
 	a := clusterClient(t, cl, cfg)
 	b := clusterClient(t, cl, cfg)
 	ctx, cancel := context.WithTimeout(bg, 30*time.Second)
@@ -241,6 +244,11 @@ func TestClusterPrimaryKilled(t *testing.T) {
 	unguarded(t, a) // the test counts on every master from here
 	l, err := a.Lock(ctx, "k", 2*time.Second)
 	require.NoError(t, err)
+	// Lock returns at a quorum: the third copy's SET may still be on its
+	// way, and would then race b's TryLock below. Wait until it landed.
+	for _, s := range inspectAll(t, l.Inspect, func(s KeyState) bool { return s.Ours }) {
+		require.True(t, s.Ours, "a holds %s on %s", s.Key, s.Addr)
+	}
 
 	_, tag := copyAt(a, 1, "k")
 	shard := cl.ShardOf(slot.Of(tag))
