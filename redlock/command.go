@@ -102,7 +102,7 @@ var (
 	// is then extended and released as a Lock.
 	cmdRWLock       = command{script: &scripts.RWLock, arg: true, arg2: true, guarded: true, answer: answerLock}
 	cmdRWLockFenced = command{script: &scripts.RWLock, fenceKey: true, vouched: &scripts.RWLockVouched, arg: true, arg2: true, propose: true, guarded: true, answer: answerFenceLock}
-	cmdRWRLock      = command{script: &scripts.RWRLock, arg: true, guarded: true, answer: answerLock}
+	cmdRWRLock      = command{script: &scripts.RWRLock, arg: true, arg2: true, guarded: true, answer: answerLock}
 	cmdRWRExtend    = command{script: &scripts.RWRExtend, arg: true, guarded: true, answer: answerVote, batch: &scripts.RWRExtendBatch, batchFrom: 1, batchKeys: 1}
 	cmdRWRUnlock    = command{script: &scripts.RWRUnlock, release: true, answer: answerVote}
 	// An election's (see election.go): a candidate attempts as a fenced

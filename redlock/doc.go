@@ -134,6 +134,14 @@
 // waiter in each Client). For 200 ms the other Clients' waiting attempts
 // leave the free key to the one told (key + ":volley:named"). A new Lock of a
 // key queues behind the Client's waiters for it rather than barging in.
+// A Lock that waits without being among the waiters (a fenced or
+// multi-key Lock, a read-write lock's writer or reader, or a Client whose
+// ACL refuses the sorted set) marks the key instead (key +
+// ":volley:listen", living as long as the waiters' set would). A release
+// that finds neither the waiters nor the mark publishes nothing: an
+// uncontended Unlock costs the master one EXISTS, not a publish (a
+// native release, DELIFEQ or DELEX, is followed by its SPUBLISH all the
+// same).
 // When waiters of several processes split the votes, they agree on one to
 // try again at once; the others back off.
 //

@@ -3,6 +3,7 @@ package redlock
 import (
 	"context"
 	"errors"
+	"github.com/volleylock/volley/internal/scripts"
 	"strconv"
 	"strings"
 	"testing"
@@ -126,7 +127,8 @@ func TestLockFailsAtOnceWhenTheGuardOutlastsCtx(t *testing.T) {
 // masters paused (their answers unknown: an outage, ErrNoQuorum, which a
 // Lock waits out apart from the room). The broken variant (selfWake) must
 // be caught: it attempts again at each release of its own. It is checked
-// where the releases publish on every master: answers 150ms late for a
+// where the releases publish on every master (another Client's mark says
+// someone waits): answers 150ms late for a
 // 250ms TTL with a drift allowance of half of it, so that the validity is
 // spent before they come but the key lives until its release. (With a
 // 10ms TTL and answers 20ms late, the key may expire before its release
@@ -165,6 +167,13 @@ func TestLockAttemptsAreBoundedByTries(t *testing.T) {
 	// the answers come, 100ms before the key expires. The releases'
 	// messages come 150ms late too, within the wait.
 	publishing := func(t *testing.T) (attempts int, commands int64) {
+		// Another Client waits for the key without being among its
+		// waiters (its mark, see scripts.ListenSuffix): a release
+		// publishes only when someone waits.
+		for _, s := range servers {
+			_, err := redistest.Do(s.Addr(), "SET", "first-contact"+scripts.ListenSuffix, "1", "PX", "60000")
+			require.NoError(t, err)
+		}
 		c := spent(t, 150*time.Millisecond, 500*time.Millisecond, time.Second, 0.49)
 		attempts, commands, err := lockCost(t, c, servers, bg, 250*time.Millisecond)
 		require.ErrorIs(t, err, ErrNotAcquired)

@@ -339,6 +339,14 @@ func (l *Lock) Unlock(ctx context.Context) (err error) {
 	o.encode(releaseCommand(l.keyList() != nil, true), args{key: l.key, keys: l.keyList(), tok: &l.tok, arg: cutoff})
 	o.learn.woke, o.learn.asleep = 0, 0
 	br := o.run(done)
+	if l.keys == nil {
+		// A waiter of this Client is woken here, whatever the masters
+		// woke: it may be off the key's waiters (this Lock took the
+		// Client off them when it took the key), and then no release
+		// publishes for it once nobody else waits. Its attempt enrolls
+		// it again, or takes the key.
+		c.room.wakeOne(l.key)
+	}
 	if cutoff != nil {
 		c.turns.released(c, l.key, &l.tok, l.run, l.looped, o.learn.woke, o.learn.asleep)
 	}

@@ -137,9 +137,14 @@ func (r *rwReader) traits() kindTraits {
 	return kindTraits{name: r.name, wrongKind: ErrWrongKind, shared: true}
 }
 
-// attempt: a reader is never fenced.
+// attempt: a reader is never fenced. One that waits marks a taken name
+// for its release (see scripts.ListenSuffix).
 func (r *rwReader) attempt(o *call, ttl time.Duration, done <-chan struct{}) (burstResult, taken, bool) {
-	a := args{key: r.name, keys: r.keys, tok: &o.tok, arg: o.ttlArg(ttl)}
+	flag := flagQuiet
+	if o.waiting {
+		flag = flagWake
+	}
+	a := args{key: r.name, keys: r.keys, tok: &o.tok, arg: o.ttlArg(ttl), arg2: flag}
 	return o.c.rounds(o, &cmdRWRLock, a, false, "", nil, ttl, done)
 }
 

@@ -128,15 +128,12 @@ func (c *Client) turnCutoff(dst []byte, run int64) []byte {
 // released records what the release of key (token tok, of a run that
 // began at run; looped: see taken) did: woke > 0 masters woke the longest
 // waiter, so the next Lock of key yields; else asleep > 0 left the
-// waiters asleep, so a waiter of this Client is woken now and the wake is
+// waiters asleep (Unlock woke a waiter of this Client), so the wake is
 // sent after relockWithin (runGap when looped) unless the key is taken
 // again first.
 func (ts *turns) released(c *Client, key string, tok *token, run int64, looped bool, woke, asleep int) {
 	if woke == 0 && asleep == 0 {
 		return
-	}
-	if woke == 0 {
-		c.room.wakeOne(key)
 	}
 	ts.mu.Lock()
 	defer ts.mu.Unlock()

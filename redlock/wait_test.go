@@ -3,6 +3,7 @@ package redlock
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"strconv"
 	"strings"
@@ -121,7 +122,7 @@ func TestReleasePublishesItsHolderID(t *testing.T) {
 // Config.DisableNativeCommands set to script.
 func releasePublishesItsHolderID(t *testing.T, servers []*redistest.Server, script bool) {
 	c := client(t, servers, Config{DisableNativeCommands: script})
-	const key = "w:published"
+	key := "w:published:" + strconv.FormatBool(script)
 	nc, err := net.Dial("tcp", servers[0].Addr())
 	require.NoError(t, err)
 	defer nc.Close()
@@ -132,7 +133,34 @@ func releasePublishesItsHolderID(t *testing.T, servers []*redistest.Server, scri
 	_, err = rd.ReadReply() // the subscription's confirmation
 	require.NoError(t, err)
 
-	_, err = redistest.Do(servers[0].Addr(), "CONFIG", "RESETSTAT")
+	// Nobody waits: the script publishes nothing, and reads nothing but
+	// one EXISTS of the waiters' set and the mark (a native release
+	// reads no waiters, and its SPUBLISH goes whatever they are).
+	_, native := c.nativeFor(&cmdRelease, c.connFor(0, 0))
+	native = native && !script
+	if !native {
+		_, err = redistest.Do(servers[0].Addr(), "CONFIG", "RESETSTAT")
+		require.NoError(t, err)
+		l, err := c.Lock(bg, key, 10*time.Second)
+		require.NoError(t, err)
+		require.NoError(t, l.Unlock(bg))
+		_, err = nc.Write(resp.AppendCommand(nil, "PING"))
+		require.NoError(t, err)
+		pong, err := rd.ReadReply() // a message would come first
+		require.NoError(t, err)
+		require.Len(t, pong, 3)
+		assert.Equal(t, "pong", string(pong[1].Bytes), "a release nobody waited for published")
+		vals, err := redistest.Do(servers[0].Addr(), "INFO", "commandstats")
+		require.NoError(t, err)
+		stats := string(vals[0].Bytes)
+		assert.Contains(t, stats, "cmdstat_exists:calls=1,", "the release checked the waiters' set and the mark")
+		assert.NotContains(t, stats, "cmdstat_zrange:", "the release read a waiters' set that does not exist")
+		assert.NotContains(t, stats, "cmdstat_spublish:", "the release published for nobody")
+	}
+
+	// A Client waits without being among the waiters (its mark, see
+	// scripts.ListenSuffix): the release publishes its holder's id.
+	_, err = redistest.Do(servers[0].Addr(), "SET", key+scripts.ListenSuffix, "1", "PX", "60000")
 	require.NoError(t, err)
 	l, err := c.Lock(bg, key, 10*time.Second)
 	require.NoError(t, err)
@@ -145,15 +173,6 @@ func releasePublishesItsHolderID(t *testing.T, servers []*redistest.Server, scri
 	require.Len(t, msg, 4)
 	assert.Equal(t, scripts.ReleasedChannelPrefix+key, string(msg[2].Bytes))
 	assert.Equal(t, releaseIDOf(held), string(msg[3].Bytes), "the release's id is its holder's")
-
-	if _, native := c.nativeFor(&cmdRelease, c.connFor(0, 0)); native && !script {
-		return // a native release reads no waiters
-	}
-	vals, err = redistest.Do(servers[0].Addr(), "INFO", "commandstats")
-	require.NoError(t, err)
-	stats := string(vals[0].Bytes)
-	assert.Contains(t, stats, "cmdstat_exists:calls=1,", "the release checked the waiters' set")
-	assert.NotContains(t, stats, "cmdstat_zrange:", "the release read a waiters' set that does not exist")
 }
 
 func TestWaiterWokenByExpiry(t *testing.T) {
@@ -600,4 +619,101 @@ func TestSubscriptionsLinger(t *testing.T) {
 	assert.Equal(t, first, ssubscribes(), "the second wait found the subscriptions made")
 	require.Eventually(t, func() bool { return shardSubscribers(t, servers, "linger") == 0 },
 		10*time.Second, 10*time.Millisecond, "they end once they lingered")
+}
+
+// TestUnenrolledWaitersAreWoken: a waiting Lock that is not among the
+// key's waiters (a fenced or multi-key Lock, a read-write lock's writer
+// or reader) marks the key (scripts.ListenSuffix), and the holder's
+// release, which finds no waiters' set, publishes because of it: with no
+// retry delay to fall back on, each waiter is granted. The check proves
+// it can fail: with the marks deleted before the release, the waiter is
+// still waiting a second later (the release published nothing).
+func TestUnenrolledWaitersAreWoken(t *testing.T) {
+	t.Parallel() // see helpers_test.go: parallel tests
+	servers := masters(t, 3)
+	const name = "u:k"
+	rwOf := func(c *Client) *RWMutex {
+		rw, err := c.RWMutex(name)
+		require.NoError(t, err)
+		return rw
+	}
+	for _, tc := range []struct {
+		what    string
+		fencing bool
+		wait    func(ctx context.Context, c *Client) error
+	}{
+		{"fenced", true, func(ctx context.Context, c *Client) error {
+			l, err := c.Lock(ctx, name, 10*time.Second)
+			if err == nil {
+				err = l.Unlock(bg)
+			}
+			return err
+		}},
+		{"multi-key", false, func(ctx context.Context, c *Client) error {
+			l, err := c.LockMulti(ctx, []string{name, name + ":other"}, 10*time.Second)
+			if err == nil {
+				err = l.Unlock(bg)
+			}
+			return err
+		}},
+		{"writer", false, func(ctx context.Context, c *Client) error {
+			l, err := rwOf(c).Lock(ctx, 10*time.Second)
+			if err == nil {
+				err = l.Unlock(bg)
+			}
+			return err
+		}},
+		{"reader", false, func(ctx context.Context, c *Client) error {
+			r, err := rwOf(c).RLock(ctx, 10*time.Second)
+			if err == nil {
+				err = r.Unlock(bg)
+			}
+			return err
+		}},
+	} {
+		for _, broken := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/marks deleted=%v", tc.what, broken), func(t *testing.T) {
+				holder := client(t, servers, Config{Fencing: tc.fencing})
+				waiter := client(t, servers, Config{Fencing: tc.fencing, RetryDelay: noRetry})
+				l, err := holder.Lock(bg, name, 20*time.Second)
+				require.NoError(t, err)
+				ctx, cancel := context.WithTimeout(bg, 20*time.Second)
+				defer cancel()
+				got := make(chan error, 1)
+				go func() { got <- tc.wait(ctx, waiter) }()
+				waiting(t, waiter, name)
+				require.Eventually(t, func() bool {
+					for _, s := range servers {
+						if n, err := redistest.Do(s.Addr(), "EXISTS", name+scripts.ListenSuffix); err != nil || n[0].Int != 1 {
+							return false
+						}
+					}
+					return true
+				}, 5*time.Second, 5*time.Millisecond, "the waiter marks the key on every master")
+				if broken {
+					for _, s := range servers {
+						_, err := redistest.Do(s.Addr(), "DEL", name+scripts.ListenSuffix)
+						require.NoError(t, err)
+					}
+				}
+				require.NoError(t, l.Unlock(bg))
+				if !broken {
+					select {
+					case err := <-got:
+						require.NoError(t, err)
+					case <-time.After(10 * time.Second):
+						t.Fatal("the waiter was not woken by the release")
+					}
+					return
+				}
+				select {
+				case err := <-got:
+					t.Fatalf("woken though the release published nothing: %v", err)
+				case <-time.After(time.Second):
+				}
+				cancel()
+				<-got
+			})
+		}
+	}
 }

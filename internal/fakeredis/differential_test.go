@@ -678,11 +678,18 @@ func diffPubSubScript() []step {
 		on(1, 1, "PING"),
 		on(2, 1, "PING"),
 
-		// scripts.Release and what the subscribers receive
+		// scripts.Release and what the subscribers receive: nothing while
+		// nobody waits (neither the waiters' set nor the mark of a Client
+		// that waits without being among them), the release's id once
+		// the mark is there
 		cmd("SET", "lock", "tok", "PX", "30000"),
 		cmd("EVAL", rel, "1", "lock", "other", holderID([]byte("other"))),
 		cmd("EVAL", rel, "1", "lock"),
 		cmd("EVAL", rel, "0"),
+		cmd("EVAL", rel, "1", "lock", "tok", holderID([]byte("tok"))),
+		on(2, 1, "PING"), // a message would come before the answer
+		cmd("SET", "lock", "tok", "PX", "30000"),
+		cmd("SET", "lock:volley:listen", "1", "PX", "600000"),
 		cmd("EVAL", rel, "1", "lock", "tok", holderID([]byte("tok"))),
 		recv(2, 1),
 		cmd("EXISTS", "lock"),
@@ -1437,6 +1444,87 @@ func TestDifferentialHashes(t *testing.T) {
 	real := redistest.Start(t, redistest.Options{})
 	fake := StartT(t, Options{})
 	runDifferential(t, dial(t, fake.Addr()), dial(t, real.Addr()), diffHashScript())
+}
+
+// TestDifferentialListenMark compares the mark that the acquire scripts
+// leave on a taken key for a Client that waits without being among its
+// waiters (scripts.ListenSuffix) with redis-server's: which scripts
+// leave it and with what TTL, that an enrolled waiter leaves none, that
+// a TTL argument Lua cannot add to, or whose sum SET refuses, leaves none
+// and fails nothing, and that Release publishes only when the waiters'
+// set or the mark exists.
+func TestDifferentialListenMark(t *testing.T) {
+	runDifferentialFresh(t, 2, diffListenMarkScript())
+}
+
+func diffListenMarkScript() []step {
+	wait, multi, fence := scripts.LockWait.Source, scripts.LockMulti.Source, scripts.FenceLock.Source
+	rw, rlock, rel := scripts.RWLock.Source, scripts.RWRLock.Source, scripts.Release.Source
+	const mark = "k:volley:listen"
+	taken := holderShape("tok", 29000, 30000)
+	return []step{
+		on(1, 1, "SSUBSCRIBE", "volley:released:k"),
+		cmd("SET", "k", "tok", "PX", "30000"),
+		// an enrolled waiter leaves no mark; one without an enrolment,
+		// or whose ZADD fails (the waiters' key is no sorted set), does
+		shaped(taken, "EVAL", wait, "1", "k", "x", "1000", "1:a"),
+		cmd("EXISTS", mark),
+		shaped(taken, "EVAL", wait, "1", "k", "x", "1000"),
+		shaped(intBetween(30000, 31000), "PTTL", mark),
+		cmd("DEL", mark, "k:volley:waiters"),
+		cmd("SET", "k:volley:waiters", "x"),
+		shaped(taken, "EVAL", wait, "1", "k", "x", "1000", "1:a"),
+		shaped(intBetween(30000, 31000), "PTTL", mark),
+		cmd("DEL", mark, "k:volley:waiters"),
+		// LockMulti and FenceLock mark the first taken key
+		shaped(taken, "EVAL", multi, "2", "free", "k", "x", "2000"),
+		shaped(intBetween(31000, 32000), "PTTL", mark),
+		cmd("EXISTS", "free:volley:listen"),
+		cmd("DEL", mark),
+		shaped(taken, "EVAL", fence, "2", "k", "counter", "x", "3000", "7"),
+		shaped(intBetween(32000, 33000), "PTTL", mark),
+		cmd("DEL", mark),
+		// a TTL argument that is no number, or a sum SET refuses, marks
+		// nothing and fails nothing
+		shaped(taken, "EVAL", multi, "1", "k", "x", "abc"),
+		shaped(taken, "EVAL", multi, "1", "k", "x", "1.5"),
+		shaped(taken, "EVAL", multi, "1", "k", "x", "-40000"),
+		shaped(taken, "EVAL", multi, "1", "k", "x"),
+		shaped(taken, "EVAL", wait, "1", "k", "x", "abc"),
+		cmd("EXISTS", mark),
+		shaped(taken, "EVAL", multi, "1", "k", "x", "0x10"),
+		shaped(intBetween(29000, 30016), "PTTL", mark),
+		cmd("DEL", mark),
+		// a writer or a reader marks the key only when it waits (a
+		// reader also behind a writer's intent)
+		shaped(taken, "EVAL", rw, "3", "k", "k:readers", "k:intent", "x", "1000", "0"),
+		cmd("EXISTS", mark),
+		shaped(taken, "EVAL", rw, "3", "k", "k:readers", "k:intent", "x", "1000", "1"),
+		shaped(intBetween(30000, 31000), "PTTL", mark),
+		cmd("DEL", mark),
+		shaped(taken, "EVAL", rlock, "3", "k", "k:readers", "k:intent", "r", "1000"),
+		shaped(taken, "EVAL", rlock, "3", "k", "k:readers", "k:intent", "r", "1000", "0"),
+		cmd("EXISTS", mark),
+		shaped(taken, "EVAL", rlock, "3", "k", "k:readers", "k:intent", "r", "1000", "1"),
+		shaped(intBetween(30000, 31000), "PTTL", mark),
+		cmd("DEL", mark, "k"),
+		cmd("SET", "k:intent", "1", "PX", "5000"),
+		cmd("EVAL", rlock, "3", "k", "k:readers", "k:intent", "r", "1000", "0"),
+		cmd("EXISTS", mark),
+		cmd("EVAL", rlock, "3", "k", "k:readers", "k:intent", "r", "1000", "1"),
+		shaped(intBetween(5000, 6000), "PTTL", mark),
+		cmd("DEL", mark, "k:intent"),
+		// Release: nothing published while nobody waits, the id once
+		// the mark is there (a message would come before PING's answer)
+		cmd("SET", "k", "tok", "PX", "30000"),
+		cmd("EVAL", rel, "1", "k", "tok", holderID([]byte("tok"))),
+		on(1, 1, "PING"),
+		cmd("SET", "k", "tok", "PX", "30000"),
+		cmd("EVAL", multi, "1", "k", "x", "1000"),
+		cmd("EVAL", rel, "1", "k", "tok", holderID([]byte("tok"))),
+		recv(1, 1),
+		on(1, 1, "PING"),
+	}
 }
 
 func TestDifferentialHandover(t *testing.T) {

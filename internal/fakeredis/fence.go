@@ -75,7 +75,7 @@ func (s *Server) fenceSetAsideLocked(db int, keys [][]byte, id string) (vouched 
 func (s *Server) fenceLockLocked(out []byte, db int, sha string, keys, argv [][]byte) []byte {
 	now := s.nowMs()
 	n := max(len(keys)-1, 0)
-	out, set := s.lockKeysLocked(out, db, sha, keys[:n], argv, now)
+	out, set := s.lockKeysLocked(out, db, sha, keys[:n], argv, true, now)
 	if !set {
 		return out
 	}

@@ -263,6 +263,7 @@ func TestPubSubPublishToSelf(t *testing.T) {
 	require.Equal(t, ":1\r\n", c.read())
 
 	require.Equal(t, "+OK\r\n", c.do("SET", "lock", "tok"))
+	require.Equal(t, "+OK\r\n", c.do("SET", "lock"+scripts.ListenSuffix, "1", "PX", "60000"))
 	c.send("EVAL", scripts.Release.Source, "1", "lock", "tok", holderID([]byte("tok")))
 	require.Equal(t, shardNS.message(true, "volley:released:lock", holderID([]byte("tok"))), c.read())
 	require.Equal(t, ":1\r\n", c.read())
@@ -287,7 +288,13 @@ func TestReleaseScriptsPublish(t *testing.T) {
 		require.Equal(t, "+OK\r\n", c.do("SET", "b", "tok"))
 		require.Equal(t, ":1\r\n", c.do(args...), "%v", args)
 	}
+	// Release publishes only when someone waits: the key's waiters'
+	// set or its mark (scripts.ListenSuffix) exists.
 	require.Equal(t, "+OK\r\n", c.do("SET", "a", "tok"))
+	require.Equal(t, ":1\r\n", c.do("EVAL", scripts.Release.Source, "1", "a", "tok", holderID([]byte("tok"))))
+	require.Equal(t, "*2\r\n"+bulk("pong")+bulk(""), sub.do("PING"), "a release nobody waited for published")
+	require.Equal(t, "+OK\r\n", c.do("SET", "a", "tok"))
+	require.Equal(t, "+OK\r\n", c.do("SET", "a"+scripts.ListenSuffix, "1", "PX", "60000"))
 	require.Equal(t, ":1\r\n", c.do("EVAL", scripts.Release.Source, "1", "a", "tok", holderID([]byte("tok"))))
 	require.Equal(t, shardNS.message(false, "volley:released:a", id), sub.read())
 	require.Equal(t, ":0\r\n", c.do("EVAL", scripts.Release.Source, "1", "a", "tok", holderID([]byte("tok"))), "released twice")

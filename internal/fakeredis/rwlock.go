@@ -16,8 +16,9 @@ const waitHolder = "0000000000000000"
 
 // rwWriterLocked is how scripts.RWLock and scripts.RWRLock begin: if the
 // writer's key, KEYS[1], exists, it appends its holder's id and PTTL (or
-// GET's error) and reports done.
-func (s *Server) rwWriterLocked(out []byte, db int, sha string, keys [][]byte, now int64) ([]byte, bool) {
+// GET's error), having marked it when mark (see markListenLocked), and
+// reports done.
+func (s *Server) rwWriterLocked(out []byte, db int, sha string, keys, argv [][]byte, mark bool, now int64) ([]byte, bool) {
 	v, found, msg := s.scriptGetLocked(db, keys, 0, now)
 	switch {
 	case msg != "":
@@ -25,7 +26,11 @@ func (s *Server) rwWriterLocked(out []byte, db int, sha string, keys [][]byte, n
 	case found && isSemaphoreRecord(v):
 		return appendErrorReply(out, notALock(keys[0])), true
 	case found:
-		return appendHolder(out, holderID([]byte(v)), s.scriptPttlLocked(db, keys[0], now)), true
+		pttl := s.scriptPttlLocked(db, keys[0], now)
+		if mark {
+			s.markListenLocked(db, keys[0], max(pttl, 0), argv, now)
+		}
+		return appendHolder(out, holderID([]byte(v)), pttl), true
 	}
 	return out, false
 }
@@ -33,7 +38,8 @@ func (s *Server) rwWriterLocked(out []byte, db int, sha string, keys [][]byte, n
 // rwLockLocked runs scripts.RWLock.
 func (s *Server) rwLockLocked(out []byte, db int, sha string, keys, argv [][]byte) []byte {
 	now := s.nowMs()
-	out, done := s.rwWriterLocked(out, db, sha, keys, now)
+	wait, _ := luaArg(argv, 2)
+	out, done := s.rwWriterLocked(out, db, sha, keys, argv, string(wait) == "1", now)
 	if done {
 		return out
 	}
@@ -47,7 +53,7 @@ func (s *Server) rwLockLocked(out []byte, db int, sha string, keys, argv [][]byt
 		_, last, _ := readers.last() // ZRANGE KEYS[2] -1 -1 WITHSCORES
 		// ARGV[3]=="1" and ...: for a writer that does not wait, neither
 		// the intent's key nor the TTL is looked at.
-		if wait, _ := luaArg(argv, 2); string(wait) == "1" {
+		if string(wait) == "1" {
 			if !ok {
 				return appendScriptError(out, errScriptArgs, sha)
 			}
@@ -79,7 +85,8 @@ func (s *Server) rwLockLocked(out []byte, db int, sha string, keys, argv [][]byt
 // rwRLockLocked runs scripts.RWRLock.
 func (s *Server) rwRLockLocked(out []byte, db int, sha string, keys, argv [][]byte) []byte {
 	now := s.nowMs()
-	out, done := s.rwWriterLocked(out, db, sha, keys, now)
+	wait, _ := luaArg(argv, 2)
+	out, done := s.rwWriterLocked(out, db, sha, keys, argv, string(wait) == "1", now)
 	if done {
 		return out
 	}
@@ -88,6 +95,9 @@ func (s *Server) rwRLockLocked(out []byte, db int, sha string, keys, argv [][]by
 		return appendScriptError(out, errScriptArgs, sha)
 	}
 	if w := s.scriptPttlLocked(db, intent, now); w > 0 {
+		if string(wait) == "1" {
+			s.markListenLocked(db, keys[0], w, argv, now)
+		}
 		return appendHolder(out, waitHolder, w)
 	}
 	ms := float64(now)

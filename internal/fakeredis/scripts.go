@@ -3,6 +3,7 @@ package fakeredis
 import (
 	"crypto/sha1"
 	"encoding/hex"
+	"math"
 	"strconv"
 	"strings"
 
@@ -332,7 +333,8 @@ func runTokenScript(act tokenAct) scriptRunner {
 	}
 }
 
-// releaseAct deletes the key, takes the longest waiting Client off the
+// releaseAct deletes the key; when neither its waiters' set nor its mark
+// (see listenKey) exists, that is all. Else it takes the longest waiting Client off the
 // key's waiters (see lockWaitLocked), names it for scripts.NamedMs (see
 // namedKey) and publishes the release's id, ARGV[2], on its channel. As
 // the script's redis.pcall, a waiters' key of another type names nobody,
@@ -343,6 +345,11 @@ func runTokenScript(act tokenAct) scriptRunner {
 // cutoff is left asleep and the answer is 3; one that is woken makes it 2.
 func releaseAct(c *client, sha string, keys, argv [][]byte, now int64) {
 	delete(c.s.dbs[c.db], string(keys[0]))
+	_, waiters := c.s.lookupLocked(c.db, waitersKey(keys[0]), now)
+	if _, marked := c.s.lookupLocked(c.db, listenKey(keys[0]), now); !waiters && !marked {
+		c.out = append(c.out, replyOne...) // nobody waits: no publish
+		return
+	}
 	id, _ := luaArg(argv, 1)
 	cutoff, turn := luaArg(argv, 2)
 	if turn {
@@ -373,6 +380,30 @@ func releaseAct(c *client, sha string, keys, argv [][]byte, now int64) {
 }
 
 // releaseQuietAct deletes the key; with an enrolment (ARGV[3], see
+// listenKey is the name of the mark a Client that waits for key without
+// being among its waiters leaves on it (scripts.ListenSuffix).
+func listenKey(key []byte) []byte {
+	return append(append([]byte(nil), key...), scripts.ListenSuffix...)
+}
+
+// markListenLocked is the acquire scripts' mark of a taken key: local t =
+// tonumber(ARGV[2]) if t then redis.pcall("set", key .. "$LISTEN", "1",
+// "px", base + t) end. Redis hands the sum to SET as %.17g prints it,
+// which SET reads only for a whole number below 1e17; what SET refuses,
+// redis.pcall swallows.
+func (s *Server) markListenLocked(db int, key []byte, base int64, argv [][]byte, now int64) {
+	t := luaArgNumber(argv, 1)
+	if !t.ok {
+		return
+	}
+	sum := float64(base) + t.f
+	if sum != math.Trunc(sum) || math.Abs(sum) >= 1e17 {
+		return
+	}
+	var scratch [24]byte
+	s.scriptSetValuePXLocked(db, listenKey(key), "1", strconv.AppendInt(scratch[:0], int64(sum), 10), now)
+}
+
 // enrolment), it puts the Client back among the key's waiters with its
 // score unless it is there, and sets their TTL to ARGV[2]. As the
 // script's redis.pcall, a waiters' key of another type is left alone.
@@ -507,15 +538,18 @@ func (s *Server) lockWaitLocked(out []byte, db int, sha string, keys, argv [][]b
 	if !taken && hasNamed && named != string(id) {
 		// Free, but a release named another Client: this one waits its
 		// turn, enrolled.
-		if z, wrongType := s.lookupZsetLocked(db, wk, now); !wrongType && (z == nil || !z.has(id)) {
+		z, wrongType := s.lookupZsetLocked(db, wk, now)
+		if !wrongType && (z == nil || !z.has(id)) {
 			s.scriptZaddLocked(db, wk, score, id, now)
 		}
-		if ttl, ok := luaArg(argv, 1); ok {
+		if ttl, ok := luaArg(argv, 1); ok && !wrongType {
 			s.scriptPexpireLocked(db, wk, ttl, now)
+		} else if ok {
+			s.scriptSetValuePXLocked(db, listenKey(keys[0]), "1", ttl, now) // ZADD failed: the mark
 		}
 		return appendHolder(out, holderID([]byte(named)), s.scriptPttlLocked(db, nk, now))
 	}
-	out, set := s.lockKeysLocked(out, db, sha, keys[:1], argv, now)
+	out, set := s.lockKeysLocked(out, db, sha, keys[:1], argv, false, now)
 	if set {
 		if enroll {
 			s.scriptZremLocked(db, wk, id, now)
@@ -525,11 +559,13 @@ func (s *Server) lockWaitLocked(out []byte, db int, sha string, keys, argv [][]b
 		}
 		return append(out, replyOne...)
 	}
-	if !enroll || len(out) == mark || out[mark] != '*' {
-		return out // an error, or no Client to enroll
+	if len(out) == mark || out[mark] != '*' {
+		return out // an error
 	}
 	z, wrongType := s.lookupZsetLocked(db, wk, now)
-	if wrongType {
+	if !enroll || wrongType {
+		// No Client to enroll, or ZADD fails: the mark instead.
+		s.markListenLocked(db, keys[0], max(s.scriptPttlLocked(db, keys[0], now), 0), argv, now)
 		return out
 	}
 	if z == nil || !z.has(id) {
@@ -643,7 +679,7 @@ func cmdScriptFlush(c *client, args [][]byte) {
 // lockMultiLocked runs scripts.LockMulti, and scripts.LockWait given its one
 // key.
 func (s *Server) lockMultiLocked(out []byte, db int, sha string, keys, argv [][]byte) []byte {
-	out, set := s.lockKeysLocked(out, db, sha, keys, argv, s.nowMs())
+	out, set := s.lockKeysLocked(out, db, sha, keys, argv, true, s.nowMs())
 	if set {
 		out = append(out, replyOne...)
 	}
@@ -652,13 +688,14 @@ func (s *Server) lockMultiLocked(out []byte, db int, sha string, keys, argv [][]
 
 // lockKeysLocked is what scripts.LockMulti and scripts.FenceLock share: if one
 // of keys exists, it appends that key's holder id and PTTL (or, for a
-// semaphore's record, the WRONGKIND error) and returns false; else it sets
+// semaphore's record, the WRONGKIND error), having marked it with mark
+// (see markListenLocked), and returns false; else it sets
 // every key to ARGV[1] with a TTL of ARGV[2] milliseconds and returns true,
 // appending nothing, or appends the error SET raises and returns false. As
 // in Lua, a missing or invalid ARGV fails only once the loop reaches the
 // first SET, and every SET gets the same arguments, so the script fails
 // before changing anything or not at all.
-func (s *Server) lockKeysLocked(out []byte, db int, sha string, keys, argv [][]byte, now int64) ([]byte, bool) {
+func (s *Server) lockKeysLocked(out []byte, db int, sha string, keys, argv [][]byte, mark bool, now int64) ([]byte, bool) {
 	for _, k := range keys {
 		e, found := s.lookupLocked(db, k, now)
 		switch {
@@ -667,6 +704,9 @@ func (s *Server) lockKeysLocked(out []byte, db int, sha string, keys, argv [][]b
 		case found && isSemaphoreRecord(e.val):
 			return appendErrorReply(out, notALock(k)), false
 		case found:
+			if mark {
+				s.markListenLocked(db, k, max(e.pttl(now), 0), argv, now)
+			}
 			return appendHolder(out, holderID([]byte(e.val)), e.pttl(now)), false
 		}
 	}

@@ -11,6 +11,10 @@
 -- of ARGV[2]; if there is a counter, it raises it to ARGV[3] when that is
 -- larger (never lowering it) and returns {1, the counter as it was
 -- before}; with no counter it returns {1} and writes none.
+-- A key found taken is marked for its release, through redis.pcall:
+-- the key followed by scripts.ListenSuffix, with a TTL of its PTTL plus
+-- ARGV[2] (see release.lua): this Client may wait on its channel
+-- without being among its waiters.
 local n = #KEYS - 1
 for i = 1, n do
   local v = redis.call("get", KEYS[i])
@@ -18,7 +22,12 @@ for i = 1, n do
     if string.sub(v, 1, 10) == "semaphore:" then
       return redis.error_reply("WRONGKIND " .. KEYS[i] .. " is a semaphore, not a lock")
     end
-    return {string.sub(redis.sha1hex(v), 1, 16), redis.call("pttl", KEYS[i])}
+    local pttl = redis.call("pttl", KEYS[i])
+    local t = tonumber(ARGV[2])
+    if t then
+      redis.pcall("set", KEYS[i] .. "$LISTEN", "1", "px", math.max(pttl, 0) + t)
+    end
+    return {string.sub(redis.sha1hex(v), 1, 16), pttl}
   end
 end
 for i = 1, n do

@@ -24,9 +24,14 @@
 -- plus ARGV[2]; it returns who has the key and for how long: {the first
 -- 16 hex digits of the SHA-1 of the key's value, the key's PTTL}. The name of a taken key
 -- is not read: it is left to expire, or to the next release.
--- The waiters and the reading of the name go through redis.pcall: an ACL
--- that forbids those commands costs only the waking of one Client per
--- release.
+-- A Client that this attempt does not put among the waiters (no ARGV[3],
+-- or the ZADD fails, as when an ACL forbids it) marks the key instead:
+-- KEYS[1] followed by scripts.ListenSuffix, a string with the TTL the
+-- waiters would have had, which tells a release that someone waits on
+-- the key's channel (see release.lua).
+-- The waiters, the mark and the reading of the name go through
+-- redis.pcall: an ACL that forbids those commands costs only the waking
+-- of one Client per release.
 local v = redis.call("get", KEYS[1])
 local w = KEYS[1] .. "$WAITERS"
 local nk = KEYS[1] .. "$NAMED"
@@ -40,9 +45,10 @@ if not v then
     m = nil
   end
   if m and m ~= id then
-    if id then
-      redis.pcall("zadd", w, "nx", at, id)
+    if type(redis.pcall("zadd", w, "nx", at, id)) == "number" then
       redis.pcall("pexpire", w, ARGV[2])
+    else
+      redis.pcall("set", KEYS[1] .. "$LISTEN", "1", "px", ARGV[2])
     end
     return {string.sub(redis.sha1hex(m), 1, 16), redis.call("pttl", nk)}
   end
@@ -59,8 +65,12 @@ if string.sub(v, 1, 10) == "semaphore:" then
   return redis.error_reply("WRONGKIND " .. KEYS[1] .. " is a semaphore, not a lock")
 end
 local pttl = redis.call("pttl", KEYS[1])
-if id then
-  redis.pcall("zadd", w, "nx", at, id)
+if id and type(redis.pcall("zadd", w, "nx", at, id)) == "number" then
   redis.pcall("pexpire", w, math.max(pttl, 0) + ARGV[2])
+else
+  local t = tonumber(ARGV[2])
+  if t then
+    redis.pcall("set", KEYS[1] .. "$LISTEN", "1", "px", math.max(pttl, 0) + t)
+  end
 end
 return {string.sub(redis.sha1hex(v), 1, 16), pttl}

@@ -7,7 +7,8 @@
 -- the master does not hash it. ARGV[3], when present: the turn's cutoff,
 -- in unix milliseconds (see redlock's turns.go).
 -- If KEYS[1] does not hold ARGV[1], it changes nothing and returns 0.
--- Else it deletes KEYS[1] and publishes (SPUBLISH) the release's id. It
+-- Else it deletes KEYS[1] and, when someone waits (see below), publishes
+-- (SPUBLISH) the release's id. It
 -- takes the Client that has waited longest off the key's waiters (the
 -- sorted set KEYS[1] followed by scripts.WaitersSuffix, see
 -- lock_wait.lua), names it on the key for scripts.NamedMs milliseconds
@@ -21,9 +22,12 @@
 -- the cutoff (its score is greater), the release wakes nobody: it
 -- returns 3 after the delete. When it took a Client off the waiters, it
 -- returns 2. When none waits, it returns 1.
--- A release of a key nobody waits for (its waiters' set does not exist:
--- the uncontended case) goes straight to the key's channel, without
--- reading the set.
+-- A release of a key nobody waits for (neither its waiters' set nor the
+-- mark that a Client waiting without being among them leaves, the key
+-- followed by scripts.ListenSuffix, exists: the uncontended case)
+-- publishes nothing and returns 1; one EXISTS asks for both. A key
+-- with the mark and no waiters' set finds none to take off (an EXISTS
+-- that fails counts as a mark), and publishes on the key's channel.
 -- The waiters, the name and the publishing go through redis.pcall, so
 -- that an ACL that forbids EXISTS, ZPOPMIN or SPUBLISH costs the waiters
 -- their retry delay, not the release.
@@ -33,8 +37,8 @@ end
 redis.call("del", KEYS[1])
 local w = KEYS[1] .. "$WAITERS"
 local id = ARGV[2]
-if redis.pcall("exists", w) == 0 then
-  redis.pcall("spublish", "$RELEASED" .. KEYS[1], id)
+local e = redis.pcall("exists", w, KEYS[1] .. "$LISTEN")
+if e == 0 then
   return 1
 end
 local n

@@ -20,12 +20,24 @@
 -- then raises the counter to ARGV[4] when that is larger (never lowering
 -- it) and returns {1, the counter as it was before}, or {1} when there is
 -- no counter.
+-- A writer that waits marks a writer's key it finds taken for its
+-- release, through redis.pcall: the key followed by
+-- scripts.ListenSuffix, with a TTL of its PTTL plus ARGV[2] (see
+-- release.lua): it waits on the key's channel without being among the
+-- key's waiters.
 local v = redis.call("get", KEYS[1])
 if v then
   if string.sub(v, 1, 10) == "semaphore:" then
     return redis.error_reply("WRONGKIND " .. KEYS[1] .. " is a semaphore, not a lock")
   end
-  return {string.sub(redis.sha1hex(v), 1, 16), redis.call("pttl", KEYS[1])}
+  local pttl = redis.call("pttl", KEYS[1])
+  if ARGV[3] == "1" then
+    local t = tonumber(ARGV[2])
+    if t then
+      redis.pcall("set", KEYS[1] .. "$LISTEN", "1", "px", math.max(pttl, 0) + t)
+    end
+  end
+  return {string.sub(redis.sha1hex(v), 1, 16), pttl}
 end
 local t = redis.call("time")
 local now = t[1] * 1000 + math.floor(t[2] / 1000)

@@ -42,6 +42,17 @@ const WaitersSuffix = ":volley:waiters"
 // "$NAMED".
 const NamedSuffix = ":volley:named"
 
+// ListenSuffix follows a key in the name of the mark that a Client
+// waiting for the key without being among its waiters (see LockWait:
+// a fenced or multi-key Lock, a read-write lock's writer or reader, a
+// Client whose ACL refuses the waiters' set) leaves on it at each
+// attempt that finds it taken: a string with the waiters' TTL (the key's
+// PTTL plus the attempt's TTL). A release that finds neither the
+// waiters' set nor the mark (the uncontended case) publishes nothing
+// (see Release). Made from the key, as WaitersSuffix, it is in the key's
+// slot. The scripts' files name it "$LISTEN".
+const ListenSuffix = ":volley:listen"
+
 // NamedMs is how long a release's named Client has the key to itself
 // among waiting Clients (see NamedSuffix): long enough for its wake-up
 // and attempt under load, and as long as the other waiters defer to a
@@ -54,7 +65,8 @@ var files embed.FS
 
 // load reads name.lua: its code on one line (see oneLine), with
 // "$RELEASED" replaced by ReleasedChannelPrefix, "$WAITERS" by
-// WaitersSuffix, "$NAMED" by NamedSuffix and "$NAMEDMS" by NamedMs, and
+// WaitersSuffix, "$NAMED" by NamedSuffix, "$NAMEDMS" by NamedMs and
+// "$LISTEN" by ListenSuffix, and
 // its SHA-1. A missing file, or a comment after code, is a build mistake:
 // it panics.
 func load(name string) Script {
@@ -66,6 +78,7 @@ func load(name string) Script {
 	src = strings.ReplaceAll(src, "$WAITERS", WaitersSuffix)
 	src = strings.ReplaceAll(src, "$NAMEDMS", strconv.Itoa(NamedMs))
 	src = strings.ReplaceAll(src, "$NAMED", NamedSuffix)
+	src = strings.ReplaceAll(src, "$LISTEN", ListenSuffix)
 	sum := sha1.Sum([]byte(src))
 	return Script{Name: name, Source: src, SHA: hex.EncodeToString(sum[:])}
 }
@@ -81,11 +94,13 @@ var (
 	// that has waited longest, which it takes off the key's waiters (see
 	// LockWait and WaitersSuffix) and names on the key for NamedMs (see
 	// NamedSuffix), on that Client's channel of the key: the shard channel
-	// ReleasedChannelPrefix, the key, a colon and the Client's id. When no
-	// Client waits (the waiters' set does not exist, which it checks
-	// first, or an ACL forbids ZPOPMIN), it publishes on the key's
-	// channel, ReleasedChannelPrefix followed by the key, which every
-	// waiting Client hears. Both are in the key's slot on a cluster, and
+	// ReleasedChannelPrefix, the key, a colon and the Client's id. When
+	// neither the waiters' set nor the mark of a Client that waits
+	// without being among them exists (see ListenSuffix; one EXISTS of
+	// both, first), nobody waits: it publishes nothing. When no Client
+	// is among the waiters (or an ACL forbids ZPOPMIN), it publishes on
+	// the key's channel, ReleasedChannelPrefix followed by the key, which
+	// every waiting Client hears. Both are in the key's slot on a cluster, and
 	// an ACL that allows the key's channel (&volley:released:<keys>*)
 	// allows the Clients' channels. So one release reaches one Client of
 	// a fleet, not all. It returns 1, else 0. With an ARGV[3], a turn's

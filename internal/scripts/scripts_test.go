@@ -15,21 +15,16 @@ import (
 // but the prelude fence_vouch.lua, which comes before each cluster form
 // of a fencing script (also in All, named "fence_vouch+" and the
 // script's name); that each script is its file's code on one line (no
-// comment, no line break, nor a CR a checkout could have added), named by
-// its SHA-1. That Redis computes the same SHA-1 is checked against
+// comment, no line break, nor a CR a checkout could have added, no
+// placeholder left unreplaced), named by its SHA-1. That Redis computes the same SHA-1 is checked against
 // redis-server by internal/fakeredis's TestScriptSHAsAgainstRedis.
 func TestAll(t *testing.T) {
 	names, err := fs.Glob(files, "*.lua")
 	require.NoError(t, err)
-	code := func(name string) string {
-		b, err := files.ReadFile(name + ".lua")
-		require.NoError(t, err)
-		return oneLine(name, string(b))
-	}
 	var got []string
 	for _, s := range All {
 		if base, ok := strings.CutPrefix(s.Name, "fence_vouch+"); ok {
-			assert.Equal(t, code("fence_vouch")+" "+code(base), s.Source, s.Name)
+			assert.Equal(t, load("fence_vouch").Source+" "+load(base).Source, s.Source, s.Name)
 		} else {
 			got = append(got, s.Name+".lua")
 			assert.Equal(t, load(s.Name).Source, s.Source, s.Name)
@@ -38,6 +33,9 @@ func TestAll(t *testing.T) {
 		assert.NotContains(t, s.Source, "\r", s.Name)
 		assert.NotContains(t, s.Source, "\n", s.Name)
 		assert.NotContains(t, s.Source, "--", s.Name)
+		for _, placeholder := range []string{"$RELEASED", "$WAITERS", "$NAMED", "$LISTEN"} {
+			assert.NotContains(t, s.Source, placeholder, s.Name)
+		}
 		assert.Equal(t, strings.TrimSpace(s.Source), s.Source, s.Name)
 		sum := sha1.Sum([]byte(s.Source))
 		assert.Equal(t, hex.EncodeToString(sum[:]), s.SHA, s.Name)
