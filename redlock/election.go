@@ -256,11 +256,7 @@ func (k *campaign) attempt(o *call, ttl time.Duration, done <-chan struct{}) (bu
 }
 
 func (k *campaign) releaseFailed(o *call, wake bool) {
-	flag := flagQuiet
-	if wake {
-		flag = flagWake
-	}
-	o.encode(&cmdElectRelease, args{key: k.e.name, keys: k.e.keys, tok: &o.tok, arg: flag})
+	o.encode(&cmdElectRelease, args{key: k.e.name, keys: k.e.keys, tok: &o.tok, arg: flag(wake)})
 	o.sendForget(true)
 }
 

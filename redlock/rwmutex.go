@@ -115,11 +115,7 @@ func (w *rwWriter) attempt(o *call, ttl time.Duration, done <-chan struct{}) (bu
 	if fenced {
 		cmd = &cmdRWLockFenced
 	}
-	flag := flagQuiet
-	if o.waiting {
-		flag = flagWake
-	}
-	a := args{key: w.name, keys: w.keys, tok: &o.tok, arg: o.ttlArg(ttl), arg2: flag}
+	a := args{key: w.name, keys: w.keys, tok: &o.tok, arg: o.ttlArg(ttl), arg2: flag(o.waiting)}
 	return o.c.rounds(o, cmd, a, fenced, w.name, nil, ttl, done)
 }
 
@@ -140,11 +136,7 @@ func (r *rwReader) traits() kindTraits {
 // attempt: a reader is never fenced. One that waits marks a taken name
 // for its release (see scripts.ListenSuffix).
 func (r *rwReader) attempt(o *call, ttl time.Duration, done <-chan struct{}) (burstResult, taken, bool) {
-	flag := flagQuiet
-	if o.waiting {
-		flag = flagWake
-	}
-	a := args{key: r.name, keys: r.keys, tok: &o.tok, arg: o.ttlArg(ttl), arg2: flag}
+	a := args{key: r.name, keys: r.keys, tok: &o.tok, arg: o.ttlArg(ttl), arg2: flag(o.waiting)}
 	return o.c.rounds(o, &cmdRWRLock, a, false, "", nil, ttl, done)
 }
 

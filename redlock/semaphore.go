@@ -170,21 +170,26 @@ func (s *Semaphore) freeOnQuorum(o *call) bool {
 // waiters if wake; with forget it sends it to every master that may hold
 // it, without waiting (a failed attempt's, as releaseAfterFailure).
 func (s *Semaphore) release(o *call, permit int, tok *token, wake, forget bool) {
-	flag := flagQuiet
-	if wake {
-		flag = flagWake
-	}
-	o.encode(&cmdSemRelease, args{key: s.name, keys: s.keys, tok: tok, arg: s.index[permit], arg2: flag})
+	o.encode(&cmdSemRelease, args{key: s.name, keys: s.keys, tok: tok, arg: s.index[permit], arg2: flag(wake)})
 	if forget {
 		o.sendForget(true)
 	}
 }
 
-// SemRelease's wake flags.
+// The scripts' flags: "1" wakes (a release) or waits (an attempt, which
+// then marks a taken key), "0" does not.
 var (
 	flagWake  = []byte("1")
 	flagQuiet = []byte("0")
 )
+
+// flag is flagWake when set, else flagQuiet.
+func flag(set bool) []byte {
+	if set {
+		return flagWake
+	}
+	return flagQuiet
+}
 
 // isNoPermission reports whether err is an ACL's refusal (NOPERM). (Its
 // own function, as isMismatch: the *resp.ServerError that errors.As fills

@@ -334,8 +334,8 @@ func runTokenScript(act tokenAct) scriptRunner {
 }
 
 // releaseAct deletes the key; when neither its waiters' set nor its mark
-// (see listenKey) exists, that is all. Else it takes the longest waiting Client off the
-// key's waiters (see lockWaitLocked), names it for scripts.NamedMs (see
+// (see listenKey) exists, that is all. Else it takes the longest waiting
+// Client off the key's waiters (see lockWaitLocked), names it for scripts.NamedMs (see
 // namedKey) and publishes the release's id, ARGV[2], on its channel. As
 // the script's redis.pcall, a waiters' key of another type names nobody,
 // and a missing id publishes nothing.
@@ -380,30 +380,6 @@ func releaseAct(c *client, sha string, keys, argv [][]byte, now int64) {
 }
 
 // releaseQuietAct deletes the key; with an enrolment (ARGV[3], see
-// listenKey is the name of the mark a Client that waits for key without
-// being among its waiters leaves on it (scripts.ListenSuffix).
-func listenKey(key []byte) []byte {
-	return append(append([]byte(nil), key...), scripts.ListenSuffix...)
-}
-
-// markListenLocked is the acquire scripts' mark of a taken key: local t =
-// tonumber(ARGV[2]) if t then redis.pcall("set", key .. "$LISTEN", "1",
-// "px", base + t) end. Redis hands the sum to SET as %.17g prints it,
-// which SET reads only for a whole number below 1e17; what SET refuses,
-// redis.pcall swallows.
-func (s *Server) markListenLocked(db int, key []byte, base int64, argv [][]byte, now int64) {
-	t := luaArgNumber(argv, 1)
-	if !t.ok {
-		return
-	}
-	sum := float64(base) + t.f
-	if sum != math.Trunc(sum) || math.Abs(sum) >= 1e17 {
-		return
-	}
-	var scratch [24]byte
-	s.scriptSetValuePXLocked(db, listenKey(key), "1", strconv.AppendInt(scratch[:0], int64(sum), 10), now)
-}
-
 // enrolment), it puts the Client back among the key's waiters with its
 // score unless it is there, and sets their TTL to ARGV[2]. As the
 // script's redis.pcall, a waiters' key of another type is left alone.
@@ -487,6 +463,30 @@ func waitersKey(key []byte) []byte {
 // key named (scripts.NamedSuffix).
 func namedKey(key []byte) []byte {
 	return append(append([]byte(nil), key...), scripts.NamedSuffix...)
+}
+
+// listenKey is the name of the mark a Client that waits for key without
+// being among its waiters leaves on it (scripts.ListenSuffix).
+func listenKey(key []byte) []byte {
+	return append(append([]byte(nil), key...), scripts.ListenSuffix...)
+}
+
+// markListenLocked is the acquire scripts' mark of a taken key: local t =
+// tonumber(ARGV[2]) if t then redis.pcall("set", key .. "$LISTEN", "1",
+// "px", base + t) end. Redis hands the sum to SET as %.17g prints it,
+// which SET reads only for a whole number below 1e17; what SET refuses,
+// redis.pcall swallows.
+func (s *Server) markListenLocked(db int, key []byte, base int64, argv [][]byte, now int64) {
+	t := luaArgNumber(argv, 1)
+	if !t.ok {
+		return
+	}
+	sum := float64(base) + t.f
+	if sum != math.Trunc(sum) || math.Abs(sum) >= 1e17 {
+		return
+	}
+	var scratch [24]byte
+	s.scriptSetValuePXLocked(db, listenKey(key), "1", strconv.AppendInt(scratch[:0], int64(sum), 10), now)
 }
 
 // enrolment reads LockWait's ARGV[3], "<score>:<id>" as the script's
