@@ -673,7 +673,9 @@ func TestUnenrolledWaitersAreWoken(t *testing.T) {
 	} {
 		for _, broken := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/marks deleted=%v", tc.what, broken), func(t *testing.T) {
-				holder := client(t, servers, Config{Fencing: tc.fencing})
+				// The holder releases with the script: a native
+				// release (DELIFEQ, DELEX) publishes whatever waits.
+				holder := client(t, servers, Config{Fencing: tc.fencing, DisableNativeCommands: true})
 				waiter := client(t, servers, Config{Fencing: tc.fencing, RetryDelay: noRetry})
 				l, err := holder.Lock(bg, name, 20*time.Second)
 				require.NoError(t, err)
