@@ -1462,6 +1462,7 @@ func diffListenMarkScript() []step {
 	rw, rlock, rel := scripts.RWLock.Source, scripts.RWRLock.Source, scripts.Release.Source
 	const mark = "k:volley:listen"
 	taken := holderShape("tok", 29000, 30000)
+	intent := idShape(waitHolder, 4000, 5000)
 	return []step{
 		on(1, 1, "SSUBSCRIBE", "volley:released:k"),
 		cmd("SET", "k", "tok", "PX", "30000"),
@@ -1509,9 +1510,9 @@ func diffListenMarkScript() []step {
 		shaped(intBetween(30000, 31000), "PTTL", mark),
 		cmd("DEL", mark, "k"),
 		cmd("SET", "k:intent", "1", "PX", "5000"),
-		cmd("EVAL", rlock, "3", "k", "k:readers", "k:intent", "r", "1000", "0"),
+		shaped(intent, "EVAL", rlock, "3", "k", "k:readers", "k:intent", "r", "1000", "0"),
 		cmd("EXISTS", mark),
-		cmd("EVAL", rlock, "3", "k", "k:readers", "k:intent", "r", "1000", "1"),
+		shaped(intent, "EVAL", rlock, "3", "k", "k:readers", "k:intent", "r", "1000", "1"),
 		shaped(intBetween(5000, 6000), "PTTL", mark),
 		cmd("DEL", mark, "k:intent"),
 		// Release: nothing published while nobody waits, the id once
@@ -1520,7 +1521,7 @@ func diffListenMarkScript() []step {
 		cmd("EVAL", rel, "1", "k", "tok", holderID([]byte("tok"))),
 		on(1, 1, "PING"),
 		cmd("SET", "k", "tok", "PX", "30000"),
-		cmd("EVAL", multi, "1", "k", "x", "1000"),
+		shaped(taken, "EVAL", multi, "1", "k", "x", "1000"),
 		cmd("EVAL", rel, "1", "k", "tok", holderID([]byte("tok"))),
 		recv(1, 1),
 		on(1, 1, "PING"),
