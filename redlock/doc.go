@@ -134,14 +134,15 @@
 // waiter in each Client). For 200 ms the other Clients' waiting attempts
 // leave the free key to the one told (key + ":volley:named"). A new Lock of a
 // key queues behind the Client's waiters for it rather than barging in.
-// A Lock that waits without being among the waiters (a fenced or
+// Every attempt that waits, among the waiters or not (a fenced or
 // multi-key Lock, a read-write lock's writer or reader, or a Client whose
-// ACL refuses the sorted set) marks the key instead (key +
+// ACL refuses the sorted set), also marks the key (key +
 // ":volley:listen", living as long as the waiters' set would). A release
-// that finds neither the waiters nor the mark publishes nothing: an
-// uncontended Unlock costs the master one EXISTS, not a publish (a
-// native release, DELIFEQ or DELEX, is followed by its SPUBLISH all the
-// same).
+// that finds no mark publishes nothing: an uncontended Unlock costs the
+// master one EXISTS, not a publish (a native release, DELIFEQ or DELEX,
+// is followed by its SPUBLISH all the same). A key stays marked for its
+// waiters' TTL after its last waiter took it, and its releases publish
+// until then.
 // When waiters of several processes split the votes, they agree on one to
 // try again at once; the others back off.
 //

@@ -167,9 +167,9 @@ func TestLockAttemptsAreBoundedByTries(t *testing.T) {
 	// the answers come, 100ms before the key expires. The releases'
 	// messages come 150ms late too, within the wait.
 	publishing := func(t *testing.T) (attempts int, commands int64) {
-		// Another Client waits for the key without being among its
-		// waiters (its mark, see scripts.ListenSuffix): a release
-		// publishes only when someone waits.
+		// Another Client waits for the key (its mark, see
+		// scripts.ListenSuffix): a release publishes only when someone
+		// waits.
 		for _, s := range servers {
 			_, err := redistest.Do(s.Addr(), "SET", "first-contact"+scripts.ListenSuffix, "1", "PX", "60000")
 			require.NoError(t, err)

@@ -15,12 +15,15 @@ import (
 )
 
 // enrollStranger puts a waiter of no Client, "stranger", among key's
-// waiters on every master with score at (unix ms): a waiter of another
+// waiters on every master with score at (unix ms), and leaves the mark
+// a waiting attempt leaves (scripts.ListenSuffix): a waiter of another
 // process that a release may wake, and that never takes the key.
 func enrollStranger(t *testing.T, servers []*redistest.Server, key string, at time.Time) {
 	t.Helper()
 	for _, s := range servers {
 		_, err := redistest.Do(s.Addr(), "ZADD", key+scripts.WaitersSuffix, strconv.FormatInt(at.UnixMilli(), 10), "stranger")
+		require.NoError(t, err)
+		_, err = redistest.Do(s.Addr(), "SET", key+scripts.ListenSuffix, "1", "PX", "60000")
 		require.NoError(t, err)
 	}
 }

@@ -679,9 +679,8 @@ func diffPubSubScript() []step {
 		on(2, 1, "PING"),
 
 		// scripts.Release and what the subscribers receive: nothing while
-		// nobody waits (neither the waiters' set nor the mark of a Client
-		// that waits without being among them), the release's id once
-		// the mark is there
+		// nobody waits (no mark of a waiting Client), the release's id
+		// once the mark is there
 		cmd("SET", "lock", "tok", "PX", "30000"),
 		cmd("EVAL", rel, "1", "lock", "other", holderID([]byte("other"))),
 		cmd("EVAL", rel, "1", "lock"),
@@ -1447,12 +1446,12 @@ func TestDifferentialHashes(t *testing.T) {
 }
 
 // TestDifferentialListenMark compares the mark that the acquire scripts
-// leave on a taken key for a Client that waits without being among its
-// waiters (scripts.ListenSuffix) with redis-server's: which scripts
-// leave it and with what TTL, that an enrolled waiter leaves none, that
-// a TTL argument Lua cannot add to, or whose sum SET refuses, leaves none
-// and fails nothing, and that Release publishes only when the waiters'
-// set or the mark exists.
+// leave on a taken key for every Client that waits
+// (scripts.ListenSuffix) with redis-server's: which scripts leave it and
+// with what TTL, enrolled or not, that a TTL argument Lua cannot add to,
+// or whose sum SET refuses, leaves none and fails nothing, that a
+// rejoining ReleaseQuiet marks, and that Release publishes only when the
+// mark exists.
 func TestDifferentialListenMark(t *testing.T) {
 	runDifferentialFresh(t, 2, diffListenMarkScript())
 }
@@ -1460,16 +1459,20 @@ func TestDifferentialListenMark(t *testing.T) {
 func diffListenMarkScript() []step {
 	wait, multi, fence := scripts.LockWait.Source, scripts.LockMulti.Source, scripts.FenceLock.Source
 	rw, rlock, rel := scripts.RWLock.Source, scripts.RWRLock.Source, scripts.Release.Source
+	quiet := scripts.ReleaseQuiet.Source
 	const mark = "k:volley:listen"
 	taken := holderShape("tok", 29000, 30000)
 	intent := idShape(waitHolder, 4000, 5000)
 	return []step{
 		on(1, 1, "SSUBSCRIBE", "volley:released:k"),
 		cmd("SET", "k", "tok", "PX", "30000"),
-		// an enrolled waiter leaves no mark; one without an enrolment,
-		// or whose ZADD fails (the waiters' key is no sorted set), does
+		// every waiter leaves the mark: an enrolled one, one without an
+		// enrolment, one whose ZADD fails (the waiters' key is no
+		// sorted set)
 		shaped(taken, "EVAL", wait, "1", "k", "x", "1000", "1:a"),
-		cmd("EXISTS", mark),
+		shaped(intBetween(30000, 31000), "PTTL", mark),
+		shaped(intBetween(30000, 31000), "PTTL", "k:volley:waiters"),
+		cmd("DEL", mark),
 		shaped(taken, "EVAL", wait, "1", "k", "x", "1000"),
 		shaped(intBetween(30000, 31000), "PTTL", mark),
 		cmd("DEL", mark, "k:volley:waiters"),
@@ -1515,10 +1518,23 @@ func diffListenMarkScript() []step {
 		shaped(intent, "EVAL", rlock, "3", "k", "k:readers", "k:intent", "r", "1000", "1"),
 		shaped(intBetween(5000, 6000), "PTTL", mark),
 		cmd("DEL", mark, "k:intent"),
-		// Release: nothing published while nobody waits, the id once
-		// the mark is there (a message would come before PING's answer)
+		// a waiting attempt's release of the key it set (ReleaseQuiet)
+		// rejoins its waiters and marks the key again
+		cmd("SET", "k", "tok", "PX", "30000"),
+		cmd("EVAL", quiet, "1", "k", "tok", "2000", "1:a"),
+		shaped(intBetween(1000, 2000), "PTTL", mark),
+		shaped(intBetween(1000, 2000), "PTTL", "k:volley:waiters"),
+		cmd("DEL", mark, "k:volley:waiters"),
+		// Release: nothing published while nobody waits, nor for a
+		// waiters' set without the mark; the id once the mark is there
+		// (a message would come before PING's answer)
 		cmd("SET", "k", "tok", "PX", "30000"),
 		cmd("EVAL", rel, "1", "k", "tok", holderID([]byte("tok"))),
+		cmd("SET", "k", "tok", "PX", "30000"),
+		shaped(taken, "EVAL", wait, "1", "k", "x", "1000", "1:a"),
+		cmd("DEL", mark),
+		cmd("EVAL", rel, "1", "k", "tok", holderID([]byte("tok"))),
+		cmd("DEL", "k:volley:waiters"),
 		on(1, 1, "PING"),
 		cmd("SET", "k", "tok", "PX", "30000"),
 		shaped(taken, "EVAL", multi, "1", "k", "x", "1000"),

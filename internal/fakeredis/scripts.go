@@ -333,8 +333,8 @@ func runTokenScript(act tokenAct) scriptRunner {
 	}
 }
 
-// releaseAct deletes the key; when neither its waiters' set nor its mark
-// (see listenKey) exists, that is all. Else it takes the longest waiting
+// releaseAct deletes the key; when its mark (see listenKey) does not
+// exist, that is all. Else it takes the longest waiting
 // Client off the key's waiters (see lockWaitLocked), names it for scripts.NamedMs (see
 // namedKey) and publishes the release's id, ARGV[2], on its channel. As
 // the script's redis.pcall, a waiters' key of another type names nobody,
@@ -345,8 +345,7 @@ func runTokenScript(act tokenAct) scriptRunner {
 // cutoff is left asleep and the answer is 3; one that is woken makes it 2.
 func releaseAct(c *client, sha string, keys, argv [][]byte, now int64) {
 	delete(c.s.dbs[c.db], string(keys[0]))
-	_, waiters := c.s.lookupLocked(c.db, waitersKey(keys[0]), now)
-	if _, marked := c.s.lookupLocked(c.db, listenKey(keys[0]), now); !waiters && !marked {
+	if _, marked := c.s.lookupLocked(c.db, listenKey(keys[0]), now); !marked {
 		c.out = append(c.out, replyOne...) // nobody waits: no publish
 		return
 	}
@@ -392,6 +391,7 @@ func releaseQuietAct(c *client, sha string, keys, argv [][]byte, now int64) {
 		}
 		if ttl, ok := luaArg(argv, 1); ok {
 			c.s.scriptPexpireLocked(c.db, wk, ttl, now)
+			c.s.scriptSetValuePXLocked(c.db, listenKey(keys[0]), "1", ttl, now)
 		}
 	}
 	c.out = append(c.out, replyOne...)
@@ -465,8 +465,8 @@ func namedKey(key []byte) []byte {
 	return append(append([]byte(nil), key...), scripts.NamedSuffix...)
 }
 
-// listenKey is the name of the mark a Client that waits for key without
-// being among its waiters leaves on it (scripts.ListenSuffix).
+// listenKey is the name of the mark every waiting attempt leaves on key
+// (scripts.ListenSuffix).
 func listenKey(key []byte) []byte {
 	return append(append([]byte(nil), key...), scripts.ListenSuffix...)
 }
@@ -477,16 +477,24 @@ func listenKey(key []byte) []byte {
 // which SET reads only for a whole number below 1e17; what SET refuses,
 // redis.pcall swallows.
 func (s *Server) markListenLocked(db int, key []byte, base int64, argv [][]byte, now int64) {
-	t := luaArgNumber(argv, 1)
+	if px, ok := luaSumPX(base, luaArgNumber(argv, 1)); ok {
+		s.scriptSetValuePXLocked(db, listenKey(key), "1", px, now)
+	}
+}
+
+// luaSumPX is base + t as a script hands it to SET PX or PEXPIRE: Redis
+// formats a Lua number with %.17g, which those commands read only for a
+// whole number below 1e17; ok is false for a t that is nil and for a
+// sum they refuse (which redis.pcall swallows).
+func luaSumPX(base int64, t luaNumber) ([]byte, bool) {
 	if !t.ok {
-		return
+		return nil, false
 	}
 	sum := float64(base) + t.f
 	if sum != math.Trunc(sum) || math.Abs(sum) >= 1e17 {
-		return
+		return nil, false
 	}
-	var scratch [24]byte
-	s.scriptSetValuePXLocked(db, listenKey(key), "1", strconv.AppendInt(scratch[:0], int64(sum), 10), now)
+	return strconv.AppendInt(nil, int64(sum), 10), true
 }
 
 // enrolment reads LockWait's ARGV[3], "<score>:<id>" as the script's
@@ -515,7 +523,8 @@ func enrolment(argv [][]byte) (score float64, id []byte, ok bool) {
 // with an enrolment ARGV[3] ("<score>:<id>"), a Client that sets the key
 // leaves its waiters, one that finds it taken joins them with that score
 // unless it is there, and the waiters' TTL becomes the
-// key's PTTL (0 when it has none) plus ARGV[2]. As the script's
+// key's PTTL (0 when it has none) plus ARGV[2]. Every attempt that waits
+// marks the key with that TTL (see markListenLocked). As the script's
 // redis.pcall, a waiters' key of another type is left alone.
 func (s *Server) lockWaitLocked(out []byte, db int, sha string, keys, argv [][]byte) []byte {
 	if len(keys) == 0 {
@@ -542,10 +551,11 @@ func (s *Server) lockWaitLocked(out []byte, db int, sha string, keys, argv [][]b
 		if !wrongType && (z == nil || !z.has(id)) {
 			s.scriptZaddLocked(db, wk, score, id, now)
 		}
-		if ttl, ok := luaArg(argv, 1); ok && !wrongType {
-			s.scriptPexpireLocked(db, wk, ttl, now)
-		} else if ok {
-			s.scriptSetValuePXLocked(db, listenKey(keys[0]), "1", ttl, now) // ZADD failed: the mark
+		if ttl, ok := luaArg(argv, 1); ok {
+			if !wrongType {
+				s.scriptPexpireLocked(db, wk, ttl, now)
+			}
+			s.scriptSetValuePXLocked(db, listenKey(keys[0]), "1", ttl, now)
 		}
 		return appendHolder(out, holderID([]byte(named)), s.scriptPttlLocked(db, nk, now))
 	}
@@ -562,21 +572,20 @@ func (s *Server) lockWaitLocked(out []byte, db int, sha string, keys, argv [][]b
 	if len(out) == mark || out[mark] != '*' {
 		return out // an error
 	}
-	z, wrongType := s.lookupZsetLocked(db, wk, now)
-	if !enroll || wrongType {
-		// No Client to enroll, or ZADD fails: the mark instead.
-		s.markListenLocked(db, keys[0], max(s.scriptPttlLocked(db, keys[0], now), 0), argv, now)
-		return out
-	}
-	if z == nil || !z.has(id) {
-		s.scriptZaddLocked(db, wk, score, id, now)
-	}
-	ttl, err := strconv.ParseInt(string(argv[1]), 10, 64)
-	if err != nil {
-		return appendScriptError(out[:mark], errLuaArithString, sha)
-	}
 	pttl := max(s.scriptPttlLocked(db, keys[0], now), 0)
-	s.scriptPexpireLocked(db, wk, strconv.AppendInt(nil, pttl+ttl, 10), now)
+	if z, wrongType := s.lookupZsetLocked(db, wk, now); enroll && !wrongType {
+		if z == nil || !z.has(id) {
+			s.scriptZaddLocked(db, wk, score, id, now)
+		}
+		t := luaArgNumber(argv, 1)
+		if !t.ok {
+			return appendScriptError(out[:mark], errLuaArithString, sha)
+		}
+		if px, ok := luaSumPX(pttl, t); ok {
+			s.scriptPexpireLocked(db, wk, px, now)
+		}
+	}
+	s.markListenLocked(db, keys[0], pttl, argv, now)
 	return out
 }
 

@@ -24,11 +24,10 @@
 -- plus ARGV[2]; it returns who has the key and for how long: {the first
 -- 16 hex digits of the SHA-1 of the key's value, the key's PTTL}. The name of a taken key
 -- is not read: it is left to expire, or to the next release.
--- A Client that this attempt does not put among the waiters (no ARGV[3],
--- or the ZADD fails, as when an ACL forbids it) marks the key instead:
--- KEYS[1] followed by scripts.ListenSuffix, a string with the TTL the
--- waiters would have had, which tells a release that someone waits on
--- the key's channel (see release.lua).
+-- Every attempt that waits, among the waiters or not (no ARGV[3], or the
+-- ZADD fails, as when an ACL forbids it), also marks the key: KEYS[1]
+-- followed by scripts.ListenSuffix, a string with the waiters' TTL,
+-- which tells a release that someone waits (see release.lua).
 -- The waiters, the mark and the reading of the name go through
 -- redis.pcall: an ACL that forbids those commands costs only the waking
 -- of one Client per release.
@@ -47,9 +46,8 @@ if not v then
   if m and m ~= id then
     if type(redis.pcall("zadd", w, "nx", at, id)) == "number" then
       redis.pcall("pexpire", w, ARGV[2])
-    else
-      redis.pcall("set", KEYS[1] .. "$LISTEN", "1", "px", ARGV[2])
     end
+    redis.pcall("set", KEYS[1] .. "$LISTEN", "1", "px", ARGV[2])
     return {string.sub(redis.sha1hex(m), 1, 16), redis.call("pttl", nk)}
   end
   redis.call("set", KEYS[1], ARGV[1], "px", ARGV[2])
@@ -67,10 +65,9 @@ end
 local pttl = redis.call("pttl", KEYS[1])
 if id and type(redis.pcall("zadd", w, "nx", at, id)) == "number" then
   redis.pcall("pexpire", w, math.max(pttl, 0) + ARGV[2])
-else
-  local t = tonumber(ARGV[2])
-  if t then
-    redis.pcall("set", KEYS[1] .. "$LISTEN", "1", "px", math.max(pttl, 0) + t)
-  end
+end
+local t = tonumber(ARGV[2])
+if t then
+  redis.pcall("set", KEYS[1] .. "$LISTEN", "1", "px", math.max(pttl, 0) + t)
 end
 return {string.sub(redis.sha1hex(v), 1, 16), pttl}

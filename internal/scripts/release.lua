@@ -22,12 +22,11 @@
 -- the cutoff (its score is greater), the release wakes nobody: it
 -- returns 3 after the delete. When it took a Client off the waiters, it
 -- returns 2. When none waits, it returns 1.
--- A release of a key nobody waits for (neither its waiters' set nor the
--- mark that a Client waiting without being among them leaves, the key
--- followed by scripts.ListenSuffix, exists: the uncontended case)
--- publishes nothing and returns 1; one EXISTS asks for both. A key
--- with the mark and no waiters' set finds none to take off (an EXISTS
--- that fails counts as a mark), and publishes on the key's channel.
+-- A release of a key nobody waits for (without the mark that every
+-- waiting attempt leaves, the key followed by scripts.ListenSuffix: the
+-- uncontended case) publishes nothing and returns 1. An EXISTS that
+-- fails counts as a mark. A key with the mark and no waiters' set finds
+-- none to take off, and publishes on the key's channel.
 -- The waiters, the name and the publishing go through redis.pcall, so
 -- that an ACL that forbids EXISTS, ZPOPMIN or SPUBLISH costs the waiters
 -- their retry delay, not the release.
@@ -35,12 +34,11 @@ if redis.call("get", KEYS[1]) ~= ARGV[1] then
   return 0
 end
 redis.call("del", KEYS[1])
-local w = KEYS[1] .. "$WAITERS"
-local id = ARGV[2]
-local e = redis.pcall("exists", w, KEYS[1] .. "$LISTEN")
-if e == 0 then
+if redis.pcall("exists", KEYS[1] .. "$LISTEN") == 0 then
   return 1
 end
+local w = KEYS[1] .. "$WAITERS"
+local id = ARGV[2]
 local n
 if ARGV[3] then
   local h = redis.pcall("zrange", w, 0, 0, "withscores")

@@ -7,8 +7,8 @@
 -- lock_wait.lua (one of another form counts as absent).
 -- If KEYS[1] holds ARGV[1], it deletes it and returns 1; with an
 -- enrolment, it first puts the Client back among the key's waiters
--- (unless it is there) with its score, and sets the waiters' TTL to
--- ARGV[2]: the waiting attempt that set KEYS[1] here took the Client off
+-- (unless it is there) with its score, and sets the waiters' TTL, and
+-- the key's mark (see lock_wait.lua), to ARGV[2]: the waiting attempt that set KEYS[1] here took the Client off
 -- this master's waiters, and failed on the others, where it stays
 -- enrolled; without it back, this master would name another Client than
 -- they do at the next release. Else it returns 0.
@@ -23,6 +23,7 @@ if ARGV[3] then
     local w = KEYS[1] .. "$WAITERS"
     redis.pcall("zadd", w, "nx", at, id)
     redis.pcall("pexpire", w, ARGV[2])
+    redis.pcall("set", KEYS[1] .. "$LISTEN", "1", "px", ARGV[2])
   end
 end
 return 1

@@ -42,13 +42,12 @@ const WaitersSuffix = ":volley:waiters"
 // "$NAMED".
 const NamedSuffix = ":volley:named"
 
-// ListenSuffix follows a key in the name of the mark that a Client
-// waiting for the key without being among its waiters (see LockWait:
-// a fenced or multi-key Lock, a read-write lock's writer or reader, a
-// Client whose ACL refuses the waiters' set) leaves on it at each
-// attempt that finds it taken: a string with the waiters' TTL (the key's
-// PTTL plus the attempt's TTL). A release that finds neither the
-// waiters' set nor the mark (the uncontended case) publishes nothing
+// ListenSuffix follows a key in the name of the mark that every Client
+// waiting for the key (among its waiters or not: a fenced or multi-key
+// Lock, a read-write lock's writer or reader, a Client whose ACL refuses
+// the waiters' set) leaves on it at each attempt that finds it taken: a
+// string with the waiters' TTL (the key's PTTL plus the attempt's TTL).
+// A release that finds no mark (the uncontended case) publishes nothing
 // (see Release). Made from the key, as WaitersSuffix, it is in the key's
 // slot. The scripts' files name it "$LISTEN".
 const ListenSuffix = ":volley:listen"
@@ -95,9 +94,8 @@ var (
 	// LockWait and WaitersSuffix) and names on the key for NamedMs (see
 	// NamedSuffix), on that Client's channel of the key: the shard channel
 	// ReleasedChannelPrefix, the key, a colon and the Client's id. When
-	// neither the waiters' set nor the mark of a Client that waits
-	// without being among them exists (see ListenSuffix; one EXISTS of
-	// both, first), nobody waits: it publishes nothing. When no Client
+	// the key has no mark (see ListenSuffix; one EXISTS, first), nobody
+	// waits: it publishes nothing. When no Client
 	// is among the waiters (or an ACL forbids ZPOPMIN), it publishes on
 	// the key's channel, ReleasedChannelPrefix followed by the key, which
 	// every waiting Client hears. Both are in the key's slot on a cluster, and
