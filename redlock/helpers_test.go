@@ -70,6 +70,23 @@ func warm(t *testing.T, c *Client) {
 	inspectAll(t, func(ctx context.Context) ([]KeyState, error) { return c.Inspect(ctx, "warm-up") }, nil)
 }
 
+// ownEverywhere waits until l's key holds l's token on every master,
+// extending l (by ttl) where a copy is missing: Lock returns at a quorum,
+// and on a loaded machine a lagging master's SET may come late or never
+// be sent (make test-stress saw both). Tests that count on every copy
+// call it first.
+func ownEverywhere(t *testing.T, l *Lock, ttl time.Duration) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		states, err := l.Inspect(bg)
+		if err != nil || slices.ContainsFunc(states, func(s KeyState) bool { return !s.Ours }) {
+			_ = l.Extend(bg, ttl)
+			return false
+		}
+		return true
+	}, 10*time.Second, 10*time.Millisecond, "%s held on every master", l.Key())
+}
+
 // inspectAll calls inspect until every master answered and every state
 // is as want says (when want is not nil), and returns those states: on a
 // loaded machine a master may miss MasterTimeout, and its KeyState then

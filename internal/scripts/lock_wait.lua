@@ -22,8 +22,9 @@
 -- Else, with an ARGV[3], the Client joins the waiters (unless it is there
 -- already) with the waiters' TTL set to the key's PTTL (0 if negative)
 -- plus ARGV[2]; it returns who has the key and for how long: {the first
--- 16 hex digits of the SHA-1 of the key's value, the key's PTTL}. The name of a taken key
--- is not read: it is left to expire, or to the next release.
+-- 16 hex digits of the SHA-1 of the key's value, the key's PTTL}. The
+-- name of a taken key is not read: it is left to expire, or to the next
+-- release.
 -- Every attempt that waits, among the waiters or not (no ARGV[3], or the
 -- ZADD fails, as when an ACL forbids it), also marks the key: KEYS[1]
 -- followed by scripts.ListenSuffix, a string with the waiters' TTL,

@@ -8,10 +8,11 @@
 -- If KEYS[1] holds ARGV[1], it deletes it and returns 1; with an
 -- enrolment, it first puts the Client back among the key's waiters
 -- (unless it is there) with its score, and sets the waiters' TTL, and
--- the key's mark (see lock_wait.lua), to ARGV[2]: the waiting attempt that set KEYS[1] here took the Client off
--- this master's waiters, and failed on the others, where it stays
--- enrolled; without it back, this master would name another Client than
--- they do at the next release. Else it returns 0.
+-- the key's mark (see lock_wait.lua), to ARGV[2]: the waiting attempt
+-- that set KEYS[1] here took the Client off this master's waiters, and
+-- failed on the others, where it stays enrolled; without it back, this
+-- master would name another Client than they do at the next release.
+-- Else it returns 0.
 -- The waiters go through redis.pcall, as in lock_wait.lua.
 if redis.call("get", KEYS[1]) ~= ARGV[1] then
   return 0
