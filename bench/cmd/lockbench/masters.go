@@ -53,12 +53,19 @@ func startMasters(n int, fake bool, bin string) (Masters, func(), error) {
 	return startFakes(n)
 }
 
+// tlsPortAttempts bounds the TLS ports a server is started with before
+// it starts without one.
+const tlsPortAttempts = 3
+
 func startServers(n int, bin string) (Masters, func(), error) {
 	servers := make([]*redistest.Server, n)
 	tlsPorts := make([]int, n)
 	errs := make([]error, n)
 	// Each server gets a TLS port beside its plain one, for volley-tls;
-	// a server built without TLS starts without it.
+	// a server built without TLS starts without it. The TLS port is
+	// probed free before the server binds it, and another process may
+	// take it meanwhile (make test-stress saw one master start without
+	// TLS, and the run lose volley-tls): a few ports are tried first.
 	dir, err := os.MkdirTemp("", "lockbench-tls-")
 	if err != nil {
 		return Masters{}, func() {}, err
@@ -67,13 +74,15 @@ func startServers(n int, bin string) (Masters, func(), error) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			if certErr == nil {
-				if port, err := freePort(); err == nil {
-					servers[i], errs[i] = redistest.StartServer(redistest.Options{Binary: bin, Args: cert.tlsArgs(port)})
-					if errs[i] == nil {
-						tlsPorts[i] = port
-						return
-					}
+			for attempt := 0; certErr == nil && attempt < tlsPortAttempts; attempt++ {
+				port, err := freePort()
+				if err != nil {
+					break
+				}
+				servers[i], errs[i] = redistest.StartServer(redistest.Options{Binary: bin, Args: cert.tlsArgs(port)})
+				if errs[i] == nil {
+					tlsPorts[i] = port
+					return
 				}
 			}
 			servers[i], errs[i] = redistest.StartServer(redistest.Options{Binary: bin})
