@@ -178,3 +178,28 @@ func (c *Client) acquire(ctx context.Context, o *call, k kind, ttl time.Duration
 func (c *Client) granted(br *burstResult, until time.Time) bool {
 	return !br.cancelled && br.ok >= c.quorum && time.Now().Before(until)
 }
+
+// rounds is every kind's attempt: it encodes cmd with a and runs it, an
+// attempt for ttl, and judges it (see judge). When fenced, the burst
+// proposes a fencing token (proposeFence, as a.proposal) and a second
+// round follows as the answers call for (fenceRound), whose counter is
+// that of fenceKey (fenceKeys, when not nil): the lock's key or keys, a
+// writer's name, a permit's key.
+func (c *Client) rounds(o *call, cmd *command, a args, fenced bool, fenceKey string, fenceKeys []string, ttl time.Duration, done <-chan struct{}) (burstResult, taken, bool) {
+	var proposal uint64
+	if fenced {
+		proposal = c.proposeFence(o)
+		a.proposal = o.fenceNum
+	}
+	o.encode(cmd, a)
+	br := o.run(done)
+	got := taken{until: c.validUntil(br.start, ttl)}
+	if fenced {
+		var unfenced bool
+		got.fence, unfenced = c.fenceRound(o, &br, proposal, fenceKey, fenceKeys, &o.tok, got.until, done)
+		if !br.cancelled {
+			c.repairIfUnsure(&o.op, unfenced)
+		}
+	}
+	return br, got, c.judge(o, &br, got.until)
+}

@@ -189,16 +189,3 @@ func readFenceWrite(l *lessons, tok *token, i int, vals []resp.Value) (Outcome, 
 	}
 	return readVote(l, tok, i, vals)
 }
-
-// lessons are what a burst's answers teach the call that runs it, noted
-// by the answer readers (see answers) and read by the call's policies:
-// the holders and their PTTLs (waitState), the fencing counters
-// (fenceState), the free permits (permitState), and what a release did
-// to the key's waiters (woke, asleep: see readRelease). The call keeps
-// them (call.lessons); its op's readers write them through op.learn.
-type lessons struct {
-	waitState
-	fenceState
-	permitState
-	woke, asleep int
-}

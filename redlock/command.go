@@ -1,6 +1,7 @@
 package redlock
 
 import (
+	"slices"
 	"strconv"
 	"time"
 
@@ -311,4 +312,54 @@ func (w *wire) script(c *Client, sha string, a *args, tail []string) {
 			w.b = resp.AppendBulk(w.b, x)
 		}
 	}
+}
+
+// sentBySHA are the scripts of the commands (and their renewal batches)
+// sent with EVALSHA: every connection loads them in its handshake
+// (conn.Options.Scripts), so a master that restarted empty runs them at
+// the first try instead of answering -NOSCRIPT, and a request answered
+// after the decision (not resent) still does its work. vouchedBySHA are
+// their cluster forms (command.vouched), which every connection of a
+// fencing Client over a cluster loads as well. Fencing's check, state and
+// repair go with EVAL and need no loading.
+var sentBySHA, vouchedBySHA = loadedScripts()
+
+// loadedScripts collects sentBySHA and vouchedBySHA from the command
+// table, each script once.
+func loadedScripts() (plain, vouched []string) {
+	add := func(list []string, s *scripts.Script) []string {
+		if s == nil || slices.Contains(list, s.Source) {
+			return list
+		}
+		return append(list, s.Source)
+	}
+	for _, cmd := range commands {
+		plain = add(plain, cmd.script)
+		vouched = add(vouched, cmd.vouched)
+		plain = add(plain, cmd.batch)
+	}
+	return plain, vouched
+}
+
+// heldOp is what an extension or a release of one hold sends: cmd over key,
+// or keys when not nil, with arg and proposal as cmd takes them (see
+// op.encode), and the hold's token, passed on its own (escape analysis
+// does not tell the fields of a struct apart: a token beside the name,
+// which errors keep, would move every Permit to the heap). name is what
+// hooks and errors call it.
+type heldOp struct {
+	name      string
+	cmd       *command
+	key       string
+	keys      []string
+	arg, arg2 []byte
+}
+
+// placed is the key that places h over a Redis Cluster (see
+// Client.placement): the first of its keys, else its key.
+func (h *heldOp) placed() string {
+	if h.keys != nil {
+		return h.keys[0]
+	}
+	return h.key
 }

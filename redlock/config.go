@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -303,4 +305,31 @@ func (c *Client) checkKeys(key string, keys []string) error {
 		return invalid(c.checkFenceKeys(key, keys))
 	}
 	return nil
+}
+
+func (c *Client) event(ev Event, key string) {
+	if h := c.cfg.Hooks.Event; h != nil {
+		h(ev, key)
+	}
+}
+
+// checkFenceKeys refuses, when fencing, a key that is one of fencing's own.
+func (c *Client) checkFenceKeys(key string, keys []string) error {
+	if !c.cfg.Fencing {
+		return nil
+	}
+	if reservedForFencing(key) {
+		return errors.New("redlock: key " + strconv.Quote(key) + " is reserved for fencing")
+	}
+	for _, k := range keys {
+		if reservedForFencing(k) {
+			return errors.New("redlock: key " + strconv.Quote(k) + " is reserved for fencing")
+		}
+	}
+	return nil
+}
+
+// reservedForFencing reports whether k is one of fencing's own keys.
+func reservedForFencing(k string) bool {
+	return k == fenceKey || strings.HasPrefix(k, fenceKey+":")
 }

@@ -5,43 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"time"
-
-	"github.com/volleylock/volley/resp"
 )
-
-// waitState is what a waiting Lock's attempt learns from a burst (see
-// op.waiting): its command's "taken" answers carry the holder's id and
-// the key's PTTL, which noteHolder stores in holder and pttl (hasHolder
-// says which masters told); contention reads them. It is part of the
-// burst's lessons.
-type waitState struct {
-	hasHolder []bool
-	holder    [][releaseIDLen]byte
-	pttl      []time.Duration
-	free      []time.Duration // scratch of contention and guardEnds
-}
-
-func newWaitState(n int) waitState {
-	return waitState{
-		hasHolder: make([]bool, n),
-		holder:    make([][releaseIDLen]byte, n),
-		pttl:      make([]time.Duration, n),
-		free:      make([]time.Duration, n),
-	}
-}
-
-// noteHolder stores what a lock script's "taken" answer from master i
-// says: the holder's id and the key's PTTL (see scripts.LockWait). Other
-// answers have another shape and store nothing.
-func (w *waitState) noteHolder(i int, vals []resp.Value) {
-	if len(vals) != 3 || vals[1].Type != resp.TypeBulk || vals[2].Type != resp.TypeInteger {
-		return
-	}
-	w.holder[i] = [releaseIDLen]byte{}
-	copy(w.holder[i][:], vals[1].Bytes)
-	w.pttl[i] = time.Duration(vals[2].Int) * time.Millisecond
-	w.hasHolder[i] = true
-}
 
 // contention sums up a failed waiting attempt, whose "taken" answers carry
 // each holder's id and the key's PTTL (see noteHolder), and which heard

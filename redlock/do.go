@@ -127,3 +127,33 @@ func (c *Client) do(ctx context.Context, name string, fn func(ctx context.Contex
 // with ErrUnlockFailed instead, which says nothing of the sort: Do, whose
 // renewer kept the lock valid while fn ran, does not report it lost.
 func (c *Client) goneAtUnlock(err error) bool { return errors.Is(err, ErrNotHeld) }
+
+// heldValue is a held value as Do holds it: taken by its kind's acquire,
+// kept extended by the Client's renewer, released when fn returns.
+type heldValue interface {
+	// holding returns the value's hold and how it is extended (its
+	// extend command, name, keys and arguments).
+	holding() (*hold, heldOp)
+	// fenceToken is its fencing token (Config.Fencing), else 0.
+	fenceToken() uint64
+	// end releases it (Unlock, Release).
+	end(ctx context.Context) error
+}
+
+func (l *Lock) holding() (*hold, heldOp) { return &l.hold, l.extendOp() }
+func (l *Lock) fenceToken() uint64       { return l.fence }
+func (l *Lock) end(ctx context.Context) error {
+	return l.Unlock(ctx)
+}
+
+func (p *Permit) holding() (*hold, heldOp) { return &p.hold, p.extendOp() }
+func (p *Permit) fenceToken() uint64       { return p.fence }
+func (p *Permit) end(ctx context.Context) error {
+	return p.Release(ctx)
+}
+
+func (r *ReadLock) holding() (*hold, heldOp) { return &r.hold, r.extendOp() }
+func (r *ReadLock) fenceToken() uint64       { return 0 }
+func (r *ReadLock) end(ctx context.Context) error {
+	return r.Unlock(ctx)
+}

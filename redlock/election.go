@@ -28,11 +28,6 @@ var (
 // leaderSuffix makes an election's record key from its name.
 const leaderSuffix = ":leader"
 
-// announcedPayload is what scripts.ElectAnnounce publishes on the leader's
-// key's release channel: not a release's id (hex digits), so waiters are
-// not woken by it, only watchers (see waitRoom.watch).
-const announcedPayload = "leader-announced"
-
 // Election is a leader election over the Client's masters: at most one
 // leader at a time, each with a term greater than every earlier leader's
 // (see "Elections" in the package documentation).

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/volleylock/volley/resp"
 )
 
 var (
@@ -249,3 +251,25 @@ var (
 	errEmptyReply      = errors.New("empty reply")
 	errUnexpectedReply = errors.New("unexpected reply")
 )
+
+// isNoPermission reports whether err is an ACL's refusal (NOPERM). (Its
+// own function, as isMismatch: the *resp.ServerError that errors.As fills
+// escapes, and is only made for a server error.)
+func isNoPermission(err error) bool {
+	var se *resp.ServerError
+	return errors.As(err, &se) && se.Prefix == "NOPERM"
+}
+
+// isMismatch reports whether err is a script's refusal of a name kept for
+// something else.
+func isMismatch(err error) bool {
+	var se *resp.ServerError
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Prefix {
+	case "PERMITS", "WRONGKIND", "WRONGTYPE":
+		return true
+	}
+	return false
+}

@@ -2,9 +2,7 @@ package redlock
 
 import (
 	"context"
-	"errors"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,25 +11,6 @@ import (
 	"github.com/volleylock/volley/internal/scripts"
 	"github.com/volleylock/volley/resp"
 )
-
-// Fencing (Config.Fencing): each master keeps one counter (fenceKey), and
-// a fenced Lock takes one round, or two:
-//
-//  1. scripts.FenceLock sets the keys, as any Lock does, reads the counter
-//     of every master that set them and, in the same step, raises it to
-//     the token the Client proposes (fencer.propose) if that is larger;
-//     if a quorum of masters that vouch for their counter set the keys and
-//     each read a counter below the proposal, the proposal is the token;
-//  2. else, once a quorum of such masters set the keys, the token is the
-//     largest counter read plus one, and scripts.FenceWrite raises the
-//     counter to it on every master that still holds the keys; the lock
-//     is acquired when a quorum did, within the validity.
-//
-// The argument that tokens only grow, and what restarts do, is in the
-// package documentation ("Fencing").
-// maxFence is the largest counter Volley reads: the masters' Lua numbers
-// are doubles, exact up to 2^53.
-const maxFence = 1<<53 - 1
 
 // Fence returns the lock's fencing token: strictly greater than the token
 // of every earlier holder of its key (every key, for LockMulti) among
@@ -60,21 +39,6 @@ func (c *Client) repairIfUnsure(o *op, unfenced bool) {
 	if unfenced || o.res.unfenced() || c.fence.suspect() {
 		c.repairSoon(o.cmd.place)
 	}
-}
-
-// parseCounter reads a counter: decimal digits, at most maxFence.
-func parseCounter(b []byte) (uint64, bool) {
-	if len(b) == 0 || len(b) > 16 {
-		return 0, false
-	}
-	var n uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + uint64(c-'0')
-	}
-	return n, n <= maxFence
 }
 
 // proposeFence makes the token a fenced lock round proposes
@@ -117,51 +81,6 @@ func (c *Client) fenceWrite(o *call, key string, keys []string, tok *token, done
 	return fence, o.run(done)
 }
 
-// checkFenceKeys refuses, when fencing, a key that is one of fencing's own.
-func (c *Client) checkFenceKeys(key string, keys []string) error {
-	if !c.cfg.Fencing {
-		return nil
-	}
-	if reservedForFencing(key) {
-		return errors.New("redlock: key " + strconv.Quote(key) + " is reserved for fencing")
-	}
-	for _, k := range keys {
-		if reservedForFencing(k) {
-			return errors.New("redlock: key " + strconv.Quote(k) + " is reserved for fencing")
-		}
-	}
-	return nil
-}
-
-// reservedForFencing reports whether k is one of fencing's own keys.
-func reservedForFencing(k string) bool {
-	return k == fenceKey || strings.HasPrefix(k, fenceKey+":")
-}
-
-// fenceState is what a fenced Lock's bursts learn and need: the lock
-// round stores each master's counter in counter (hasCounter says which
-// masters told). It is part of the burst's lessons.
-type fenceState struct {
-	hasCounter []bool
-	counter    []uint64
-}
-
-func newFenceState(n int) fenceState {
-	return fenceState{hasCounter: make([]bool, n), counter: make([]uint64, n)}
-}
-
-// noteCounter keeps the counter b that master i read in a lock round that
-// set the keys: OutcomeOK, or ErrFenceRange for a counter Volley cannot
-// read.
-func (f *fenceState) noteCounter(i int, b []byte) (Outcome, error) {
-	n, ok := parseCounter(b)
-	if !ok {
-		return OutcomeServerError, ErrFenceRange
-	}
-	f.counter[i], f.hasCounter[i] = n, true
-	return OutcomeOK, nil
-}
-
 // proposalTaken returns the proposed token p when a quorum of the masters
 // that set the keys in the lock round (OutcomeOK: they vouch for their
 // counter) read a counter below p, and so raised it to p in the same
@@ -180,17 +99,6 @@ func (f *fenceState) proposalTaken(res votes, quorum int, p uint64) uint64 {
 		return p
 	}
 	return 0
-}
-
-// topCounter is the largest counter the last lock round read; 0 if none.
-func (f *fenceState) topCounter(res votes) uint64 {
-	var top uint64
-	for i := range res {
-		if f.hasCounter[i] {
-			top = max(top, f.counter[i])
-		}
-	}
-	return top
 }
 
 // fenceSetup is the command every connection of a fencing Client runs in
@@ -626,4 +534,15 @@ func (c *Client) eachMasterOf(ctx context.Context, p int, timeout time.Duration,
 			fn(i, vals)
 		}
 	}
+}
+
+// topCounter is the largest counter the last lock round read; 0 if none.
+func (f *fenceState) topCounter(res votes) uint64 {
+	var top uint64
+	for i := range res {
+		if f.hasCounter[i] {
+			top = max(top, f.counter[i])
+		}
+	}
+	return top
 }

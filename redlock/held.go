@@ -1,7 +1,6 @@
 package redlock
 
 import (
-	"context"
 	"time"
 )
 
@@ -27,32 +26,20 @@ func (h *hold) lostAt(now time.Time) {
 	}
 }
 
-// heldValue is a held value as Do holds it: taken by its kind's acquire,
-// kept extended by the Client's renewer, released when fn returns.
-type heldValue interface {
-	// holding returns the value's hold and how it is extended (its
-	// extend command, name, keys and arguments).
-	holding() (*hold, heldOp)
-	// fenceToken is its fencing token (Config.Fencing), else 0.
-	fenceToken() uint64
-	// end releases it (Unlock, Release).
-	end(ctx context.Context) error
+// driftFloor is the part of the clock-drift allowance that does not scale
+// with the TTL: the Redlock spec's "few milliseconds" for the masters'
+// expiry resolution and the client's own timing.
+const driftFloor = 2 * time.Millisecond
+
+// validUntil is when a lock set (or extended) for ttl by a burst that left
+// at start stops being valid: ttl less the drift allowance,
+// ttl*DriftFactor + driftFloor, counted from start.
+func (c *Client) validUntil(start time.Time, ttl time.Duration) time.Time {
+	return start.Add(ttl - c.drift(ttl))
 }
 
-func (l *Lock) holding() (*hold, heldOp) { return &l.hold, l.extendOp() }
-func (l *Lock) fenceToken() uint64       { return l.fence }
-func (l *Lock) end(ctx context.Context) error {
-	return l.Unlock(ctx)
-}
-
-func (p *Permit) holding() (*hold, heldOp) { return &p.hold, p.extendOp() }
-func (p *Permit) fenceToken() uint64       { return p.fence }
-func (p *Permit) end(ctx context.Context) error {
-	return p.Release(ctx)
-}
-
-func (r *ReadLock) holding() (*hold, heldOp) { return &r.hold, r.extendOp() }
-func (r *ReadLock) fenceToken() uint64       { return 0 }
-func (r *ReadLock) end(ctx context.Context) error {
-	return r.Unlock(ctx)
+// drift is the clock-drift allowance of a lock of ttl: ttl*DriftFactor +
+// driftFloor.
+func (c *Client) drift(ttl time.Duration) time.Duration {
+	return time.Duration(float64(ttl)*c.cfg.DriftFactor) + driftFloor
 }

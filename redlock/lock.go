@@ -2,7 +2,6 @@ package redlock
 
 import (
 	"context"
-	"math/rand/v2"
 	"time"
 )
 
@@ -179,31 +178,6 @@ func (k *lockKind) attempt(o *call, ttl time.Duration, done <-chan struct{}) (bu
 	return br, got, ok
 }
 
-// rounds is every kind's attempt: it encodes cmd with a and runs it, an
-// attempt for ttl, and judges it (see judge). When fenced, the burst
-// proposes a fencing token (proposeFence, as a.proposal) and a second
-// round follows as the answers call for (fenceRound), whose counter is
-// that of fenceKey (fenceKeys, when not nil): the lock's key or keys, a
-// writer's name, a permit's key.
-func (c *Client) rounds(o *call, cmd *command, a args, fenced bool, fenceKey string, fenceKeys []string, ttl time.Duration, done <-chan struct{}) (burstResult, taken, bool) {
-	var proposal uint64
-	if fenced {
-		proposal = c.proposeFence(o)
-		a.proposal = o.fenceNum
-	}
-	o.encode(cmd, a)
-	br := o.run(done)
-	got := taken{until: c.validUntil(br.start, ttl)}
-	if fenced {
-		var unfenced bool
-		got.fence, unfenced = c.fenceRound(o, &br, proposal, fenceKey, fenceKeys, &o.tok, got.until, done)
-		if !br.cancelled {
-			c.repairIfUnsure(&o.op, unfenced)
-		}
-	}
-	return br, got, c.judge(o, &br, got.until)
-}
-
 // judge reports an attempt's burst br (see report) and whether it won the
 // lock, valid until until (see Client.granted).
 func (c *Client) judge(o *call, br *burstResult, until time.Time) bool {
@@ -224,33 +198,6 @@ func (k *lockKind) releaseFailed(o *call, wake bool) {
 		return
 	}
 	o.releaseAfterFailure(k.key, k.keys, &o.tok, wake)
-}
-
-// driftFloor is the part of the clock-drift allowance that does not scale
-// with the TTL: the Redlock spec's "few milliseconds" for the masters'
-// expiry resolution and the client's own timing.
-const driftFloor = 2 * time.Millisecond
-
-// validUntil is when a lock set (or extended) for ttl by a burst that left
-// at start stops being valid: ttl less the drift allowance,
-// ttl*DriftFactor + driftFloor, counted from start.
-func (c *Client) validUntil(start time.Time, ttl time.Duration) time.Time {
-	return start.Add(ttl - c.drift(ttl))
-}
-
-// drift is the clock-drift allowance of a lock of ttl: ttl*DriftFactor +
-// driftFloor.
-func (c *Client) drift(ttl time.Duration) time.Duration {
-	return time.Duration(float64(ttl)*c.cfg.DriftFactor) + driftFloor
-}
-
-// retryDelay is the pause after failed attempt number attempt.
-func (c *Client) retryDelay(attempt int) time.Duration {
-	if c.cfg.RetryDelayFunc != nil {
-		return c.cfg.RetryDelayFunc(attempt)
-	}
-	d := c.cfg.RetryDelay
-	return d/2 + rand.N(d/2+1)
 }
 
 // Extend resets the lock's TTL to ttl on every master that still holds it,
@@ -365,11 +312,5 @@ func (l *Lock) ended() {
 	if h := l.c.cfg.Hooks.Held; h != nil && !l.since.IsZero() {
 		h(l.key, time.Since(l.since))
 		l.since = time.Time{}
-	}
-}
-
-func (c *Client) event(ev Event, key string) {
-	if h := c.cfg.Hooks.Event; h != nil {
-		h(ev, key)
 	}
 }

@@ -114,3 +114,37 @@ func fitsVotes(vals []resp.Value) bool {
 	}
 	return true
 }
+
+// parseCounter reads a counter: decimal digits, at most maxFence.
+func parseCounter(b []byte) (uint64, bool) {
+	if len(b) == 0 || len(b) > 16 {
+		return 0, false
+	}
+	var n uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + uint64(c-'0')
+	}
+	return n, n <= maxFence
+}
+
+// Fencing (Config.Fencing): each master keeps one counter (fenceKey), and
+// a fenced Lock takes one round, or two:
+//
+//  1. scripts.FenceLock sets the keys, as any Lock does, reads the counter
+//     of every master that set them and, in the same step, raises it to
+//     the token the Client proposes (fencer.propose) if that is larger;
+//     if a quorum of masters that vouch for their counter set the keys and
+//     each read a counter below the proposal, the proposal is the token;
+//  2. else, once a quorum of such masters set the keys, the token is the
+//     largest counter read plus one, and scripts.FenceWrite raises the
+//     counter to it on every master that still holds the keys; the lock
+//     is acquired when a quorum did, within the validity.
+//
+// The argument that tokens only grow, and what restarts do, is in the
+// package documentation ("Fencing").
+// maxFence is the largest counter Volley reads: the masters' Lua numbers
+// are doubles, exact up to 2^53.
+const maxFence = 1<<53 - 1

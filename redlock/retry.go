@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"context"
+	"math/rand/v2"
 	"time"
 
 	"github.com/volleylock/volley/internal/ctxerr"
@@ -218,4 +219,13 @@ func (r *retry) leave(o *call, acquired bool) {
 	if g, ok := r.c.room.leave(r.w, acquired); ok {
 		r.c.releaseHandover(o, r.name, &g)
 	}
+}
+
+// retryDelay is the pause after failed attempt number attempt.
+func (c *Client) retryDelay(attempt int) time.Duration {
+	if c.cfg.RetryDelayFunc != nil {
+		return c.cfg.RetryDelayFunc(attempt)
+	}
+	d := c.cfg.RetryDelay
+	return d/2 + rand.N(d/2+1)
 }

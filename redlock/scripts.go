@@ -1,8 +1,6 @@
 package redlock
 
 import (
-	"slices"
-
 	"github.com/volleylock/volley/internal/scripts"
 )
 
@@ -22,33 +20,6 @@ import (
 // go on from their own attempts, not from the release of a loser's partial
 // votes.
 const releasedChannelPrefix = scripts.ReleasedChannelPrefix
-
-// sentBySHA are the scripts of the commands (and their renewal batches)
-// sent with EVALSHA: every connection loads them in its handshake
-// (conn.Options.Scripts), so a master that restarted empty runs them at
-// the first try instead of answering -NOSCRIPT, and a request answered
-// after the decision (not resent) still does its work. vouchedBySHA are
-// their cluster forms (command.vouched), which every connection of a
-// fencing Client over a cluster loads as well. Fencing's check, state and
-// repair go with EVAL and need no loading.
-var sentBySHA, vouchedBySHA = loadedScripts()
-
-// loadedScripts collects sentBySHA and vouchedBySHA from the command
-// table, each script once.
-func loadedScripts() (plain, vouched []string) {
-	add := func(list []string, s *scripts.Script) []string {
-		if s == nil || slices.Contains(list, s.Source) {
-			return list
-		}
-		return append(list, s.Source)
-	}
-	for _, cmd := range commands {
-		plain = add(plain, cmd.script)
-		vouched = add(vouched, cmd.vouched)
-		plain = add(plain, cmd.batch)
-	}
-	return plain, vouched
-}
 
 // The keys of fencing (see fence.go and the fencing scripts). Every master
 // keeps one fencing counter, fenceKey, for all keys and all clients; a
@@ -91,3 +62,8 @@ func (c *Client) vouching() bool { return c.cluster != nil && !unvouchedCluster 
 // node has: the broken variant that TestClusterFenceLostWrites must
 // catch (after a failover that lost writes, tokens go backwards).
 var unvouchedCluster bool
+
+// announcedPayload is what scripts.ElectAnnounce publishes on the leader's
+// key's release channel: not a release's id (hex digits), so waiters are
+// not woken by it, only watchers (see waitRoom.watch).
+const announcedPayload = "leader-announced"

@@ -6,8 +6,6 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"time"
-
-	"github.com/volleylock/volley/resp"
 )
 
 // MaxPermits is the most permits a Semaphore may have. Each attempt sends
@@ -189,26 +187,4 @@ func flag(set bool) []byte {
 		return flagWake
 	}
 	return flagQuiet
-}
-
-// isNoPermission reports whether err is an ACL's refusal (NOPERM). (Its
-// own function, as isMismatch: the *resp.ServerError that errors.As fills
-// escapes, and is only made for a server error.)
-func isNoPermission(err error) bool {
-	var se *resp.ServerError
-	return errors.As(err, &se) && se.Prefix == "NOPERM"
-}
-
-// isMismatch reports whether err is a script's refusal of a name kept for
-// something else.
-func isMismatch(err error) bool {
-	var se *resp.ServerError
-	if !errors.As(err, &se) {
-		return false
-	}
-	switch se.Prefix {
-	case "PERMITS", "WRONGKIND", "WRONGTYPE":
-		return true
-	}
-	return false
 }

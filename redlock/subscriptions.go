@@ -9,9 +9,6 @@ import (
 	"github.com/volleylock/volley/resp"
 )
 
-// releaseIDLen is the length of a release's id (see releasedChannelPrefix).
-const releaseIDLen = 16
-
 // seenReleases is how many recent releases a key remembers, to count the
 // messages of each (one per master that held the key).
 const seenReleases = 16

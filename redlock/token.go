@@ -42,3 +42,6 @@ func (t *token) releaseID() (id [releaseIDLen]byte) {
 	hex.Encode(id[:], sum[:releaseIDLen/2])
 	return id
 }
+
+// releaseIDLen is the length of a release's id (see releasedChannelPrefix).
+const releaseIDLen = 16

@@ -11,29 +11,6 @@ import (
 // every kind of hold (a Lock, a Permit, a ReadLock): what a quorum's
 // answers mean does not depend on what was held.
 
-// heldOp is what an extension or a release of one hold sends: cmd over key,
-// or keys when not nil, with arg and proposal as cmd takes them (see
-// op.encode), and the hold's token, passed on its own (escape analysis
-// does not tell the fields of a struct apart: a token beside the name,
-// which errors keep, would move every Permit to the heap). name is what
-// hooks and errors call it.
-type heldOp struct {
-	name      string
-	cmd       *command
-	key       string
-	keys      []string
-	arg, arg2 []byte
-}
-
-// placed is the key that places h over a Redis Cluster (see
-// Client.placement): the first of its keys, else its key.
-func (h *heldOp) placed() string {
-	if h.keys != nil {
-		return h.keys[0]
-	}
-	return h.key
-}
-
 // extendHeld extends the hold h describes, whose token is tok, for ttl, its validity *until and
 // its TTL *ttlNow updated on success; lost reports that it is known gone,
 // and its validity then ends (see hold.lostAt). The caller has checked that
