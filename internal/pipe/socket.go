@@ -145,11 +145,16 @@ func (s *socket) writeLoop() {
 		case <-s.dead:
 			return
 		}
+		// A rest is handed over with writing set: only then is writing the
+		// writer's to clear. (rest keeps its buffer, empty, between
+		// hand-overs: its length, not nil, says there is one.)
 		c.mu.Lock()
 		rest := s.rest
-		s.rest = nil
+		if len(rest) > 0 {
+			s.rest = nil
+		}
 		c.mu.Unlock()
-		if rest != nil {
+		if len(rest) > 0 {
 			_, err := s.w.Write(rest)
 			c.mu.Lock()
 			s.rest = rest[:0]
