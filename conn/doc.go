@@ -44,10 +44,10 @@
 // # Reading replies
 //
 // Each socket has a reader goroutine that reads its replies and hands each
-// to its request's channel. On Linux, plain TCP and Unix sockets are taken
-// out of the Go runtime's network poller after their handshake, and their
-// reader goroutines wait on an epoll set of their own; TLS, custom dialers
-// and pub/sub connections stay in the runtime's poller.
+// to its request's channel. On Linux, TCP and Unix sockets, TLS or not,
+// are taken out of the Go runtime's network poller after their handshake,
+// and their reader goroutines wait on an epoll set of their own; custom
+// dialers' and pub/sub connections stay in the runtime's poller.
 //
 // # Concurrency
 //

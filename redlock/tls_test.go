@@ -6,6 +6,8 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,6 +23,13 @@ import (
 func tlsServer(t *testing.T) (s *redistest.Server, tlsPort string, pool *x509.CertPool) {
 	t.Helper()
 	cert := redistest.SelfSigned(t)
+	s, tlsPort = tlsServerWith(t, cert)
+	return s, tlsPort, cert.Pool
+}
+
+// tlsServerWith is tlsServer with the certificate cert.
+func tlsServerWith(t *testing.T, cert redistest.Cert) (s *redistest.Server, tlsPort string) {
+	t.Helper()
 	// A port the kernel just handed out, as redistest picks its own.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -30,7 +39,7 @@ func tlsServer(t *testing.T) (s *redistest.Server, tlsPort string, pool *x509.Ce
 		"--tls-port", port, "--tls-cert-file", cert.CertFile, "--tls-key-file", cert.KeyFile,
 		"--tls-ca-cert-file", cert.CertFile, "--tls-auth-clients", "no",
 	}})
-	return s, port, cert.Pool
+	return s, port
 }
 
 // TestTLSMismatchFailsNew: rediss:// to a server without TLS, and
@@ -80,4 +89,49 @@ func TestTLSMismatchFailsNew(t *testing.T) {
 			assert.Less(t, took, 10*time.Second, "New waited out the dial timeout")
 		})
 	}
+}
+
+// TestLocksOverTLS: a Client of three TLS masters, whose sockets leave
+// the runtime's poller as plain ones do (on Linux), serves many
+// goroutines' Locks: each of them on a key of its own, through the
+// driver when others hold the masters' claim, and on one shared key,
+// which is never held twice at once.
+func TestLocksOverTLS(t *testing.T) {
+	cert := redistest.SelfSigned(t)
+	cfg := Config{DisableRestartGuard: true, Tries: 1 << 20, RetryDelay: time.Millisecond}
+	cfg.Conn.TLS = &tls.Config{RootCAs: cert.Pool}
+	for range 3 {
+		_, port := tlsServerWith(t, cert)
+		cfg.Addrs = append(cfg.Addrs, "rediss://127.0.0.1:"+port)
+	}
+	c, err := New(bg, cfg)
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.WaitQuorum(bg))
+
+	var holders, overlaps atomic.Int32
+	var wg sync.WaitGroup
+	for g := range 16 {
+		wg.Go(func() {
+			own := "own:" + strconv.Itoa(g)
+			for range 20 {
+				l, err := c.Lock(bg, own, 5*time.Second)
+				if !assert.NoError(t, err) {
+					return
+				}
+				assert.NoError(t, l.Unlock(bg))
+				l, err = c.Lock(bg, "shared", 5*time.Second)
+				if !assert.NoError(t, err) {
+					return
+				}
+				if holders.Add(1) != 1 {
+					overlaps.Add(1)
+				}
+				holders.Add(-1)
+				assert.NoError(t, l.Unlock(bg))
+			}
+		})
+	}
+	wg.Wait()
+	assert.Zero(t, overlaps.Load(), "the shared key was held twice at once")
 }

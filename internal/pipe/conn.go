@@ -313,6 +313,9 @@ func (c *Conn) send(r *Request, notify chan *Request, mate *Request, at int64) {
 	c.mu.Unlock()
 
 	_, err := s.w.Write(cmd)
+	if err == nil && s.ta != nil {
+		err = s.ta.flush() // what the socket did not take (see tlsAdapter)
+	}
 	if err != nil {
 		c.fail(s, &Error{Addr: c.opts.Addr, Op: OpWrite, Err: err})
 	}
@@ -330,9 +333,9 @@ func (c *Conn) send(r *Request, notify chan *Request, mate *Request, at int64) {
 // MaxPending): one write for all of them when the socket is detached and
 // free, else the queue. The driver serves every master: it never waits
 // for one socket's room. What a detached socket's buffer does not take
-// at once goes to the writer goroutine (see socket.rest), as does every
-// write to a socket that is not detached (TLS). The requests that fail,
-// fail after c.mu is let go.
+// at once goes to the writer goroutine (see socket.rest and socket.flush),
+// as does every write to a socket that is not detached. The requests that
+// fail, fail after c.mu is let go.
 func (c *Conn) sendRound(reqs []*Request, at int64) {
 	c.mu.Lock()
 	if !c.up {
@@ -375,12 +378,25 @@ func (c *Conn) sendRound(reqs []*Request, at int64) {
 	c.mu.Unlock()
 	c.failOver(over)
 
-	n, err := s.det.writeSome(buf)
+	var n int
+	var err error
+	if s.ta == nil {
+		n, err = s.det.writeSome(buf)
+	} else {
+		n, err = s.w.Write(buf) // TLS: all of it, some perhaps left in s.ta
+	}
 	c.mu.Lock()
-	if err == nil && n < len(buf) {
+	if err == nil && (n < len(buf) || s.ta != nil && s.ta.hasPending()) {
 		// The socket's buffer is full: the writer writes the rest, and
 		// everything after it, waiting for room (s.writing stays set).
-		s.rest = append(s.rest[:0], buf[n:]...)
+		if s.ta == nil {
+			s.rest = append(s.rest[:0], buf[n:]...)
+		} else {
+			s.flush = true
+			if cap(buf) <= maxKeptBuffer {
+				s.wbuf = buf[:0]
+			}
+		}
 		c.mu.Unlock()
 		s.wakeWriter()
 		return

@@ -62,7 +62,8 @@ type detached struct {
 // connection stays open through the duplicate) and returns the duplicate,
 // ready for the reader's epoll set. It returns nil, leaving nc as it was,
 // for connections it cannot detach: anything but plain TCP or Unix
-// sockets (TLS, a custom Dialer's connection).
+// sockets (a custom Dialer's connection; TLS detaches the TCP connection
+// under it, see socket.detachFrom).
 func detach(nc net.Conn) *detached {
 	switch nc.(type) {
 	case *net.TCPConn, *net.UnixConn:
@@ -147,12 +148,15 @@ func (d *detached) shutdown() {
 
 // errWouldBlock is a detached socket's Read with nothing to read: the
 // resp.Reader returns it, and the read resumes when epoll says there is
-// input.
+// input. It is a temporary net.Error, so that crypto/tls returns it from
+// a TLS socket's Read without keeping it (see tlsAdapter).
 var errWouldBlock = &wouldBlock{}
 
 type wouldBlock struct{}
 
-func (*wouldBlock) Error() string { return "conn: no input yet" }
+func (*wouldBlock) Error() string   { return "conn: no input yet" }
+func (*wouldBlock) Timeout() bool   { return true }
+func (*wouldBlock) Temporary() bool { return true }
 
 // Read reads what is there without waiting: errWouldBlock when nothing
 // is, io.EOF when the master closed the connection.

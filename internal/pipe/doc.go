@@ -64,15 +64,16 @@
 // to its request's channel. On Linux, a caller alone on several Conns can
 // do without that hand-over: a Batch of a Group claims them and reads its
 // own replies in one epoll set (the redlock package does this for a burst
-// to N masters; see ExampleGroup). For that, plain TCP and Unix sockets are taken out of the Go
-// runtime's network poller after their handshake, which would otherwise
-// wake a thread for every reply whoever reads it; their reader goroutines
-// then wait on an epoll set of their own that reports input only while
-// they read. Replies that nobody waits for any more (those after a
-// decision) are read by the next claim, or by the reader once they were
-// sent a bound ago that the Group's creator chooses. TLS, custom dialers
-// and pub/sub connections stay in the runtime's poller; elsewhere than
-// Linux nothing is detached and Claim always declines.
+// to N masters; see ExampleGroup). For that, plain TCP and Unix sockets,
+// and the TCP connections under TLS ones (see tlsAdapter), are taken out
+// of the Go runtime's network poller after their handshake, which would
+// otherwise wake a thread for every reply whoever reads it; their reader
+// goroutines then wait on an epoll set of their own that reports input
+// only while they read. Replies that nobody waits for any more (those
+// after a decision) are read by the next claim, or by the reader once
+// they were sent a bound ago that the Group's creator chooses. Custom
+// dialers' and pub/sub connections stay in the runtime's poller;
+// elsewhere than Linux nothing is detached and Claim always declines.
 //
 // # Driven rounds
 //

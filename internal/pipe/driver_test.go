@@ -76,6 +76,11 @@ func (ty *tally) reset(want int) {
 // once it is idle.
 func TestDriverServesManyCallers(t *testing.T) {
 	conns, _ := pollerConns(t, 3)
+	serveManyCallers(t, conns)
+}
+
+// serveManyCallers is TestDriverServesManyCallers over conns.
+func serveManyCallers(t *testing.T, conns []*Conn) {
 	g := NewGroup(conns, 0)
 	defer g.Close()
 	const callers, rounds = 16, 40

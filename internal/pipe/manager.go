@@ -174,7 +174,7 @@ func (c *Conn) connect() (*socket, *ServerInfo, error) {
 				cfg.ServerName = host
 			}
 		}
-		tc := tls.Client(nc, cfg)
+		tc := tls.Client(&tlsAdapter{Conn: nc}, cfg)
 		if err := c.handshakeTLS(ctx, tc); err != nil {
 			nc.Close()
 			return fail(OpTLS, err)

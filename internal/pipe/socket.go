@@ -1,6 +1,7 @@
 package pipe
 
 import (
+	"crypto/tls"
 	"io"
 	"net"
 	"runtime"
@@ -14,24 +15,30 @@ import (
 // reused: after a failure the Conn dials a new one. Both goroutines end when
 // the socket is closed (by Conn.fail).
 //
-// On Linux a plain TCP or Unix socket is detached from the runtime's
-// network poller after its handshake (see detached). Its replies are then
+// On Linux a plain TCP or Unix socket, and the TCP connection under a TLS
+// one, is detached from the runtime's network poller after its handshake
+// (see detached, tlsAdapter). Its replies are then
 // read by whoever reading names: the reader goroutine, or a caller that
 // claimed the socket through a Group (see Batch.Claim) and reads its own replies, or nobody
 // (nothing is owed, or only answers that nobody waits for, which wait for
 // the next claim, or the reader after the Group's lateBound). Other
-// sockets are always read by their reader goroutine.
+// sockets (pub/sub, custom dialers, other systems) are always read by
+// their reader goroutine.
 type socket struct {
 	c    *Conn
 	nc   net.Conn     // the connection, until it is detached
 	det  *detached    // the detached connection (Linux), or nil
-	w    io.Writer    // where commands are written: nc, or det
+	ta   *tlsAdapter  // under a detached TLS connection (see tlsAdapter), or nil
+	w    io.Writer    // where commands are written: nc, or det, or (TLS) the tls.Conn over det
 	rd   *resp.Reader // owned by whoever reads (the handshake, then see reading)
 	wbuf []byte       // owned by whoever set writing
 	// rest is what a driver's write left for the writer goroutine when the
 	// socket's buffer was full (see Conn.sendRound); guarded by c.mu, and
-	// writing stays set until the writer has written it.
-	rest []byte
+	// writing stays set until the writer has written it. flush is the
+	// same for a detached TLS socket, whose rest is ciphertext waiting in
+	// ta.
+	rest  []byte
+	flush bool
 
 	writing bool                    // guarded by c.mu: someone is copying to or writing nc
 	reading readerRole              // guarded by c.mu: who reads a detached socket
@@ -80,13 +87,28 @@ func (s *socket) detachFrom() {
 	if s.c.opts.OnMessage != nil || s.rd.Buffered() > 0 {
 		return
 	}
-	d := detach(s.nc)
-	if d == nil {
-		return
+	var r io.Reader
+	if tc, ok := s.nc.(*tls.Conn); ok {
+		// What the TLS layer has read and not yet given out stays in tc,
+		// which keeps serving the socket over the detached descriptor.
+		ta, ok := tc.NetConn().(*tlsAdapter)
+		if !ok {
+			return
+		}
+		if ta.det = detach(ta.Conn); ta.det == nil {
+			return
+		}
+		s.det, s.ta, s.w, r = ta.det, ta, tc, tc
+	} else {
+		d := detach(s.nc)
+		if d == nil {
+			return
+		}
+		s.det, s.w, r = d, d, d
 	}
-	s.det, s.w, s.nc = d, d, nil
+	s.nc = nil
 	s.step = s.readStep
-	s.rd.Reset(d)
+	s.rd.Reset(r)
 	s.reading = readNone
 }
 
@@ -145,17 +167,23 @@ func (s *socket) writeLoop() {
 		case <-s.dead:
 			return
 		}
-		// A rest is handed over with writing set: only then is writing the
-		// writer's to clear. (rest keeps its buffer, empty, between
-		// hand-overs: its length, not nil, says there is one.)
 		c.mu.Lock()
-		rest := s.rest
+		// A rest or a flush is handed over with writing set: only then is
+		// writing the writer's to clear. (rest keeps its buffer, empty,
+		// between hand-overs: its length, not nil, says there is one.)
+		rest, flush := s.rest, s.flush
 		if len(rest) > 0 {
 			s.rest = nil
 		}
+		s.flush = false
 		c.mu.Unlock()
-		if len(rest) > 0 {
-			_, err := s.w.Write(rest)
+		if len(rest) > 0 || flush {
+			var err error
+			if len(rest) > 0 {
+				_, err = s.w.Write(rest)
+			} else {
+				err = s.ta.flush()
+			}
 			c.mu.Lock()
 			s.rest = rest[:0]
 			s.writing = false
@@ -201,6 +229,9 @@ func (s *socket) writeLoop() {
 			c.mu.Unlock()
 
 			_, err := s.w.Write(buf)
+			if err == nil && s.ta != nil {
+				err = s.ta.flush() // what the socket did not take (see tlsAdapter)
+			}
 			if cap(buf) <= maxKeptBuffer {
 				s.wbuf = buf[:0]
 			}
@@ -424,11 +455,13 @@ func (s *socket) readAvailable(byLoop bool) bool {
 				return true
 			}
 		}
-		if s.rd.Buffered() == 0 && s.det.drained {
+		if s.ta == nil && s.rd.Buffered() == 0 && s.det.drained {
 			// The last read was short: nothing more had come. What comes
 			// next, epoll reports (the reader's set and a poller's are
 			// level-triggered), so the read that would only say EAGAIN
-			// is spared: a system call per reply.
+			// is spared: a system call per reply. (Not over TLS: the
+			// TLS layer may hold whole records that epoll knows nothing
+			// of, so it is read until it says errWouldBlock.)
 			return true
 		}
 	}
