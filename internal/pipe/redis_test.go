@@ -3,10 +3,8 @@ package pipe
 import (
 	"context"
 	"crypto/tls"
-	"io"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -186,38 +184,14 @@ func TestRealRedisPausedMasterTimesOut(t *testing.T) {
 // TestRealRedisOverTLS puts a Go TLS-terminating proxy in front of
 // redis-server, so TLS is tested whether or not redis was built with it.
 func TestRealRedisOverTLS(t *testing.T) {
-	srv := redistest.Start(t, redistest.Options{})
-	cert := redistest.SelfSigned(t)
-	pool := cert.Pool
-	l, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert.TLS}})
-	require.NoError(t, err)
-	var wg sync.WaitGroup
-	t.Cleanup(func() { l.Close(); wg.Wait() })
-	wg.Add(1)
-	go func() { // the proxy: owned by the test, ends when l closes
-		defer wg.Done()
-		for {
-			front, err := l.Accept()
-			if err != nil {
-				return
-			}
-			back, err := net.Dial("tcp", srv.Addr())
-			if err != nil {
-				front.Close()
-				continue
-			}
-			wg.Add(2)
-			go func() { defer wg.Done(); io.Copy(back, front); back.Close() }()
-			go func() { defer wg.Done(); io.Copy(front, back); front.Close() }()
-		}
-	}()
-	_, port, _ := net.SplitHostPort(l.Addr().String())
+	addr, pool, _ := tlsProxy(t)
+	_, port, _ := net.SplitHostPort(addr)
 	c := dialT(t, Options{Addr: "localhost:" + port, TLS: &tls.Config{RootCAs: pool}})
 	assert.Equal(t, "PONG", doT(t, c, "PING"))
 	c.Close()
 
 	// An untrusted certificate is a clear dial error.
-	_, err = Dial(context.Background(), Options{Addr: "localhost:" + port, TLS: &tls.Config{}})
+	_, err := Dial(context.Background(), Options{Addr: "localhost:" + port, TLS: &tls.Config{}})
 	var ce *Error
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, OpTLS, ce.Op)
