@@ -69,9 +69,17 @@ func TestTicketReplayedAfterReset(t *testing.T) {
 	require.NoError(t, err)
 	_, err = admin.Do(context.Background(), "CLIENT", "UNPAUSE")
 	require.NoError(t, err)
+	replayedNotDropped(t, c, admin, ty, "after the reconnect")
+}
+
+// replayedNotDropped asserts that the ended round's command that asked
+// for replay set its key ("replayed") how, that the other ("dropped")
+// did not, and that the round's Hear (ty's) heard nothing.
+func replayedNotDropped(t *testing.T, c, admin *Conn, ty *tally, how string) {
+	t.Helper()
 	require.Eventually(t, func() bool { return getKey(t, admin, "replayed") == "yes" }, 5*time.Second, 10*time.Millisecond,
-		"the command that asked for replay runs after the reconnect")
-	_, err = c.Do(context.Background(), "PING") // after any replay, on the same socket
+		"the command that asked for replay runs %s", how)
+	_, err := c.Do(context.Background(), "PING") // after anything sent again, on the same socket
 	require.NoError(t, err)
 	assert.Empty(t, getKey(t, admin, "dropped"), "the command that did not ask is not sent again")
 	ty.mu.Lock()
@@ -127,14 +135,7 @@ func TestTicketNoScriptIsEvaluated(t *testing.T) {
 	}
 	b.End(nil)
 	require.NoError(t, srv.Command("CLIENT", "UNPAUSE"))
-	require.Eventually(t, func() bool { return getKey(t, admin, "replayed") == "yes" }, 5*time.Second, 10*time.Millisecond,
-		"the command that asked for replay runs as EVAL")
-	_, err := c.Do(context.Background(), "PING") // after any EVAL, on the same socket
-	require.NoError(t, err)
-	assert.Empty(t, getKey(t, admin, "dropped"), "nobody waits for the other: its NOSCRIPT stands")
-	ty.mu.Lock()
-	defer ty.mu.Unlock()
-	assert.Zero(t, ty.got+ty.late, "the ended round hears nothing")
+	replayedNotDropped(t, c, admin, ty, "as EVAL")
 }
 
 // The replay log gives each command back as it was logged, and keeps no
