@@ -573,18 +573,18 @@ func (c *Conn) fail(s *socket, err error) {
 		switch {
 		case e.r != nil:
 			pending = append(pending, e.r)
-		case !e.forget:
-			tickets = append(tickets, e)
-		}
-		if !c.closed {
+			if !c.closed {
+				c.keepForReplay(e.r, now)
+			}
+		case !c.closed:
 			c.keepTicketForReplay(&e, now)
+		}
+		if e.r == nil && !e.forget {
+			tickets = append(tickets, e)
 		}
 	}
 	c.clearReplayLog()
 	if !c.closed {
-		for _, r := range pending {
-			c.keepForReplay(r, now)
-		}
 		for _, r := range queue {
 			c.keepForReplay(r, now)
 		}

@@ -126,9 +126,9 @@ func (c *Conn) logged(e *entry, popped bool) []byte {
 	return cmd
 }
 
-// keepTicketForReplay is keepForReplay for a ticket (c.mu held).
+// keepTicketForReplay is keepForReplay for ticket e (c.mu held).
 func (c *Conn) keepTicketForReplay(e *entry, now int64) {
-	if e.r == nil && e.logLen > 0 {
+	if e.logLen > 0 {
 		c.keepReplay(c.logged(e, false), e.replayBy, now)
 	}
 }
