@@ -291,7 +291,10 @@ func TestDriverNeverWaitsForOneSocket(t *testing.T) {
 		}
 		peers <- &peer{t: t, nc: nc, rd: resp.NewReader(nc, 0, resp.Limits{})}
 	}()
-	stuck, err := New(Options{Addr: ln.Addr().String()})
+	// Stuck for good: no reset within the test (see Options.stallAfter),
+	// which would fail its commands at once and decide a round before
+	// the healthy master answered (a loaded machine's 32 rounds took 3 s).
+	stuck, err := New(Options{Addr: ln.Addr().String(), ReadTimeout: time.Hour})
 	require.NoError(t, err)
 	defer stuck.Close()
 	p := <-peers
