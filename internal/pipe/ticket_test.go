@@ -166,3 +166,27 @@ func TestReplayLogKeepsWhatIsOwed(t *testing.T) {
 	assert.Equal(t, string(cmd(0)), string(c.logged(&e, true)), "after a reset")
 	c.mu.Unlock()
 }
+
+// A driven command whose round ended between the driver's staging and
+// its write to the socket is not written (unless it asked for replay):
+// its caller may have sent what undoes it since (the release of a failed
+// attempt), which it would overtake. One whose round goes on is.
+func TestTicketOfAnEndedRoundIsNotWritten(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{})
+	c := dialT(t, Options{Addr: srv.Addr()})
+	b := NewBatch(1)
+	defer b.Release()
+	b.Hear = newTally(1).hear
+	send := func(key string, ended bool) {
+		cmd := resp.AppendCommand(nil, "SET", key, "yes")
+		tix := []staged{{entry: entry{b: b, sent: monoNow(), gen: b.gen.Load()}, end: len(cmd)}}
+		if ended {
+			b.gen.Add(1) // End, after the driver staged it
+		}
+		c.sendTickets(cmd, tix, monoNow(), nil)
+	}
+	send("ended", true)
+	send("current", false)
+	require.Eventually(t, func() bool { return getKey(t, c, "current") == "yes" }, 5*time.Second, 10*time.Millisecond)
+	assert.Empty(t, getKey(t, c, "ended"), "the ended round's command was written")
+}
