@@ -24,10 +24,13 @@ import (
 // answers where they are read; rounds of both kinds may follow each other.
 //
 // Ownership: the creator owns the Batch and every Request in it, except
-// those pending at End, which go to their Conns. A Request that Next
-// returns is the caller's to read until its slot is sent again, End, or
-// Release; the caller never releases or abandons it itself. A Batch is for
-// one goroutine at a time.
+// those pending at End, which go to their Conns. A driven round's
+// commands are the Batch's copies until the driver writes them; the
+// Requests the driver makes of them (see armRound, requestsOf) are the
+// driver's and the Conns'. A Request that Next returns is the caller's
+// to read until its slot is sent again, End, or Release; the caller
+// never releases or abandons it itself. A Batch is for one goroutine at
+// a time.
 type Batch struct {
 	// Check is the check (SetCheck) of the requests Send sends from now on:
 	// nil, or a function of the reply alone (see SetCheck).
@@ -58,10 +61,10 @@ type Batch struct {
 	stamp int64
 
 	// Hear reads each answer of a driven round (see Drive), on the
-	// goroutine that reads it, with the Batch's mu held: r's reply is
-	// valid during the call only. late says that the round is woken
-	// already (decided, past its deadline, or given up), and its caller
-	// not yet at End. It reports whether the round is decided: its caller
+	// goroutine that reads it, with the Batch's mu held: r (its Tag,
+	// Cmd, reply, error and arrival) is valid during the call only.
+	// late says that the round is woken already (decided, past its
+	// deadline, or given up), and its caller not yet at End. It reports whether the round is decided: its caller
 	// is woken then. Before it is late, it may Queue (or QueueWith) r's
 	// slot again, to the same or another Conn: the driver writes that as
 	// it writes the round's other slots (a refused form sent again in
@@ -78,10 +81,31 @@ type Batch struct {
 	deadline int64   // a monoNow reading
 	listed   bool    // in the driver's rounds (see driver.submit)
 
+	// queue holds, per slot, what Queue filled (guarded by mu). gen is
+	// the driven round's generation: End adds one, so that the answers
+	// of an ended round, to tickets and Requests that carry the one
+	// before, are told apart and dropped (see heardTicket). heardReq is
+	// what Hear is given for a ticket's answer (mu held).
+	queue    []queuedSlot
+	gen      atomic.Uint32
+	heardReq Request
+
 	group   *Group      // nil for a Batch made by NewBatch
 	claimed bool        // this round holds the group's claim
 	timer   *time.Timer // made at the first Next with a deadline and no claim
 	armed   time.Time   // the deadline timer is armed for; zero when stopped
+}
+
+// queuedSlot is a driven round's slot as Queue filled it (copied): the
+// driver writes it as a ticket (see ticket.go), or makes a Request of it
+// where a ticket cannot go.
+type queuedSlot struct {
+	cmd, mate   []byte
+	check       func(reply []resp.Value) bool
+	mateCheck   func(reply []resp.Value) bool
+	mateFirst   bool // mate prepares cmd (QueueAfter)
+	hasMate     bool
+	replayUntil time.Time
 }
 
 // NewBatch returns a Batch of slots slots.
@@ -91,6 +115,7 @@ func NewBatch(slots int) *Batch {
 		sent:   make([]bool, slots),
 		notify: make(chan *Request, slots),
 		conns:  make([]*Conn, slots),
+		queue:  make([]queuedSlot, slots),
 		wake:   make(chan struct{}, 1),
 	}
 }
@@ -120,7 +145,7 @@ func (b *Batch) SendAfter(slot int, c *Conn, first, cmd []byte) {
 // sendPair is Send of cmd with mate (when not nil) right behind it, or
 // right before it when mateFirst.
 func (b *Batch) sendPair(slot int, c *Conn, cmd, mate []byte, mateCheck func(reply []resp.Value) bool, mateFirst bool) {
-	r := b.fill(slot, cmd, false)
+	r := b.fill(slot, cmd)
 	if b.stamp == 0 {
 		b.stamp = monoNow()
 	}
@@ -145,12 +170,12 @@ func mateOf(r *Request, mate []byte, check func(reply []resp.Value) bool, first 
 	return t
 }
 
-// fill makes slot's request, for Send or Queue (driven), hold cmd
-// (copied) and the Batch's Check and ReplayUntil, and counts the slot
-// pending. The slot must not be pending.
-func (b *Batch) fill(slot int, cmd []byte, driven bool) *Request {
+// fill makes slot's request, for Send, hold cmd (copied) and the
+// Batch's Check and ReplayUntil, and counts the slot pending. The slot
+// must not be pending.
+func (b *Batch) fill(slot int, cmd []byte) *Request {
 	if b.sent[slot] {
-		panic("conn: Batch.Send or Queue to a pending slot")
+		panic("conn: Batch.Send to a pending slot")
 	}
 	r := b.reqs[slot]
 	if r == nil {
@@ -162,8 +187,7 @@ func (b *Batch) fill(slot int, cmd []byte, driven bool) *Request {
 	r.check = b.Check
 	r.ReplayUntil = b.ReplayUntil
 	r.batch = b
-	r.driven = driven
-	r.dropMate()
+	r.driven = false
 	b.sent[slot] = true
 	b.pending++
 	return r

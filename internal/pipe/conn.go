@@ -15,16 +15,17 @@ import (
 type Conn struct {
 	opts Options
 
-	mu       sync.Mutex
-	up       bool              // a socket is connected and handshaken
-	closed   bool              // Close was called
-	err      error             // why not up (sticky until the next successful connect)
-	sock     *socket           // the current socket when up
-	queue    []*Request        // accepted, waiting for the writer
-	inflight fifo              // written, waiting for replies, in order
-	progress int64             // when the current socket last delivered a reply, or connected (a monoNow reading)
-	replays  []replay          // requests a reset dropped, to send again after the next connect (see Request.ReplayUntil)
-	scripts  map[string]string // Options.Scripts by their hex SHA-1 (see evalInstead); nil for none
+	mu        sync.Mutex
+	up        bool              // a socket is connected and handshaken
+	closed    bool              // Close was called
+	err       error             // why not up (sticky until the next successful connect)
+	sock      *socket           // the current socket when up
+	queue     []*Request        // accepted, waiting for the writer
+	inflight  fifo              // written, waiting for replies, in order
+	replayLog replayLog         // the commands of the tickets in flight that asked for replay (see ticket.go)
+	progress  int64             // when the current socket last delivered a reply, or connected (a monoNow reading)
+	replays   []replay          // requests a reset dropped, to send again after the next connect (see Request.ReplayUntil)
+	scripts   map[string]string // Options.Scripts by their hex SHA-1 (see evalInstead); nil for none
 
 	ctx    context.Context // cancelled by Close: ends a dial or handshake under way
 	cancel context.CancelFunc
@@ -377,7 +378,16 @@ func (c *Conn) sendRound(reqs []*Request, at int64) {
 	buf := c.admit(s.wbuf[:0], reqs)
 	c.mu.Unlock()
 	c.failOver(over)
+	c.writeRound(s, buf, true)
+}
 
+// writeRound writes buf, a round's commands that are in flight already,
+// to s, which the caller marked as being written (s.writing), without
+// c.mu: what the socket's buffer does not take goes to the writer
+// goroutine (see socket.rest and socket.flush), which clears s.writing
+// once it has written it; else writeRound clears it. own says that buf
+// is s.wbuf's, kept for the next round's commands.
+func (c *Conn) writeRound(s *socket, buf []byte, own bool) {
 	var n int
 	var err error
 	if s.ta == nil {
@@ -386,6 +396,7 @@ func (c *Conn) sendRound(reqs []*Request, at int64) {
 		n, err = s.w.Write(buf) // TLS: all of it, some perhaps left in s.ta
 	}
 	c.mu.Lock()
+	keep := own && cap(buf) <= maxKeptBuffer
 	if err == nil && (n < len(buf) || s.ta != nil && s.ta.hasPending()) {
 		// The socket's buffer is full: the writer writes the rest, and
 		// everything after it, waiting for room (s.writing stays set).
@@ -393,7 +404,7 @@ func (c *Conn) sendRound(reqs []*Request, at int64) {
 			s.rest = append(s.rest[:0], buf[n:]...)
 		} else {
 			s.flush = true
-			if cap(buf) <= maxKeptBuffer {
+			if keep {
 				s.wbuf = buf[:0]
 			}
 		}
@@ -401,7 +412,7 @@ func (c *Conn) sendRound(reqs []*Request, at int64) {
 		s.wakeWriter()
 		return
 	}
-	if cap(buf) <= maxKeptBuffer {
+	if keep {
 		s.wbuf = buf[:0]
 	}
 	s.writing = false
@@ -483,8 +494,8 @@ func appendPair(q []*Request, r, mate *Request) []*Request {
 // stops growing and requests whose callers give up meanwhile are never
 // sent. c.mu must be held.
 func (c *Conn) late(now int64) bool {
-	oldest := c.inflight.peek()
-	return oldest != nil && time.Duration(now-oldest.sent) > c.opts.ReadTimeout
+	sent, ok := c.inflight.oldestSent()
+	return ok && time.Duration(now-sent) > c.opts.ReadTimeout
 }
 
 // stalled reports whether the socket makes no progress at now: a reply is
@@ -496,8 +507,8 @@ func (c *Conn) late(now int64) bool {
 // fleet of clients resetting at once is how a slow moment becomes an
 // outage); it is late instead (see late). c.mu must be held.
 func (c *Conn) stalled(now int64) bool {
-	oldest := c.inflight.peek()
-	return oldest != nil && time.Duration(now-max(oldest.sent, c.progress)) > c.opts.stallAfter()
+	sent, ok := c.inflight.oldestSent()
+	return ok && time.Duration(now-max(sent, c.progress)) > c.opts.stallAfter()
 }
 
 // minStall is the least time without a reply that makes a socket stalled
@@ -556,14 +567,24 @@ func (c *Conn) fail(s *socket, err error) {
 	queue := c.queue
 	c.queue = nil
 	var pending []*Request
-	for r := c.inflight.pop(); r != nil; r = c.inflight.pop() {
-		pending = append(pending, r)
-	}
-	if !c.closed {
-		now := monoNow()
-		for _, r := range pending {
-			c.keepForReplay(r, now)
+	var tickets []entry // those someone may wait for
+	now := monoNow()
+	for e, ok := c.inflight.pop(); ok; e, ok = c.inflight.pop() {
+		switch {
+		case e.r != nil:
+			pending = append(pending, e.r)
+			if !c.closed {
+				c.keepForReplay(e.r, now)
+			}
+		case !c.closed:
+			c.keepTicketForReplay(&e, now)
 		}
+		if e.r == nil && !e.forget {
+			tickets = append(tickets, e)
+		}
+	}
+	c.clearReplayLog()
+	if !c.closed {
 		for _, r := range queue {
 			c.keepForReplay(r, now)
 		}
@@ -576,6 +597,9 @@ func (c *Conn) fail(s *socket, err error) {
 	}
 	for _, r := range queue {
 		r.complete(nil, err)
+	}
+	for i := range tickets {
+		tickets[i].b.heardTicket(&tickets[i], nil, err, 0)
 	}
 }
 

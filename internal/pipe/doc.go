@@ -82,10 +82,14 @@
 // Batch.Drive and driver.go): it writes the rounds queued by then in one
 // write per Conn, takes the claim from the reader goroutines while it has
 // rounds in flight, gives each reply to its round's Hear where it reads
-// it, and wakes each caller once, at its decision or deadline. The Conns
-// keep their queue, checks, replay and reconnects; a socket that is not
-// detached is written and read by its own goroutines, its answers going
-// to Hear all the same. A round's slot may carry a second command written
+// it, and wakes each caller once, at its decision or deadline. A
+// command that a detached socket can take at once goes as a ticket,
+// with no Request: an entry that names its round and slot (see
+// ticket.go). The Conns keep their queue, checks, replay and reconnects;
+// where a ticket cannot go (the socket is busy, behind or down), the
+// driver makes Requests of the round's commands, and a socket that is
+// not detached is written and read by its own goroutines, its answers
+// going to Hear all the same. A round's slot may carry a second command written
 // right behind it whose answer nobody reads (Batch.QueueWith, as
 // SendWith), and Hear may queue a slot again (a form the server refused,
 // sent again in another), which the driver writes in the same round.

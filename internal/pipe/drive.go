@@ -14,9 +14,9 @@ const (
 	WokeDone            // done closed first
 )
 
-// Queue fills slot's request of a driven round with cmd (copied), for c:
-// the command Drive hands to the Group's driver. The slot must not be
-// pending. Check and ReplayUntil apply as for Send.
+// Queue fills slot of a driven round with cmd (copied into the Batch),
+// for c: the command Drive hands to the Group's driver. The slot must not
+// be pending. Check and ReplayUntil apply as for Send.
 func (b *Batch) Queue(slot int, c *Conn, cmd []byte) { b.QueueWith(slot, c, cmd, nil, nil) }
 
 // QueueWith is Queue of cmd followed by then (copied, when not nil) in
@@ -34,33 +34,54 @@ func (b *Batch) QueueAfter(slot int, c *Conn, first, cmd []byte) {
 }
 
 // queuePair is Queue of cmd with mate (when not nil) right behind it, or
-// right before it when mateFirst.
+// right before it when mateFirst. The bytes are copied into the slot's
+// own buffers of the Batch: the driver writes them as tickets, with no
+// Request (see ticket.go), so that the caller touches none.
 func (b *Batch) queuePair(slot int, c *Conn, cmd, mate []byte, mateCheck func(reply []resp.Value) bool, mateFirst bool) {
-	r := b.fill(slot, cmd, true)
-	b.conns[slot] = c
-	if mate != nil {
-		r.mate = mateOf(r, mate, mateCheck, mateFirst)
+	if b.sent[slot] {
+		panic("conn: Batch.Queue to a pending slot")
 	}
+	q := &b.queue[slot]
+	q.cmd = append(q.cmd[:0], cmd...)
+	q.check = b.Check
+	q.replayUntil = b.ReplayUntil
+	q.hasMate = mate != nil
+	q.mateCheck, q.mateFirst = nil, false
+	if q.hasMate {
+		q.mate = append(q.mate[:0], mate...)
+		q.mateCheck, q.mateFirst = mateCheck, mateFirst
+	}
+	b.sent[slot] = true
+	b.pending++
+	b.conns[slot] = c
 }
 
-// armRound arms slot's request of a driven round, sent at now, and hands
-// it to out with c, with the command queued with it (QueueWith,
-// QueueAfter), which goes to the Conn, in the order they are written
-// (b.mu held).
+// armRound makes slot's queued command a Request, armed as sent at now,
+// and hands it to out with c, with the command queued with it
+// (QueueWith, QueueAfter), which goes to the Conn, in the order they are
+// written (b.mu held). It serves a round that no driver writes (see
+// dispatch).
 func (b *Batch) armRound(slot int, now int64, out func(c *Conn, r *Request)) {
-	r, c := b.reqs[slot], b.conns[slot]
+	q, c := &b.queue[slot], b.conns[slot]
+	r := NewRequest()
+	r.Cmd = append(r.Cmd[:0], q.cmd...)
+	r.Tag = slot
+	r.check = q.check
+	r.ReplayUntil = q.replayUntil
+	r.batch = b
+	r.driven = true
+	r.gen = b.gen.Load()
 	r.arm(nil, now)
-	t := r.mate
-	if t == nil {
+	if !q.hasMate {
 		out(c, r)
 		return
 	}
-	r.mate = nil
+	t := mateOf(r, q.mate, q.mateCheck, q.mateFirst)
 	t.arm(nil, now)
 	t.state.Store(stateAbandoned) // the Conn's from now on: it recycles it once answered or failed
 	var two [2]*Request
-	for _, q := range appendPair(two[:0], r, t) {
-		out(c, q)
+	for _, p := range appendPair(two[:0], r, t) {
+		out(c, p)
 	}
 }
 
@@ -150,32 +171,64 @@ func (b *Batch) Await(done <-chan struct{}) int {
 
 // heard completes r, a driven round's request, with a reply (vals, valid
 // during the call) or a failure (err): Hear reads it, and wakes the
-// caller when it says the round is decided. An abandoned r is recycled.
+// caller when it says the round is decided. Then r is recycled: Hear
+// keeps nothing of it. An abandoned r, or one of an ended round, is
+// recycled unread.
 func (b *Batch) heard(r *Request, vals []resp.Value, err error) {
 	b.mu.Lock()
-	if !r.state.CompareAndSwap(statePending, stateDone) {
+	if r.gen != b.gen.Load() || !r.state.CompareAndSwap(statePending, stateDone) {
 		b.mu.Unlock()
-		r.recycle() // abandoned at End: nobody reads it
+		r.recycle() // abandoned at End, or its round ended: nobody reads it
 		return
 	}
 	r.err = err
 	own := r.vals
 	r.vals = vals
+	again := b.hear(r)
+	b.mu.Unlock()
+	r.vals = own[:0]
+	r.recycle()
+	if again {
+		b.dispatch()
+	}
+}
+
+// heardTicket is heard for the answer to a ticket (see ticket.go) e,
+// read at now (a monoNow reading; 0 for a failure): an answer of an
+// ended round is dropped.
+func (b *Batch) heardTicket(e *entry, vals []resp.Value, err error, now int64) {
+	b.mu.Lock()
+	slot := int(e.slot)
+	if e.gen != b.gen.Load() || !b.sent[slot] {
+		b.mu.Unlock()
+		return
+	}
+	r := &b.heardReq
+	r.Tag, r.vals, r.err, r.Cmd, r.sent, r.arrived = slot, vals, err, b.queue[slot].cmd, e.sent, now
+	again := b.hear(r)
+	r.vals, r.err, r.Cmd = nil, nil, nil
+	b.mu.Unlock()
+	if again {
+		b.dispatch()
+	}
+}
+
+// hear gives r, the answer of slot r.Tag, to Hear, wakes the caller when
+// Hear says the round is decided, and reports whether Hear queued the
+// slot again (then the caller dispatches it, once it has let go of b.mu,
+// held).
+func (b *Batch) hear(r *Request) (again bool) {
 	b.sent[r.Tag] = false
 	b.pending--
 	decided := b.Hear(r, b.woken)
-	r.vals = own[:0]
-	again := b.sent[r.Tag] // Hear queued the slot again (see Hear)
+	again = b.sent[r.Tag] // Hear queued the slot again (see Hear)
 	if again {
 		b.queued = append(b.queued, r.Tag)
 	}
 	if decided && !b.woken {
 		b.wake1(WokeDecided)
 	}
-	b.mu.Unlock()
-	if again {
-		b.dispatch()
-	}
+	return again
 }
 
 // wake1 wakes the caller of a driven round for why (b.mu held).
@@ -198,18 +251,18 @@ func (b *Batch) expire(now int64) {
 	b.mu.Unlock()
 }
 
-// endDriven ends a driven round (see End): the requests still pending go
-// to their Conns, which recycle them; those never written stay the
-// Batch's; Hear runs no more.
+// endDriven ends a driven round (see End): its generation ends, so the
+// answers still to come, to its tickets and Requests, go to no one (the
+// Conns recycle its Requests, and drop those not written yet that are
+// not for replay: see Request.unwanted); those the driver has not taken
+// yet are dropped; Hear runs no more.
 func (b *Batch) endDriven() {
 	b.mu.Lock()
 	b.queued = b.queued[:0]
+	b.gen.Add(1)
 	for i, sent := range b.sent {
 		if !sent {
 			continue
-		}
-		if b.reqs[i].Abandon() {
-			b.reqs[i] = nil
 		}
 		b.sent[i] = false
 		b.pending--

@@ -18,11 +18,15 @@ import (
 // the reply, a channel operation and a wake-up each) with one entry in a
 // round.
 //
-// Everything else stays the Conn's: its queue when the socket is busy
-// being written or the master is behind (the lag policy), MaxPending, the
-// sticky error and reconnects, the replay of releases a reset dropped,
-// the NOSCRIPT answer and the reply checks (see Conn.sendRound and
-// socket.deliver). When the driver cannot take the claim (a lone caller
+// A command goes as a ticket (see ticket.go) when its socket can take
+// the write at once: the driver copies the round's commands for a Conn
+// into one buffer and the socket owes each reply to an entry that names
+// the round and slot, with no Request per command. Everything else stays
+// the Conn's: its queue when the socket is busy being written or the
+// master is behind (the lag policy), where the commands go as Requests,
+// MaxPending, the sticky error and reconnects, the replay of releases a
+// reset dropped, the NOSCRIPT answer and the reply checks (see
+// Conn.sendTickets, Conn.sendRound and socket.deliver). When the driver cannot take the claim (a lone caller
 // holds it, a socket is not detached or owes replies to someone else),
 // it writes its rounds all the same and the Conns' reader goroutines
 // deliver their replies to the answer functions.
@@ -40,9 +44,11 @@ type driver struct {
 	stop     chan struct{} // closed by close
 	done     chan struct{} // closed when the goroutine ends
 
-	active  []*Batch // rounds the driver serves: listed
-	outConn []*Conn  // per write of a round, its Conn
-	out     [][]*Request
+	active  []*Batch    // rounds the driver serves: listed
+	outConn []*Conn     // per write to a Conn, the Conn
+	out     [][]byte    // per write, the commands staged (see stage)
+	tix     [][]staged  // per write, their tickets
+	reqs    []*Request  // scratch of sendTickets
 	timer   *time.Timer // for the deadlines of a round without the claim
 }
 
@@ -201,8 +207,9 @@ func (d *driver) write(now int64) (soonest int64) {
 	for _, b := range d.active {
 		b.mu.Lock()
 		if !b.woken {
+			gen := b.gen.Load()
 			for _, slot := range b.queued {
-				b.armRound(slot, now, d.add)
+				d.stage(b, slot, gen, now)
 			}
 			if soonest == 0 || b.deadline < soonest {
 				soonest = b.deadline
@@ -212,28 +219,55 @@ func (d *driver) write(now int64) (soonest int64) {
 		b.mu.Unlock()
 	}
 	for j, c := range d.outConn {
-		c.sendRound(d.out[j], now)
-		clear(d.out[j])
+		d.reqs = c.sendTickets(d.out[j], d.tix[j], now, d.reqs)
 		d.out[j] = d.out[j][:0]
+		clear(d.tix[j])
+		d.tix[j] = d.tix[j][:0]
 		d.outConn[j] = nil
 	}
 	d.outConn = d.outConn[:0]
 	return soonest
 }
 
-func (d *driver) add(c *Conn, r *Request) {
-	for j, oc := range d.outConn {
-		if oc == c {
-			d.out[j] = append(d.out[j], r)
-			return
+// stage copies the command of round b's slot, and the one queued with it
+// (QueueWith, QueueAfter) in the order they are written, into the
+// driver's write to the slot's Conn, each with its ticket (b.mu held;
+// gen is b's generation).
+func (d *driver) stage(b *Batch, slot int, gen uint32, now int64) {
+	c := b.conns[slot]
+	j := 0
+	for j < len(d.outConn) && d.outConn[j] != c {
+		j++
+	}
+	if j == len(d.outConn) {
+		d.outConn = append(d.outConn, c)
+		if j == len(d.out) {
+			d.out = append(d.out, nil)
+			d.tix = append(d.tix, nil)
 		}
 	}
-	j := len(d.outConn)
-	d.outConn = append(d.outConn, c)
-	if j == len(d.out) {
-		d.out = append(d.out, nil)
+	q := &b.queue[slot]
+	cmd := staged{entry: entry{b: b, check: q.check, sent: now, replayBy: replayDeadline(q.replayUntil), slot: int32(slot), gen: gen}}
+	if !q.hasMate {
+		d.put(j, q.cmd, cmd)
+		return
 	}
-	d.out[j] = append(d.out[j], r)
+	mate := staged{entry: entry{b: b, check: q.mateCheck, sent: now, slot: int32(slot), gen: gen, forget: true}, prepares: q.mateFirst}
+	if q.mateFirst {
+		d.put(j, q.mate, mate)
+		d.put(j, q.cmd, cmd)
+	} else {
+		d.put(j, q.cmd, cmd)
+		d.put(j, q.mate, mate)
+	}
+}
+
+// put appends cmd, with its ticket t, to the driver's write j.
+func (d *driver) put(j int, cmd []byte, t staged) {
+	t.start = len(d.out[j])
+	d.out[j] = append(d.out[j], cmd...)
+	t.end = len(d.out[j])
+	d.tix[j] = append(d.tix[j], t)
 }
 
 // idle waits, without the claim, for a submitted round or the deadline

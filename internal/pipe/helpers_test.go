@@ -153,7 +153,7 @@ func newLateConn(t *testing.T, then func(p *peer)) (c *Conn, catchUp func()) {
 	ping.Cmd = resp.AppendCommand(ping.Cmd[:0], "PING")
 	c.Send(ping, nil)
 	c.mu.Lock()
-	c.inflight.peek().sent = monoNow() - int64(2*time.Hour) // late, but not stalled
+	oldestRequest(c).sent = monoNow() - int64(2*time.Hour) // late, but not stalled
 	c.progress = monoNow()
 	c.mu.Unlock()
 	return c, func() {
@@ -174,3 +174,7 @@ func (c countingConn) Write(b []byte) (int, error) {
 	c.writes.Add(1)
 	return c.Conn.Write(b)
 }
+
+// oldestRequest returns the Request of c's oldest entry in flight (c.mu
+// held).
+func oldestRequest(c *Conn) *Request { return c.inflight.buf[c.inflight.head].r }

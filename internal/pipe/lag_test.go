@@ -227,8 +227,8 @@ func TestStalledFailsFastAndReconnects(t *testing.T) {
 	// Age the pending request and the last reply past ReadTimeout without
 	// waiting an hour.
 	c.mu.Lock()
-	c.inflight.peek().sent = monoNow() - int64(2*time.Hour)
-	c.progress = c.inflight.peek().sent
+	oldestRequest(c).sent = monoNow() - int64(2*time.Hour)
+	c.progress = oldestRequest(c).sent
 	c.mu.Unlock()
 
 	r2 := NewRequest()

@@ -41,7 +41,7 @@ func isNoScript(vals []resp.Value) bool {
 // EVAL's reply. Otherwise it reports false and r is completed with the
 // NOSCRIPT as usual. r must have been taken off inflight by the caller.
 func (c *Conn) evalInstead(s *socket, r *Request, now int64) bool {
-	waited := !r.forget && r.state.Load() == statePending
+	waited := r.waited()
 	if c.scripts == nil || r.replayBy <= now && !waited {
 		return false
 	}

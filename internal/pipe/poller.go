@@ -197,15 +197,15 @@ func (p *poller) release() {
 // oldest was sent (c.mu held). With none owed (readLazily is only set
 // with some, and nobody reads them meanwhile), it is now.
 func (p *poller) readBy(c *Conn) time.Time {
-	oldest := c.inflight.peek()
-	if oldest == nil {
+	sent, ok := c.inflight.oldestSent()
+	if !ok {
 		return time.Now()
 	}
 	bound := c.opts.ReadTimeout / 4
 	if p.lateBound > 0 {
 		bound = min(bound, p.lateBound)
 	}
-	return monoTime(oldest.sent).Add(bound)
+	return monoTime(sent).Add(bound)
 }
 
 // readLateBy makes sure that the late timer fires by at.

@@ -28,14 +28,21 @@ func replayDeadline(t time.Time) int64 {
 // its deadline is after now (see Request.ReplayUntil). c.mu must be held;
 // r must still be the Conn's (not completed).
 func (c *Conn) keepForReplay(r *Request, now int64) {
-	if r.replayBy <= now {
+	c.keepReplay(r.Cmd, r.replayBy, now)
+}
+
+// keepReplay keeps a copy of cmd to send again after the next connect,
+// until until (a monoNow reading), when that is after now. c.mu must be
+// held.
+func (c *Conn) keepReplay(cmd []byte, until, now int64) {
+	if until <= now {
 		return
 	}
 	if len(c.replays) == maxReplays {
 		copy(c.replays, c.replays[1:])
 		c.replays = c.replays[:maxReplays-1]
 	}
-	c.replays = append(c.replays, replay{cmd: append([]byte(nil), r.Cmd...), until: r.replayBy})
+	c.replays = append(c.replays, replay{cmd: append([]byte(nil), cmd...), until: until})
 }
 
 // sendReplays sends again, after a connect, the requests that earlier

@@ -69,7 +69,7 @@ type Request struct {
 	forget   bool          // sent by SendForget: no one is notified of its completion
 	batch    *Batch        // the Batch that sent it, told of its completion; nil for others
 	driven   bool          // sent in a driven round of batch: completes through Batch.heard
-	mate     *Request      // queued with it in a driven round (Batch.QueueWith, QueueAfter), until the round is written
+	gen      uint32        // driven: batch's generation when it was written (see Batch.gen)
 	prepares *Request      // the one sent right after it (Batch.SendAfter, QueueAfter): written only if that one is
 
 	err  error        // connection error, nil when a reply arrived
@@ -92,7 +92,6 @@ func (r *Request) Release() {
 }
 
 func (r *Request) recycle() {
-	r.dropMate()
 	if cap(r.Cmd) > maxKeptBuffer {
 		r.Cmd = nil
 	}
@@ -100,28 +99,26 @@ func (r *Request) recycle() {
 		r.buf = nil
 	}
 	r.Cmd, r.buf, r.vals = r.Cmd[:0], r.buf[:0], r.vals[:0]
-	r.Tag, r.check, r.err, r.notify, r.own, r.forget, r.batch, r.driven, r.prepares = 0, nil, nil, nil, nil, false, nil, false, nil
+	r.Tag, r.check, r.err, r.notify, r.own, r.forget, r.batch, r.driven, r.gen, r.prepares = 0, nil, nil, nil, nil, false, nil, false, 0, nil
 	r.ReplayUntil, r.replayBy = time.Time{}, 0
 	r.state.Store(stateIdle)
 	requestPool.Put(r)
 }
 
-// dropMate recycles the command queued with r (Batch.QueueWith,
-// QueueAfter) that was never written: its round was dropped before the
-// driver wrote it.
-func (r *Request) dropMate() {
-	if r.mate != nil {
-		r.mate.recycle()
-		r.mate = nil
-	}
-}
-
 // unwanted reports whether nobody waits for r any more and nothing is
-// lost if it is never sent: its caller abandoned it, it is not a command
+// lost if it is never sent: its caller abandoned it (or its driven round
+// ended), it is not a command
 // sent for its effect alone (SendForget, SendWith's second), and it did
 // not ask for replay.
 func (r *Request) unwanted() bool {
-	return r.state.Load() == stateAbandoned && !r.forget && r.replayBy == 0
+	return !r.forget && r.replayBy == 0 && !r.waited()
+}
+
+// waited reports whether someone waits for r's answer: it is pending,
+// not sent by SendForget nor with another command, and, when driven, its
+// round has not ended (see Batch.gen).
+func (r *Request) waited() bool {
+	return !r.forget && r.state.Load() == statePending && (!r.driven || r.batch.gen.Load() == r.gen)
 }
 
 // Abandon gives up on a pending Request. It reports true if the Conn now owns

@@ -278,8 +278,8 @@ func (s *socket) readLoop() {
 	}
 }
 
-// deliver completes the oldest pending request with the reply vals, read
-// at now (a monoNow reading), and
+// deliver completes the oldest pending request (or ticket, see ticket.go)
+// with the reply vals, read at now (a monoNow reading), and
 // reports false when it did not: the socket is no longer current, or
 // failed because no request waited for the reply or the request's Check
 // refused it. The failure comes before the reader reads on, so no later
@@ -291,17 +291,25 @@ func (s *socket) deliver(vals []resp.Value, now int64) bool {
 		c.mu.Unlock()
 		return false
 	}
-	r := c.inflight.pop()
+	e, ok := c.inflight.pop()
+	var logged *Request
+	if ok && e.r == nil {
+		logged = c.ticketPopped(&e, vals)
+	}
 	c.progress = now
 	held := len(c.queue) > 0 && !s.writing // the writer may have held them (see late)
 	c.mu.Unlock()
 	if held {
 		s.wakeWriter()
 	}
-	if r == nil {
+	if !ok {
 		c.fail(s, &Error{Addr: c.opts.Addr, Op: OpRead, Err: ErrUnexpectedReply})
 		return false
 	}
+	if e.r == nil {
+		return s.deliverTicket(&e, logged, vals, now)
+	}
+	r := e.r
 	if r.check != nil && !r.check(vals) {
 		err := &Error{Addr: c.opts.Addr, Op: OpRead, Err: ErrReplyMismatch}
 		c.fail(s, err)
