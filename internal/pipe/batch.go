@@ -80,6 +80,9 @@ type Batch struct {
 	why      uint8   // why it was woken: see Await
 	deadline int64   // a monoNow reading
 	listed   bool    // in the driver's rounds (see driver.submit)
+	// staged is set while the driver hands the round's staged commands
+	// to their Conns (see driver.write, Batch.endDriven).
+	staged atomic.Bool
 
 	// queue holds, per slot, what Queue filled (guarded by mu). gen is
 	// the driven round's generation: End adds one, so that the answers

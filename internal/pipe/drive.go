@@ -253,11 +253,26 @@ func (b *Batch) expire(now int64) {
 
 // endDriven ends a driven round (see End): its generation ends, so the
 // answers still to come, to its tickets and Requests, go to no one (the
-// Conns recycle its Requests, and drop those not written yet that are
-// not for replay: see Request.unwanted); those the driver has not taken
-// yet are dropped; Hear runs no more.
+// Conns recycle its Requests, and drop those still in their queues that
+// are not for replay: see Request.unwanted); those the driver has not
+// taken yet are dropped; Hear runs no more.
+//
+// A round the driver has staged, and not yet handed to every Conn, is
+// waited for: a decision can come from the first masters' answers while
+// the driver still writes to the others. Its commands are then written
+// all the same, as a lone caller's are, so a lock lands on the masters
+// past its quorum; and whatever the caller sends next (a failed
+// attempt's release) goes after them on each connection, never before.
 func (b *Batch) endDriven() {
 	b.mu.Lock()
+	b.woken = true // staged no more (see driver.write)
+	if b.staged.Load() {
+		b.mu.Unlock()
+		b.group.d.writing.Lock() // the driver's write ends (see driver.write)
+		//lint:ignore SA2001 the lock is the wait, nothing is guarded here
+		b.group.d.writing.Unlock()
+		b.mu.Lock()
+	}
 	b.queued = b.queued[:0]
 	b.gen.Add(1)
 	for i, sent := range b.sent {

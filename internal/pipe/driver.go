@@ -44,6 +44,11 @@ type driver struct {
 	stop     chan struct{} // closed by close
 	done     chan struct{} // closed when the goroutine ends
 
+	// writing is held while write stages rounds and hands them to their
+	// Conns: a round's End waits on it when the round is staged (see
+	// Batch.endDriven).
+	writing sync.Mutex
+
 	active  []*Batch    // rounds the driver serves: listed
 	outConn []*Conn     // per write to a Conn, the Conn
 	out     [][]byte    // per write, the commands staged (see stage)
@@ -202,11 +207,18 @@ func (d *driver) take() {
 
 // write sends every active round's unsent commands, one write per Conn,
 // and returns the earliest deadline of the rounds not yet woken (a monoNow
-// reading), 0 for none.
+// reading), 0 for none. A round it stages is marked so until each of its
+// commands is written or queued on its Conn: its End waits for that (see
+// Batch.endDriven).
 func (d *driver) write(now int64) (soonest int64) {
+	d.writing.Lock()
+	defer d.writing.Unlock()
 	for _, b := range d.active {
 		b.mu.Lock()
 		if !b.woken {
+			if len(b.queued) > 0 {
+				b.staged.Store(true)
+			}
 			gen := b.gen.Load()
 			for _, slot := range b.queued {
 				d.stage(b, slot, gen, now)
@@ -226,6 +238,9 @@ func (d *driver) write(now int64) (soonest int64) {
 		d.outConn[j] = nil
 	}
 	d.outConn = d.outConn[:0]
+	for _, b := range d.active {
+		b.staged.Store(false)
+	}
 	return soonest
 }
 

@@ -16,8 +16,11 @@ import "github.com/volleylock/volley/resp"
 //
 // Where the socket cannot take the round's commands at once (it is being
 // written, the master is behind, down or stalled, or MaxPending would
-// pass), or a command's round has ended since the driver staged it, they
-// go as Requests, the way of every other command (see sendRound). What a Request does on its own a ticket does too: its
+// pass), they go as Requests, the way of every other command (see
+// sendRound). A staged round's End waits until the driver has handed its
+// commands to their Conns (see Batch.endDriven), so a ticket is never of
+// a round that ended before it was written. What a Request does on its
+// own a ticket does too: its
 // reply check, the lag's clock (when it was written), NOSCRIPT answered
 // with EVAL (see deliverTicket), and the replay of a command that asked
 // for it, whose bytes the Conn keeps while it is owed (see
@@ -40,7 +43,7 @@ func (c *Conn) sendTickets(buf []byte, tix []staged, at int64, reqs []*Request) 
 	c.mu.Lock()
 	s := c.sock
 	if !c.up || s.det == nil || s.writing || len(c.queue) > 0 || c.late(at) || c.stalled(at) ||
-		c.inflight.len()+len(tix) > c.opts.MaxPending || anyUnwanted(tix) {
+		c.inflight.len()+len(tix) > c.opts.MaxPending {
 		c.mu.Unlock()
 		reqs = requestsOf(reqs[:0], buf, tix, at)
 		c.sendRound(reqs, at)
@@ -59,24 +62,6 @@ func (c *Conn) sendTickets(buf []byte, tix []staged, at int64, reqs []*Request) 
 	c.mu.Unlock()
 	c.writeRound(s, buf, false)
 	return reqs
-}
-
-// anyUnwanted reports whether a command of tix is no longer wanted: its
-// round ended since the driver staged it (End may run while the driver
-// writes its other Conns), and it is not for replay nor one that goes
-// with another (see Request.unwanted). Such a command must not be
-// written: its caller may have sent what undoes it (the release of a
-// failed attempt) since, which it would overtake. sendRound drops it
-// (see Conn.admit), and the check is made under c.mu, as admit's is, so
-// a command sent after End is written after what the driver writes.
-func anyUnwanted(tix []staged) bool {
-	for i := range tix {
-		t := &tix[i]
-		if !t.forget && t.replayBy == 0 && t.b.gen.Load() != t.gen {
-			return true
-		}
-	}
-	return false
 }
 
 // requestsOf appends to reqs the Requests of tix, staged in buf, armed

@@ -5,6 +5,7 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -167,26 +168,41 @@ func TestReplayLogKeepsWhatIsOwed(t *testing.T) {
 	c.mu.Unlock()
 }
 
-// A driven command whose round ended between the driver's staging and
-// its write to the socket is not written (unless it asked for replay):
-// its caller may have sent what undoes it since (the release of a failed
-// attempt), which it would overtake. One whose round goes on is.
-func TestTicketOfAnEndedRoundIsNotWritten(t *testing.T) {
+// A driven round decided while the driver still writes it (the first
+// masters answered before it reached the others) is written all the
+// same, and its End waits for that: a command its caller sends after
+// End (a release) comes after it on the connection, never before.
+func TestEndWaitsForTheDriversWrite(t *testing.T) {
 	srv := redistest.Start(t, redistest.Options{})
 	c := dialT(t, Options{Addr: srv.Addr()})
-	b := NewBatch(1)
-	defer b.Release()
-	b.Hear = newTally(1).hear
-	send := func(key string, ended bool) {
-		cmd := resp.AppendCommand(nil, "SET", key, "yes")
-		tix := []staged{{entry: entry{b: b, sent: monoNow(), gen: b.gen.Load()}, end: len(cmd)}}
-		if ended {
-			b.gen.Add(1) // End, after the driver staged it
-		}
-		c.sendTickets(cmd, tix, monoNow(), nil)
-	}
-	send("ended", true)
-	send("current", false)
-	require.Eventually(t, func() bool { return getKey(t, c, "current") == "yes" }, 5*time.Second, 10*time.Millisecond)
-	assert.Empty(t, getKey(t, c, "ended"), "the ended round's command was written")
+	g := NewGroup([]*Conn{c}, 0)
+	defer g.Close()
+	b, _ := newTalliedBatch(t, g)
+	set := resp.AppendCommand(nil, "SET", "k", "locked")
+	b.Queue(0, c, set)
+
+	// The driver's write, as driver.write does it, stopped after staging.
+	g.d.writing.Lock()
+	b.mu.Lock()
+	b.driven = true
+	b.staged.Store(true)
+	b.mu.Unlock()
+
+	var ended atomic.Bool
+	released := make(chan error, 1)
+	go func() {
+		b.End(nil)
+		ended.Store(true)
+		_, err := c.Do(context.Background(), "APPEND", "k", "+released")
+		released <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	assert.False(t, ended.Load(), "End returned while the driver still wrote its round")
+
+	tix := []staged{{entry: entry{b: b, sent: monoNow(), gen: b.gen.Load()}, end: len(set)}}
+	c.sendTickets(set, tix, monoNow(), nil)
+	b.staged.Store(false)
+	g.d.writing.Unlock()
+	require.NoError(t, <-released)
+	assert.Equal(t, "locked+released", getKey(t, c, "k"), "the round's command, then the release")
 }
