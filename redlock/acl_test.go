@@ -443,8 +443,10 @@ func TestDeploymentACLLines(t *testing.T) {
 		for _, s := range servers {
 			pasteACL(t, s, standalone)
 		}
-		lockAs(t, client(t, servers, Config{Conn: user}))
-		lockAs(t, client(t, servers, Config{Conn: user, Fencing: true}))
+		// MasterTimeout as the Sentinel part's: the subject is the ACL,
+		// and under make test-stress a reply can take more than 50ms.
+		lockAs(t, client(t, servers, Config{Conn: user, MasterTimeout: 250 * time.Millisecond}))
+		lockAs(t, client(t, servers, Config{Conn: user, Fencing: true, MasterTimeout: 250 * time.Millisecond}))
 	})
 	t.Run("cluster", func(t *testing.T) {
 		cl := redistest.StartClusterT(t, redistest.ClusterOptions{})
