@@ -675,7 +675,12 @@ func TestUnenrolledWaitersAreWoken(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/marks deleted=%v", tc.what, broken), func(t *testing.T) {
 				// The holder releases with the script: a native
 				// release (DELIFEQ, DELEX) publishes whatever waits.
-				holder := client(t, servers, Config{Fencing: tc.fencing, DisableNativeCommands: true})
+				// MasterTimeout 250ms, both clients: an attempt whose
+				// timeouts leave no quorum reads as an outage, not
+				// contention, and waits out the retry delay (an hour
+				// here) outside the room (retry.after); under make
+				// test-stress a reply can take more than the default 50ms.
+				holder := client(t, servers, Config{Fencing: tc.fencing, DisableNativeCommands: true, MasterTimeout: 250 * time.Millisecond})
 				// A waiter attempts before it subscribes and once more
 				// after (see waitRoom.join); each attempt marks the key.
 				// The broken variant deletes the marks after the second
@@ -683,7 +688,7 @@ func TestUnenrolledWaitersAreWoken(t *testing.T) {
 				// for marks a master later (make test-stress saw that
 				// attempt mark the key after the test deleted the marks).
 				var reported atomic.Int32 // a master's part in one of the waiter's attempts
-				waiter := client(t, servers, Config{Fencing: tc.fencing, RetryDelay: noRetry, Hooks: Hooks{
+				waiter := client(t, servers, Config{Fencing: tc.fencing, RetryDelay: noRetry, MasterTimeout: 250 * time.Millisecond, Hooks: Hooks{
 					Master: func(op Op, _ string, _ Outcome, _ time.Duration) {
 						if op == OpLock {
 							reported.Add(1)
