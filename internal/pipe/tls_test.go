@@ -133,6 +133,10 @@ func TestDriverBigWritesOverTLS(t *testing.T) {
 	g := NewGroup([]*Conn{c}, 0)
 	defer g.Close()
 	big := strings.Repeat("x", 1<<20)
+	// 4 MB written while the proxy reads nothing: more than a fixed 128 kB
+	// send buffer and the proxy's receive buffer hold, so a write leaves
+	// ciphertext pending (an autotuned send buffer can reach 4 MB).
+	limitSendBuffer(t, c, 64<<10)
 	paused.Store(true)
 	var wg sync.WaitGroup
 	for k := range 4 {
