@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -163,7 +164,7 @@ func TestHarnessSmoke(t *testing.T) {
 	require.Len(t, rep.Contended, in(modeContended))
 	for _, c := range rep.Contended {
 		assert.Positive(t, c.AcqPerSec, c.Name)
-		assert.Zero(t, c.Violations, c.Name)
+		assertOverlapsHeld(t, rep, c.Name, c.Violations, c.Name)
 	}
 	require.Len(t, rep.Allocs, in(modeAllocs))
 	require.Len(t, rep.Skew, 3*in(modeSkew))
@@ -215,7 +216,7 @@ func TestHarnessSmoke(t *testing.T) {
 	require.Len(t, rep.Handoff, 2*in(modeHandoff))
 	for _, h := range rep.Handoff {
 		assert.Positive(t, h.AcqPerSec, "%s %s", h.Name, h.Setting)
-		assert.Zero(t, h.Overlaps, "%s %s", h.Name, h.Setting)
+		assertOverlapsHeld(t, rep, h.Name, h.Overlaps, h.Name+" "+h.Setting)
 	}
 	// Fleet: redsync-goredis and Volley, those of defs, at each hold; the
 	// masters' counters on real servers only.
@@ -230,7 +231,7 @@ func TestHarnessSmoke(t *testing.T) {
 		assert.Equal(t, 2, x.Procs, x.Name)
 		assert.Positive(t, x.GrantsPerSec, "%s hold %vms", x.Name, x.HoldMs)
 		assert.Positive(t, x.Wait.N, "%s hold %vms", x.Name, x.HoldMs)
-		assert.Zero(t, x.Overlaps, "%s hold %vms", x.Name, x.HoldMs)
+		assertOverlapsHeld(t, rep, x.Name, x.Overlaps, fmt.Sprintf("%s hold %vms", x.Name, x.HoldMs))
 		if x.Name == "volley" {
 			assert.Len(t, x.Reconnects, len(ms.Addrs), "Volley's processes count their reconnects")
 		} else {
@@ -357,6 +358,22 @@ func (brokenHolder) Lock(context.Context, string, time.Duration) error {
 	return nil
 }
 func (brokenHolder) Unlock(context.Context) error { return nil }
+
+// assertOverlapsHeld checks one row's overlaps against the harness's
+// rule: none for Volley, a floor or any contender not a peer; a peer's
+// (another library's, see peers) are its own bug, which a run under CPU
+// hogs can meet, and must be listed in the report's PeerOverlaps.
+func assertOverlapsHeld(t *testing.T, rep *Report, name string, n int, what string) {
+	t.Helper()
+	if !peers[name] || n == 0 {
+		assert.Zero(t, n, what)
+		return
+	}
+	listed := slices.ContainsFunc(rep.PeerOverlaps, func(line string) bool {
+		return strings.HasPrefix(line, name+" ") || strings.Contains(line, " "+name+" ")
+	})
+	assert.True(t, listed, "%s: %d overlaps, not in the report's PeerOverlaps %q", what, n, rep.PeerOverlaps)
+}
 
 // TestMutualExclusionCheck: the contended mode fails the run when two
 // holders of a contender not a peer's overlap; a peer's overlaps are
