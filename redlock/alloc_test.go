@@ -365,9 +365,11 @@ func TestAllocsCluster(t *testing.T) {
 
 // TestAllocsLeadershipRenewal pins a steady leadership's renewal on five
 // real masters: zero allocations per renewal (one batch of the shared
-// renewer, with the leader's record), in the whole process.
+// renewer, with the leader's record), in the whole process, on the lone
+// caller's path and on the driver's.
 func TestAllocsLeadershipRenewal(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer func() { alwaysDriven = false }()
 	servers := masters(t, 5)
 	extended := make(chan struct{}, 1)
 	c := client(t, servers, Config{MasterTimeout: time.Second, Fencing: true, Hooks: Hooks{
@@ -393,8 +395,14 @@ func TestAllocsLeadershipRenewal(t *testing.T) {
 			t.Fatal("not extended")
 		}
 	}
-	steady(renew)
-	require.Zero(t, allocs(renew), "a leadership's renewal")
+	for _, driven := range []bool{false, true} {
+		alwaysDriven = driven
+		steady(renew)
+		require.Zero(t, allocs(renew), "a leadership's renewal, driven %v", driven)
+		// Read after the batch's event: the renewer set it before.
+		require.Equal(t, driven, c.renew.fan.driven, "the batch went to the driver")
+	}
+	alwaysDriven = false
 	require.NoError(t, l.Resign(bg))
 }
 

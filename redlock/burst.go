@@ -93,11 +93,10 @@ func (o *op) run(done <-chan struct{}) burstResult {
 	// itself (see pipe.Batch.Claim): no reader goroutine, no hand-over.
 	// Otherwise the Group's driver serves it with the other callers'
 	// bursts (see runDriven).
-	claim := c.claimable(o.cmd.place)
-	claimed := o.fan.begin(wait, claim && !alwaysDriven, answers[o.command.answer].fits)
+	o.fan.begin(wait, c.claimable(o.cmd.place), answers[o.command.answer].fits)
 	o.fan.b.ReplayUntil = o.replayUntil(o.fan.start)
 	o.fan.nat = o.natives()
-	if claim && !claimed {
+	if o.fan.driven {
 		return o.runDriven(awaited, done)
 	}
 	o.fan.sendAll(&o.cmd)
@@ -133,9 +132,7 @@ func (o *op) run(done <-chan struct{}) burstResult {
 // caller once, at the decision (or the deadline, or done).
 func (o *op) runDriven(awaited int, done <-chan struct{}) burstResult {
 	f := &o.fan
-	for i := range o.c.masters {
-		f.queue(i, &o.cmd)
-	}
+	f.sendAll(&o.cmd) // queued
 	o.br = burstResult{start: f.start}
 	o.awaited = awaited
 	o.hungKnown = false
@@ -160,7 +157,7 @@ func (o *op) runDriven(awaited int, done <-chan struct{}) burstResult {
 func (o *op) hear(r *pipe.Request, late bool) bool {
 	if late {
 		o.fan.noteMoved(r)
-	} else if o.fan.heard(r, true) {
+	} else if o.fan.heard(r) {
 		return false
 	}
 	out := o.answer(r)

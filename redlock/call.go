@@ -24,6 +24,7 @@ type call struct {
 	permit int      // the permit a semaphore's attempt asks for (see Semaphore.attempt)
 	who    []byte   // scratch for the enrolment of a waiting attempt (see waiters.go)
 	since  int64    // when the waiting call joined the room, unix ms: its place among the key's waiters
+	look   look     // a waiting call's look at the key (see heldElsewhere)
 	// yield: the Lock waits from its first attempt, behind the waiter its
 	// Client's last release of the key woke (see turns.go).
 	yield bool

@@ -10,10 +10,11 @@ import (
 
 // fanout sends a command to the masters at once and returns their answers
 // as they come, within a deadline: the one way redlock talks to all its
-// masters (a lock burst, a renewal batch, Inspect, the fence repair). On
-// top of a pipe.Batch of the masters' Group it keeps the round's deadline
-// and claims the masters' connections for a burst that may read its
-// replies itself. (A master that lost its script cache, as after a
+// masters (a lock burst, a renewal batch, a waiter's look, Inspect, the
+// fence repair). On top of a pipe.Batch of the masters' Group it keeps
+// the round's deadline and claims the masters' connections for a round
+// that may read its replies itself, or queues the round for the Group's
+// driver when another has them (see begin). (A master that lost its script cache, as after a
 // restart, answers an EVALSHA with NOSCRIPT: the connection sends the
 // EVAL form itself, see conn.Options.Scripts.)
 //
@@ -32,9 +33,78 @@ type fanout struct {
 	// nat, when not nil, holds the native forms of the round's command
 	// (set after begin, see op.run); form is, per slot, 1 + the
 	// nativeVerb the slot was sent, or 0 for the command itself.
-	nat   *nativeForms
-	form  []uint8
-	check func([]resp.Value) bool // the round's reply check, for the command itself
+	nat    *nativeForms
+	form   []uint8
+	check  func([]resp.Value) bool // the round's reply check, for the command itself
+	driven bool                    // the round is the Group driver's (see begin)
+	// g reads a driven round's answers while gather waits; hearGathered
+	// is the Batch's Hear then (hearDriven, bound once).
+	g            gatherer
+	hearGathered func(r *pipe.Request, late bool) bool
+}
+
+// A gatherer reads the answers of a round that gather waits for.
+type gatherer interface {
+	// gathered reads slot r.Tag's answer (a vote: the fanout has
+	// already sent again what asks for it, see heard) and reports whether
+	// the round is decided, so that gather need not wait for the rest.
+	// r and its reply are valid during the call only. On a driven round it
+	// runs on the Group's driver, with the Batch's lock held, while the
+	// round's owner waits in gather: it must not block, and it may touch
+	// what the owner touches only after gather.
+	gathered(r *pipe.Request) (decided bool)
+}
+
+// gather waits for the round's answers, each read by g, until g says
+// the round is decided or every request answered (fanReply), the
+// deadline passed (fanTimeout) or done closed (fanDone), and then ends
+// the round (see end: later answers go to no one). It is the loop of
+// every round but the lock burst's, which counts votes its own way (see
+// op.run).
+func (f *fanout) gather(g gatherer, done <-chan struct{}) int {
+	if !f.driven {
+		ev := fanReply
+		for f.pending() > 0 {
+			var r *pipe.Request
+			if r, ev = f.nextOf(1, done); ev != fanReply || g.gathered(r) {
+				break
+			}
+		}
+		f.end(nil)
+		return ev
+	}
+	if f.pending() == 0 {
+		return fanReply
+	}
+	if f.hearGathered == nil {
+		f.hearGathered = f.hearDriven
+	}
+	hear := f.b.Hear
+	f.g, f.b.Hear = g, f.hearGathered
+	f.b.Drive(f.deadline)
+	why := f.b.Await(done)
+	f.b.End(nil) // hearDriven runs no more (and no answer is late: see op.runDriven)
+	f.g, f.b.Hear = nil, hear
+	switch why {
+	case pipe.WokeDeadline:
+		return fanTimeout
+	case pipe.WokeDone:
+		return fanDone
+	}
+	return fanReply
+}
+
+// hearDriven is a gathered round's pipe.Batch.Hear: what next does for
+// a round that is not driven, on the driver.
+func (f *fanout) hearDriven(r *pipe.Request, late bool) bool {
+	if late {
+		f.noteMoved(r)
+		return false
+	}
+	if f.heard(r) {
+		return false
+	}
+	return f.g.gathered(r) || f.b.Pending() == 0
 }
 
 // What fanout.next returns besides a reply.
@@ -51,28 +121,24 @@ func newFanout(c *Client, slots int) fanout {
 	return fanout{c: c, b: c.group.NewBatch(slots), asked: make([]bool, slots), sentTo: make([]*pipe.Conn, slots), form: make([]uint8, slots)}
 }
 
-// begin starts a round that lasts timeout: with claim, the masters'
-// connections are claimed if they are free (see pipe.Batch.Claim); a
-// round's sends must then go to the Group's connections only (see
-// Client.claimable). check, when not nil, vets each reply's shape before
-// it is handed out (see replycheck.go).
-func (f *fanout) begin(timeout time.Duration, claim bool, check func([]resp.Value) bool) (claimed bool) {
+// begin starts a round that lasts timeout. When claimable (see
+// Client.claimable: the round's sends go to the Group's connections
+// only), the round claims the masters' connections if they are free (see
+// pipe.Batch.Claim) and reads its replies itself, or else is driven: its
+// commands are queued for the Group's driver (see pipe.Batch.Queue),
+// which reads their answers (see gather, op.runDriven). Otherwise the
+// Conns' goroutines send and read them. check, when not nil, vets each
+// reply's shape before it is handed out (see replycheck.go).
+func (f *fanout) begin(timeout time.Duration, claimable bool, check func([]resp.Value) bool) {
 	f.b.Check = check
 	f.check = check
 	f.nat = nil
 	clear(f.asked)
 	clear(f.form)
-	if claim {
-		claimed = f.b.Claim()
-	}
+	f.driven = claimable && (alwaysDriven || !f.b.Claim())
 	f.start = time.Now()
 	f.deadline = f.start.Add(timeout)
-	return claimed
 }
-
-// queue fills master i's slot of a driven round with cmd (see
-// pipe.Batch.Queue), as sendTo sends it.
-func (f *fanout) queue(i int, cmd *wire) { f.put(i, i, cmd, true) }
 
 // sendAll sends cmd to every master, master i in slot i.
 func (f *fanout) sendAll(cmd *wire) {
@@ -81,13 +147,11 @@ func (f *fanout) sendAll(cmd *wire) {
 	}
 }
 
-// sendTo sends cmd to master i in slot: to the server of master i's copy
-// at cmd's place. When cmd is the command of the round's native forms and
-// that server has one, it gets that form instead (see native.go).
-func (f *fanout) sendTo(slot, i int, cmd *wire) { f.put(slot, i, cmd, false) }
-
-// put is sendTo, or queue when driven.
-func (f *fanout) put(slot, i int, cmd *wire, driven bool) {
+// sendTo sends cmd to master i in slot (queues it, when the round is
+// driven): to the server of master i's copy at cmd's place. When cmd is
+// the command of the round's native forms and that server has one, it
+// gets that form instead (see native.go).
+func (f *fanout) sendTo(slot, i int, cmd *wire) {
 	cn := f.c.connFor(i, cmd.place)
 	f.sentTo[slot] = cn
 	form, b, then := f.c.formFor(f.nat, cmd, cn, i, &f.scratch, &f.scratch2)
@@ -95,7 +159,7 @@ func (f *fanout) put(slot, i int, cmd *wire, driven bool) {
 	if form != 0 {
 		f.b.Check = f.c.natCheck[form-1]
 	}
-	if driven {
+	if f.driven {
 		f.b.QueueWith(slot, cn, b, then, fitsInteger)
 	} else {
 		f.b.SendWith(slot, cn, b, then, fitsInteger)
@@ -106,14 +170,10 @@ func (f *fanout) put(slot, i int, cmd *wire, driven bool) {
 // pending returns how many requests are still unanswered.
 func (f *fanout) pending() int { return f.b.Pending() }
 
-// next waits for the next answer (fanReply), until the deadline
-// (fanTimeout) or done (fanDone).
-func (f *fanout) next(done <-chan struct{}) (*pipe.Request, int) {
-	return f.nextOf(1, done)
-}
-
-// nextOf is next for a caller that can decide nothing with fewer than n
-// more answers: it is woken once for them (see pipe.Batch.NextOf).
+// nextOf waits for the next answer (fanReply), until the deadline
+// (fanTimeout) or done (fanDone), for a caller that can decide nothing
+// with fewer than n more answers: it is woken once for them (see
+// pipe.Batch.NextOf).
 func (f *fanout) nextOf(n int, done <-chan struct{}) (*pipe.Request, int) {
 	for {
 		r := f.b.NextOf(n, f.deadline, done)
@@ -124,7 +184,7 @@ func (f *fanout) nextOf(n int, done <-chan struct{}) (*pipe.Request, int) {
 		default:
 			return nil, fanTimeout
 		}
-		if f.heard(r, false) {
+		if f.heard(r) {
 			continue
 		}
 		return r, fanReply
@@ -138,14 +198,14 @@ func (f *fanout) nextOf(n int, done <-chan struct{}) (*pipe.Request, int) {
 // native form (its check has turned that form off) as the script, an
 // ASK to the node it names (see askAgain). It reports whether it sent
 // the command again, so that the answer is no vote.
-func (f *fanout) heard(r *pipe.Request, driven bool) bool {
+func (f *fanout) heard(r *pipe.Request) bool {
 	f.noteMoved(r)
 	i := r.Tag
 	if f.form[i] != 0 && r.Err() == nil && refusal(r.Reply()) {
-		f.put(i, i, f.nat.base, driven)
+		f.sendTo(i, i, f.nat.base)
 		return true
 	}
-	if f.c.cluster != nil && !f.asked[i] && !noAsking && f.askAgain(r, driven) {
+	if f.c.cluster != nil && !f.asked[i] && !noAsking && f.askAgain(r) {
 		f.asked[i] = true
 		return true
 	}
@@ -186,7 +246,7 @@ func (f *fanout) release() { f.b.Release() }
 // round's deadline. It reports whether it sent it: not for another answer,
 // nor for a node the Client's view does not know (the answer then stands,
 // a failed vote, and the locator reads the map again).
-func (f *fanout) askAgain(r *pipe.Request, driven bool) bool {
+func (f *fanout) askAgain(r *pipe.Request) bool {
 	vals := r.Reply()
 	if r.Err() != nil || len(vals) == 0 || !vals[0].IsError() || string(vals[0].ErrorPrefix()) != "ASK" {
 		return false
@@ -206,7 +266,7 @@ func (f *fanout) askAgain(r *pipe.Request, driven bool) bool {
 	if v := f.form[r.Tag]; v != 0 {
 		f.b.Check = f.c.natCheck[v-1]
 	}
-	if driven {
+	if f.driven {
 		f.b.QueueAfter(r.Tag, cn, askingCmd, f.scratch)
 	} else {
 		f.b.SendAfter(r.Tag, cn, askingCmd, f.scratch)

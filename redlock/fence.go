@@ -495,9 +495,11 @@ func parseMasterFence(vals []resp.Value) masterFence {
 }
 
 // eachMaster sends to every master at once the command enc writes, for
-// the keys at place p, waits at most timeout, and then calls fn,
-// one master after another, with each reply that came in time and is not
-// an error.
+// the keys at place p, waits at most timeout (or until ctx ends), and
+// calls fn with each reply that comes in time and is not an error, as it
+// comes: one at a time, on the Group's driver when the round is driven
+// (see fanout.gather), and all before eachMaster returns. fn must not
+// block; vals are valid during the call only.
 func (c *Client) eachMaster(ctx context.Context, p int, timeout time.Duration, enc func(i int, w *wire), fn func(i int, vals []resp.Value)) {
 	all := make([]int, len(c.masters))
 	for i := range all {
@@ -511,7 +513,7 @@ func (c *Client) eachMaster(ctx context.Context, p int, timeout time.Duration, e
 func (c *Client) eachMasterOf(ctx context.Context, p int, timeout time.Duration, idx []int, enc func(i int, w *wire), fn func(i int, vals []resp.Value)) {
 	f := newFanout(c, len(c.masters))
 	defer f.release()
-	f.begin(timeout, false, nil)
+	f.begin(timeout, c.claimable(p), nil)
 	var cmd wire
 	for _, i := range idx {
 		cmd.reset()
@@ -519,21 +521,18 @@ func (c *Client) eachMasterOf(ctx context.Context, p int, timeout time.Duration,
 		enc(i, &cmd)
 		f.sendTo(i, i, &cmd)
 	}
-	replies := make([][]resp.Value, len(c.masters))
-	for f.pending() > 0 {
-		r, ev := f.next(ctx.Done())
-		if ev != fanReply {
-			break
-		}
-		if vals := r.Reply(); r.Err() == nil && len(vals) > 0 && !vals[0].IsError() {
-			replies[r.Tag] = vals // valid until f is released
-		}
+	f.gather(eachReply(fn), ctx.Done())
+}
+
+// eachReply passes each reply that is not an error to its function (see
+// eachMaster), and waits for all.
+type eachReply func(i int, vals []resp.Value)
+
+func (fn eachReply) gathered(r *pipe.Request) bool {
+	if vals := r.Reply(); r.Err() == nil && len(vals) > 0 && !vals[0].IsError() {
+		fn(r.Tag, vals)
 	}
-	for i, vals := range replies {
-		if vals != nil {
-			fn(i, vals)
-		}
-	}
+	return false
 }
 
 // topCounter is the largest counter the last lock round read; 0 if none.

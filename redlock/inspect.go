@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/volleylock/volley/internal/ctxerr"
+	"github.com/volleylock/volley/internal/pipe"
 )
 
 // errNoAnswer is a KeyState's Err when its master did not answer within
@@ -62,72 +63,82 @@ func (c *Client) inspect(ctx context.Context, name string, keys []string, tok *t
 		return nil, ctxerr.Of(ctx)
 	}
 	n := len(c.masters)
-	out := make([]KeyState, len(keys)*n)
+	in := inspection{tok: tok, out: make([]KeyState, len(keys)*n)}
 	// Slot 2s asks GET and slot 2s+1 PTTL for state s: key s/n on master s%n.
-	f := newFanout(c, 2*len(out))
+	in.f = newFanout(c, 2*len(in.out))
+	f := &in.f
 	defer f.release()
-	f.begin(c.cfg.MasterTimeout, false, nil)
+	place := c.placement(name)
+	f.begin(c.cfg.MasterTimeout, c.claimable(place), nil)
 	var cmd wire
 	for k, key := range keys {
 		for i := range c.masters {
 			s := k*n + i
 			for j, verb := range [2]string{"GET", "PTTL"} {
 				cmd.reset()
-				cmd.place = c.placement(name)
+				cmd.place = place
 				cmd.verbKey(c, verb, key)
 				f.sendTo(2*s+j, i, &cmd)
 			}
-			out[s] = KeyState{Key: key, Addr: f.sentTo[2*s].Addr()}
+			in.out[s] = KeyState{Key: key, Addr: f.sentTo[2*s].Addr()}
 		}
 	}
-	got := make([]bool, 2*len(out)) // per slot: answered
+	in.got = make([]bool, 2*len(in.out)) // per slot: answered
 	var waitErr error
-	for f.pending() > 0 && waitErr == nil {
-		r, ev := f.next(ctx.Done())
-		switch ev {
-		case fanTimeout:
-			waitErr = errNoAnswer
-			continue
-		case fanDone:
-			waitErr = ctxerr.Of(ctx)
-			continue
-		}
-		got[r.Tag] = true
-		st := &out[r.Tag/2]
-		st.Addr = f.sentTo[r.Tag].Addr() // where it answered (an ASK's importing node)
-		switch {
-		case r.Err() != nil:
-			st.Err = r.Err()
-		case len(r.Reply()) == 0:
-			st.Err = errEmptyReply
-		case r.Reply()[0].IsError():
-			st.Err = r.Reply()[0].Err()
-		case r.Tag%2 == 0: // GET
-			v := r.Reply()[0]
-			st.Exists = !v.Null
-			st.Ours = tok != nil && !v.Null && string(v.Bytes) == string(tok[:])
-		default: // PTTL: -2 missing, -1 no expiry
-			if ms := r.Reply()[0].Int; ms >= 0 {
-				st.TTL = time.Duration(ms) * time.Millisecond
-			} else if ms == -1 {
-				st.TTL = -1
-			}
-		}
+	switch f.gather(&in, ctx.Done()) {
+	case fanTimeout:
+		waitErr = errNoAnswer
+	case fanDone:
+		waitErr = ctxerr.Of(ctx)
+	default:
+		return in.out, nil
 	}
-	if waitErr == nil {
-		return out, nil
-	}
-	// The rest are given up (by f.release): their states say why they are
-	// unknown.
-	for s := range out {
-		if out[s].Err == nil && (!got[2*s] || !got[2*s+1]) {
-			out[s].Err = waitErr
+	// The rest were given up: their states say why they are unknown.
+	for s := range in.out {
+		if in.out[s].Err == nil && (!in.got[2*s] || !in.got[2*s+1]) {
+			in.out[s].Err = waitErr
 		}
 	}
 	if ctx.Err() != nil {
-		return out, waitErr
+		return in.out, waitErr
 	}
-	return out, nil
+	return in.out, nil
+}
+
+// inspection is one Inspect's round: its states, filled in as the
+// answers come (see gathered).
+type inspection struct {
+	f   fanout
+	tok *token
+	out []KeyState
+	got []bool // per slot: answered
+}
+
+// gathered reads one GET or PTTL answer into its state; Inspect waits
+// for every one.
+func (in *inspection) gathered(r *pipe.Request) bool {
+	in.got[r.Tag] = true
+	st := &in.out[r.Tag/2]
+	st.Addr = in.f.sentTo[r.Tag].Addr() // where it answered (an ASK's importing node)
+	switch {
+	case r.Err() != nil:
+		st.Err = r.Err()
+	case len(r.Reply()) == 0:
+		st.Err = errEmptyReply
+	case r.Reply()[0].IsError():
+		st.Err = r.Reply()[0].Err()
+	case r.Tag%2 == 0: // GET
+		v := r.Reply()[0]
+		st.Exists = !v.Null
+		st.Ours = in.tok != nil && !v.Null && string(v.Bytes) == string(in.tok[:])
+	default: // PTTL: -2 missing, -1 no expiry
+		if ms := r.Reply()[0].Int; ms >= 0 {
+			st.TTL = time.Duration(ms) * time.Millisecond
+		} else if ms == -1 {
+			st.TTL = -1
+		}
+	}
+	return false
 }
 
 // Inspect shows, without taking or changing anything, what each master

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/volleylock/volley/internal/pipe"
 	"github.com/volleylock/volley/resp"
 )
 
@@ -58,38 +59,46 @@ func fitsPeek(vals []resp.Value) bool {
 // master when done closes. It uses the op's fan-out and command, which
 // the next attempt encodes again.
 func (c *Client) heldElsewhere(o *call, key string, at int, done <-chan struct{}) bool {
-	n, q := len(c.masters), c.quorum
+	lk := &o.look
+	*lk = look{c: c, n: len(c.masters), q: c.quorum}
 	o.cmd.reset()
 	o.cmd.look(c, key)
-	o.fan.begin(c.patience(o.cmd.place), false, fitsPeek)
+	o.fan.begin(c.patience(o.cmd.place), c.claimable(o.cmd.place), fitsPeek)
 	o.fan.b.ReplayUntil = time.Time{} // a look is not sent again after a reset
 	if at >= 0 {
-		n, q = 1, 1
+		lk.n, lk.q = 1, 1
 		o.fan.sendTo(at, at, &o.cmd)
 	} else {
 		o.fan.sendAll(&o.cmd)
 	}
-	held, free := 0, 0
-	for held <= n-q && free < q && o.fan.pending() > 0 {
-		r, ev := o.fan.next(done)
-		if ev != fanReply {
-			break
+	o.fan.gather(lk, done)
+	return lk.held > lk.n-lk.q
+}
+
+// look counts the answers of one look (see heldElsewhere) among n
+// masters, q of them a quorum.
+type look struct {
+	c          *Client
+	n, q       int
+	held, free int
+}
+
+// gathered counts one master's answer; the look is decided when so many
+// show the key taken that a quorum cannot be free, or a quorum free.
+func (lk *look) gathered(r *pipe.Request) bool {
+	vals := r.Reply()
+	switch {
+	case r.Err() != nil || len(vals) != 3:
+		if r.Err() == nil && isErrorReply(vals) && string(vals[0].ErrorPrefix()) == "NOPERM" {
+			lk.c.looksRefused.Store(true) // an ACL without MGET: attempt as before
 		}
-		vals := r.Reply()
-		switch {
-		case r.Err() != nil || len(vals) != 3:
-			if r.Err() == nil && isErrorReply(vals) && string(vals[0].ErrorPrefix()) == "NOPERM" {
-				c.looksRefused.Store(true) // an ACL without MGET: attempt as before
-			}
-			free++ // unknown: let the attempt see
-		case !vals[1].Null || !vals[2].Null && string(vals[2].Bytes) != string(c.waiterID[:]):
-			held++
-		default:
-			free++
-		}
+		lk.free++ // unknown: let the attempt see
+	case !vals[1].Null || !vals[2].Null && string(vals[2].Bytes) != string(lk.c.waiterID[:]):
+		lk.held++
+	default:
+		lk.free++
 	}
-	o.fan.end(nil)
-	return held > n-q
+	return lk.held > lk.n-lk.q || lk.free >= lk.q
 }
 
 // lookAt draws the master a look asks: one of those that answered the

@@ -373,22 +373,16 @@ func (r *renewer) encode(keys int) {
 }
 
 // send sends the batch to every master and collects the votes (into the
-// batch's renewals: only this goroutine touches ok and taken while they are
-// batched) until all answered, MasterTimeout passed, deadline came or the
-// Client closed. It returns when the burst left.
+// batch's renewals: only this goroutine, or the driver while it waits in
+// gather, touches ok and taken while they are batched) until all
+// answered, MasterTimeout passed, deadline came or the Client closed. It
+// returns when the burst left.
 func (r *renewer) send(deadline time.Time) time.Time {
 	c := r.c
 	clear(r.outcomes)
-	r.fan.begin(max(0, min(c.patience(r.cmd.place), time.Until(deadline))), false, fitsVotes)
+	r.fan.begin(max(0, min(c.patience(r.cmd.place), time.Until(deadline))), c.claimable(r.cmd.place), fitsVotes)
 	r.fan.sendAll(&r.cmd)
-	for r.fan.pending() > 0 {
-		req, ev := r.fan.next(r.stop)
-		if ev != fanReply {
-			break
-		}
-		r.outcomes[req.Tag] = r.count(req)
-	}
-	r.fan.end(nil) // answered meanwhile: not counted
+	r.fan.gather(r, r.stop) // answered after: not counted
 	for i, out := range r.outcomes {
 		if out == OutcomeNone {
 			r.outcomes[i] = OutcomeTimeout
@@ -402,6 +396,13 @@ func (r *renewer) send(deadline time.Time) time.Time {
 		}
 	}
 	return start
+}
+
+// gathered notes master req.Tag's outcome (see count); the batch waits
+// for every master (see fanout.gather).
+func (r *renewer) gathered(req *pipe.Request) bool {
+	r.outcomes[req.Tag] = r.count(req)
+	return false
 }
 
 // count adds one master's answer to the batch's votes and returns the
