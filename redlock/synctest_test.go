@@ -191,6 +191,21 @@ func TestDoCancelsWhenValidityRunsOut(t *testing.T) {
 	})
 }
 
+// The same on the driver's path (as when the Client is busy): a driven
+// round expires at its deadline inside a bubble too, whose clock readings
+// lie far below the pipe's origin (see pipe's noDeadline). Before, the
+// driver read those deadlines as none, and the hung extension ended only
+// when its connection was reset, a second later.
+func TestDoCancelsWhenValidityRunsOutOnTheDriver(t *testing.T) {
+	defer func() { alwaysDriven = false }()
+	alwaysDriven = true
+	synctest.Test(t, func(t *testing.T) {
+		stopped, err := doUntilLost(t, func(m *pipeMaster) { m.hung.Store(true) })
+		assert.Equal(t, 295*time.Millisecond, stopped)
+		require.ErrorIs(t, err, ErrNotHeld)
+	})
+}
+
 // A Client that loops on a key (its Lock began before the wake of its
 // previous release came due) has the wake of its release sent after
 // runGap, not relockWithin: a millisecond timer armed and stopped at every

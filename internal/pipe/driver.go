@@ -1,6 +1,7 @@
 package pipe
 
 import (
+	"math"
 	"runtime"
 	"sync"
 	"time"
@@ -121,6 +122,12 @@ func (d *driver) loop() {
 	}
 }
 
+// noDeadline is write's answer when no round waits for its deadline. A
+// deadline is a monoNow reading, which may be 0 or less: inside a
+// testing/synctest bubble, whose clock starts in 2000, every reading is
+// far below epoch's.
+const noDeadline = math.MaxInt64
+
 // maxDriveWait bounds one wait of a driver that holds the claim: a round
 // submitted meanwhile is written no later than that (an epoll wait
 // cannot select on the poke channel).
@@ -143,7 +150,7 @@ func (d *driver) drive() {
 		deadline := d.write(monoNow())
 		if claimed {
 			wait := maxDriveWait
-			if deadline > 0 {
+			if deadline != noDeadline {
 				wait = min(wait, time.Duration(deadline-monoNow()))
 			}
 			if !d.p.read(wait) || d.p.wanted.Load() > 0 {
@@ -158,7 +165,7 @@ func (d *driver) drive() {
 			// The readers deliver: a deadline counts deadlineGrace more,
 			// as NextOf's does, for replies that reached the sockets in
 			// time while the readers were off the processor.
-			if deadline > 0 {
+			if deadline != noDeadline {
 				deadline += int64(deadlineGrace)
 			}
 			d.idle(deadline)
@@ -207,10 +214,11 @@ func (d *driver) take() {
 
 // write sends every active round's unsent commands, one write per Conn,
 // and returns the earliest deadline of the rounds not yet woken (a monoNow
-// reading), 0 for none. A round it stages is marked so until each of its
+// reading), noDeadline for none. A round it stages is marked so until each of its
 // commands is written or queued on its Conn: its End waits for that (see
 // Batch.endDriven).
 func (d *driver) write(now int64) (soonest int64) {
+	soonest = noDeadline
 	d.writing.Lock()
 	defer d.writing.Unlock()
 	for _, b := range d.active {
@@ -223,7 +231,7 @@ func (d *driver) write(now int64) (soonest int64) {
 			for _, slot := range b.queued {
 				d.stage(b, slot, gen, now)
 			}
-			if soonest == 0 || b.deadline < soonest {
+			if b.deadline < soonest {
 				soonest = b.deadline
 			}
 		}
@@ -286,10 +294,10 @@ func (d *driver) put(j int, cmd []byte, t staged) {
 }
 
 // idle waits, without the claim, for a submitted round or the deadline
-// (0: none) while the Conns' readers deliver the replies.
+// (noDeadline: none) while the Conns' readers deliver the replies.
 func (d *driver) idle(deadline int64) {
 	wait := time.Duration(1<<63 - 1)
-	if deadline > 0 {
+	if deadline != noDeadline {
 		if wait = time.Duration(deadline - monoNow()); wait <= 0 {
 			return
 		}
