@@ -14,9 +14,9 @@ import (
 // fence repair). On top of a pipe.Batch of the masters' Group it keeps
 // the round's deadline and claims the masters' connections for a round
 // that may read its replies itself, or queues the round for the Group's
-// driver when another has them (see begin). (A master that lost its script cache, as after a
-// restart, answers an EVALSHA with NOSCRIPT: the connection sends the
-// EVAL form itself, see conn.Options.Scripts.)
+// driver when another has them (see begin). (A master that lost its
+// script cache, as after a restart, answers an EVALSHA with NOSCRIPT: the
+// connection sends the EVAL form itself, see conn.Options.Scripts.)
 //
 // A fanout is for one goroutine at a time; its owner (an op, the renewer,
 // or one call) makes it with newFanout and, unless pooled with its owner,
@@ -94,8 +94,8 @@ func (f *fanout) gather(g gatherer, done <-chan struct{}) int {
 	return fanReply
 }
 
-// hearDriven is a gathered round's pipe.Batch.Hear: what next does for
-// a round that is not driven, on the driver.
+// hearDriven is a driven gathered round's pipe.Batch.Hear: what gather's
+// loop does for a round that is not driven, on the driver.
 func (f *fanout) hearDriven(r *pipe.Request, late bool) bool {
 	if late {
 		f.noteMoved(r)
@@ -107,7 +107,7 @@ func (f *fanout) hearDriven(r *pipe.Request, late bool) bool {
 	return f.g.gathered(r) || f.b.Pending() == 0
 }
 
-// What fanout.next returns besides a reply.
+// What fanout.nextOf and gather return besides a reply.
 const (
 	fanReply   = iota // a request completed
 	fanTimeout        // the deadline passed
