@@ -214,9 +214,9 @@ func (d *driver) take() {
 
 // write sends every active round's unsent commands, one write per Conn,
 // and returns the earliest deadline of the rounds not yet woken (a monoNow
-// reading), noDeadline for none. A round it stages is marked so until each of its
-// commands is written or queued on its Conn: its End waits for that (see
-// Batch.endDriven).
+// reading), noDeadline for none. A round it stages is marked so until
+// each of its commands is written or queued on its Conn: its End waits
+// for that (see Batch.endDriven).
 func (d *driver) write(now int64) (soonest int64) {
 	soonest = noDeadline
 	d.writing.Lock()
