@@ -335,7 +335,7 @@ func TestAllocsRWMutex(t *testing.T) {
 // caller's path and on the driver's.
 func TestAllocsCluster(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
-	defer func() { alwaysDriven = false }()
+	defer func() { alwaysDriven = drivenByDefault }()
 	cl := redistest.StartClusterT(t, redistest.ClusterOptions{Replicas: -1})
 	const ttl = 10 * time.Second
 	for _, fencing := range []bool{false, true} {
@@ -359,7 +359,7 @@ func TestAllocsCluster(t *testing.T) {
 			steady(lockUnlock)
 			require.Zero(t, allocs(lockUnlock), "TryLock+Unlock over a cluster, fencing %v, driven %v", fencing, driven)
 		}
-		alwaysDriven = false
+		alwaysDriven = drivenByDefault
 	}
 }
 
@@ -369,7 +369,7 @@ func TestAllocsCluster(t *testing.T) {
 // caller's path and on the driver's.
 func TestAllocsLeadershipRenewal(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
-	defer func() { alwaysDriven = false }()
+	defer func() { alwaysDriven = drivenByDefault }()
 	servers := masters(t, 5)
 	extended := make(chan struct{}, 1)
 	c := client(t, servers, Config{MasterTimeout: time.Second, Fencing: true, Hooks: Hooks{
@@ -402,7 +402,7 @@ func TestAllocsLeadershipRenewal(t *testing.T) {
 		// Read after the batch's event: the renewer set it before.
 		require.Equal(t, driven, c.renew.fan.driven, "the batch went to the driver")
 	}
-	alwaysDriven = false
+	alwaysDriven = drivenByDefault
 	require.NoError(t, l.Resign(bg))
 }
 
@@ -466,7 +466,7 @@ func TestAllocsNative(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	defer func() { alwaysDriven = false }()
+	defer func() { alwaysDriven = drivenByDefault }()
 	for _, driven := range []bool{false, true} {
 		alwaysDriven = driven
 		steady(lockUnlock)
@@ -474,7 +474,7 @@ func TestAllocsNative(t *testing.T) {
 		steady(extend)
 		require.Zero(t, allocs(extend), "Extend, native, driven %v", driven)
 	}
-	alwaysDriven = false
+	alwaysDriven = drivenByDefault
 	require.NoError(t, held.Unlock(bg))
 	held, err = c.TryLock(bg, "alloc:native", ttl)
 	require.NoError(t, err)
@@ -496,7 +496,7 @@ func TestAllocsNative(t *testing.T) {
 		steady(round)
 		require.Zero(t, allocs(round), "a waiting attempt and its release, native, driven %v", driven)
 	}
-	alwaysDriven = false
+	alwaysDriven = drivenByDefault
 	o.waiting = false
 	other.putOp(o)
 	other.room.leave(w, false)
@@ -509,8 +509,7 @@ func TestAllocsNative(t *testing.T) {
 // caller's claim is not to be had): zero, as on the lone caller's path.
 func TestAllocsDriven(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
-	defer func() { alwaysDriven = false }()
-	alwaysDriven = true
+	setDriven(t, true)
 	servers := masters(t, 5)
 	c := client(t, servers, Config{MasterTimeout: time.Second})
 	other := client(t, servers, Config{MasterTimeout: time.Second})

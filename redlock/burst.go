@@ -179,8 +179,9 @@ func (o *op) hear(r *pipe.Request, late bool) bool {
 	return !(o.awaited > 0 && !decided(&o.br, n, q) || o.waiting && o.awaited > 0 && o.br.ok < q)
 }
 
-// alwaysDriven, set by tests only: every burst the driver may serve goes
-// to it, none takes a lone caller's claim (see TestAllocsDriven).
+// alwaysDriven, set by tests only: every round the driver may serve goes
+// to it, none takes a lone caller's claim (see TestAllocsDriven, and
+// VOLLEY_DRIVEN in TestMain for whole runs).
 var alwaysDriven bool
 
 // undecidable returns how many more answers the burst needs before its

@@ -386,8 +386,7 @@ func TestClusterSlotMigrating(t *testing.T) {
 	for _, tc := range []struct{ broken, driven bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
 		broken := tc.broken
 		t.Run(fmt.Sprintf("noAsking=%v/driven=%v", tc.broken, tc.driven), func(t *testing.T) {
-			alwaysDriven = tc.driven
-			defer func() { alwaysDriven = false }()
+			setDriven(t, tc.driven)
 			granted := migratingGrants(t, broken)
 			t.Logf("locks granted with copy 1's slot migrating and copy 0 taken: %d of 100", granted)
 			if broken {

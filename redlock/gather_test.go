@@ -1,6 +1,7 @@
 package redlock
 
 import (
+	"os"
 	"testing"
 	"time"
 
@@ -17,8 +18,7 @@ import (
 // and the fencing counters' state. Each reads what the masters hold, as
 // on the lone caller's path.
 func TestGatheredRoundsOnTheDriver(t *testing.T) {
-	defer func() { alwaysDriven = false }()
-	alwaysDriven = true
+	setDriven(t, true)
 	servers := masters(t, 5)
 	c := client(t, servers, Config{MasterTimeout: time.Second, Fencing: true})
 	other := client(t, servers, Config{MasterTimeout: time.Second})
@@ -58,4 +58,22 @@ func TestGatheredRoundsOnTheDriver(t *testing.T) {
 		}
 	})
 	assert.Equal(t, 5, answered, "masters whose fencing state was read")
+}
+
+// TestRunsModeIsTheEnvironments holds a whole run to its mode (see
+// TestMain): with VOLLEY_DRIVEN=1 a lone caller's Lock goes to the
+// Group's driver, as under load; otherwise it takes the free sockets
+// itself. So make test's driven pass cannot quietly run the lone caller's
+// path.
+func TestRunsModeIsTheEnvironments(t *testing.T) {
+	servers := masters(t, 3)
+	c := client(t, servers, Config{MasterTimeout: time.Second})
+	o := c.getOp()
+	defer c.putOp(o)
+	tok := newToken()
+	o.encode(c.lockCommand(false, false), args{key: "mode", tok: &tok, arg: o.ttlArg(time.Second)})
+	br := o.run(nil)
+	require.GreaterOrEqual(t, br.ok, c.quorum, "the lock on a quorum")
+	assert.Equal(t, os.Getenv("VOLLEY_DRIVEN") == "1", o.fan.driven, "the Lock went to the driver")
+	o.releaseAfterFailure("mode", nil, &tok, false)
 }

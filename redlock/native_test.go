@@ -225,8 +225,7 @@ func TestNativeRefusedLater(t *testing.T) { nativeRefusedLater(t) }
 // served by the Group's driver, which sends the script again from where
 // it reads the refusal (op.hear).
 func TestNativeRefusedLaterDriven(t *testing.T) {
-	alwaysDriven = true
-	t.Cleanup(func() { alwaysDriven = false })
+	setDriven(t, true)
 	nativeRefusedLater(t)
 }
 

@@ -197,8 +197,7 @@ func TestDoCancelsWhenValidityRunsOut(t *testing.T) {
 // driver read those deadlines as none, and the hung extension ended only
 // when its connection was reset, a second later.
 func TestDoCancelsWhenValidityRunsOutOnTheDriver(t *testing.T) {
-	defer func() { alwaysDriven = false }()
-	alwaysDriven = true
+	setDriven(t, true)
 	synctest.Test(t, func(t *testing.T) {
 		stopped, err := doUntilLost(t, func(m *pipeMaster) { m.hung.Store(true) })
 		assert.Equal(t, 295*time.Millisecond, stopped)
