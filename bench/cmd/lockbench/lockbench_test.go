@@ -170,8 +170,17 @@ func TestHarnessSmoke(t *testing.T) {
 	require.Len(t, rep.Skew, 3*in(modeSkew))
 	require.Len(t, rep.Degraded, in(modeDegraded))
 	for _, d := range rep.Degraded {
-		assert.Positive(t, d.AcqPerSecWarm, d.Name)
-		assert.Zero(t, d.Violations, d.Name)
+		// Before the faults every contender of ours takes the lock. A peer
+		// may take none in the smoke's 100 ms warm-up on a loaded machine
+		// (redsync-goredis under make test-stress's hogs, whose pools were
+		// still dialling): that is its figure, logged, not a failure.
+		switch {
+		case !peers[d.Name]:
+			assert.Positive(t, d.AcqPerSecWarm, d.Name)
+		case d.AcqPerSecWarm == 0:
+			t.Logf("degraded: %s took no lock in the warm-up", d.Name)
+		}
+		assertOverlapsHeld(t, rep, d.Name, d.Violations, d.Name+" degraded")
 	}
 	require.Len(t, rep.DegradedSchedule, 3)
 	if ms.Kind != kindFake {
