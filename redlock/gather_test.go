@@ -60,11 +60,11 @@ func TestGatheredRoundsOnTheDriver(t *testing.T) {
 	assert.Equal(t, 5, answered, "masters whose fencing state was read")
 }
 
-// TestRunsModeIsTheEnvironments holds a whole run to its mode (see
+// TestRunsModeIsTheEnvironments holds a driven run to its mode (see
 // TestMain): with VOLLEY_DRIVEN=1 a lone caller's Lock goes to the
-// Group's driver, as under load; otherwise it takes the free sockets
-// itself. So make test's driven pass cannot quietly run the lone caller's
-// path.
+// Group's driver, as under load, so make test's driven pass cannot
+// quietly run the lone caller's path. Otherwise either path may serve it
+// (a Client's own start-up rounds can hold the sockets).
 func TestRunsModeIsTheEnvironments(t *testing.T) {
 	servers := masters(t, 3)
 	c := client(t, servers, Config{MasterTimeout: time.Second})
@@ -74,6 +74,8 @@ func TestRunsModeIsTheEnvironments(t *testing.T) {
 	o.encode(c.lockCommand(false, false), args{key: "mode", tok: &tok, arg: o.ttlArg(time.Second)})
 	br := o.run(nil)
 	require.GreaterOrEqual(t, br.ok, c.quorum, "the lock on a quorum")
-	assert.Equal(t, os.Getenv("VOLLEY_DRIVEN") == "1", o.fan.driven, "the Lock went to the driver")
+	if os.Getenv("VOLLEY_DRIVEN") == "1" {
+		assert.True(t, o.fan.driven, "the Lock went to the driver")
+	}
 	o.releaseAfterFailure("mode", nil, &tok, false)
 }
